@@ -1,0 +1,27 @@
+# voirdire: examine LLM relevance judges before trusting their labels.
+# Reproduces Balog, Metzler & Qin, "Rankers, Judges, and Assistants" (SIGIR 2025).
+# This file is a table of contents; every stage lives in workflow/rules/.
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "config/config.yaml"
+
+
+report: "workflow/report/workflow.rst"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/data.smk"
+include: "workflow/rules/bm25.smk"
+include: "workflow/rules/oracles.smk"
+include: "workflow/rules/judges.smk"
+include: "workflow/rules/evaluate.smk"
+include: "workflow/rules/report.smk"
+
+
+rule all:
+    input:
+        get_final_output(),
+    default_target: True

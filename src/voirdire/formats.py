@@ -1,0 +1,300 @@
+"""Readers and writers for the formats that pass between rules.
+
+TREC qrels (``qid iter docid grade``), TREC runs (``qid Q0 docid rank score tag``), topics
+TSV (``qid<TAB>text``), JSONL corpora (``{"id", "contents"}``, as Pyserini's JsonCollection)
+and RankGPT / rank_llm ``retrieve_results`` JSON (candidates with passage texts).
+
+Every reader validates as it goes and raises :class:`~voirdire.errors.InputError` naming the
+file and line of the first problem. Every writer writes to a temporary file beside the
+target and renames it, so a killed job never leaves a half-written output behind.
+
+Tables use ir_measures' column names: ``query_id``, ``doc_id``, ``relevance``, ``score``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO
+
+import pandas as pd
+
+from .errors import InputError
+
+QRELS_COLUMNS = ["query_id", "doc_id", "relevance"]
+RUN_COLUMNS = ["query_id", "doc_id", "rank", "score"]
+
+
+@contextlib.contextmanager
+def atomic_write(path: str | Path, mode: str = "w") -> Iterator[IO]:
+    """Open a temporary file beside ``path``; rename it over ``path`` only on success."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as fh:
+            yield fh
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def _require_file(path: str | Path) -> Path:
+    path = Path(path)
+    if not path.is_file():
+        raise InputError("file not found", path=path)
+    return path
+
+
+def _lines(path: Path) -> Iterator[tuple[int, list[str]]]:
+    """Non-blank lines split on whitespace, with 1-based line numbers."""
+    with path.open(encoding="utf-8") as fh:
+        for number, line in enumerate(fh, start=1):
+            fields = line.split()
+            if fields:
+                yield number, fields
+
+
+# ----------------------------------------------------------------------------- qrels
+
+
+def read_qrels(
+    path: str | Path, scale: tuple[int, int] = (0, 3), *, allow_empty: bool = False
+) -> pd.DataFrame:
+    """Read a TREC qrels file, checking every grade against ``scale`` (inclusive).
+
+    Identical repeated lines are tolerated (kept once); the same (qid, docid) with two
+    different grades is an error that names both lines.
+    """
+    path = _require_file(path)
+    low, high = scale
+    seen: dict[tuple[str, str], tuple[int, int]] = {}
+    for number, fields in _lines(path):
+        if len(fields) != 4:
+            raise InputError(
+                f"qrels line has {len(fields)} fields, expected 4 (qid iter docid grade)",
+                path=path,
+                line=number,
+            )
+        qid, _, docid, grade_text = fields
+        try:
+            grade = int(grade_text)
+        except ValueError:
+            raise InputError(
+                f"grade {grade_text!r} is not an integer", path=path, line=number
+            ) from None
+        if not low <= grade <= high:
+            raise InputError(
+                f"grade {grade} is outside the declared scale {low}..{high}",
+                path=path,
+                line=number,
+            )
+        previous = seen.get((qid, docid))
+        if previous is not None and previous[0] != grade:
+            raise InputError(
+                f"conflicting grades for query {qid} document {docid}: "
+                f"{previous[0]} (line {previous[1]}) and {grade}",
+                path=path,
+                line=number,
+            )
+        seen.setdefault((qid, docid), (grade, number))
+    if not seen and not allow_empty:
+        raise InputError("qrels file has no judgments", path=path)
+    return pd.DataFrame(
+        [(q, d, g) for (q, d), (g, _) in seen.items()], columns=QRELS_COLUMNS
+    ).astype({"query_id": str, "doc_id": str, "relevance": int})
+
+
+def write_qrels(qrels: pd.DataFrame, path: str | Path) -> None:
+    with atomic_write(path) as fh:
+        for row in qrels.itertuples(index=False):
+            fh.write(f"{row.query_id} 0 {row.doc_id} {int(row.relevance)}\n")
+
+
+# ----------------------------------------------------------------------------- runs
+
+
+def read_run(path: str | Path) -> pd.DataFrame:
+    """Read a TREC run; a docid repeated within one query is an error."""
+    path = _require_file(path)
+    rows = []
+    first_line: dict[tuple[str, str], int] = {}
+    for number, fields in _lines(path):
+        if len(fields) != 6:
+            raise InputError(
+                f"run line has {len(fields)} fields, expected 6 (qid Q0 docid rank score tag)",
+                path=path,
+                line=number,
+            )
+        qid, _, docid, rank_text, score_text, _tag = fields
+        try:
+            rank, score = int(rank_text), float(score_text)
+        except ValueError:
+            raise InputError(
+                f"rank {rank_text!r} / score {score_text!r} are not numbers",
+                path=path,
+                line=number,
+            ) from None
+        if (qid, docid) in first_line:
+            raise InputError(
+                f"document {docid} appears twice for query {qid} "
+                f"(first on line {first_line[qid, docid]})",
+                path=path,
+                line=number,
+            )
+        first_line[qid, docid] = number
+        rows.append((qid, docid, rank, score))
+    if not rows:
+        raise InputError("run file is empty", path=path)
+    return pd.DataFrame(rows, columns=RUN_COLUMNS)
+
+
+def _in_rank_order(run: pd.DataFrame) -> pd.DataFrame:
+    return run.sort_values(
+        ["query_id", "score", "rank", "doc_id"], ascending=[True, False, True, True]
+    )
+
+
+def ranked(run: pd.DataFrame) -> dict[str, list[str]]:
+    """Docids per query in rank order (score descending, then rank, then docid)."""
+    return {
+        qid: list(group["doc_id"])
+        for qid, group in _in_rank_order(run).groupby("query_id", sort=False)
+    }
+
+
+def run_from_rankings(rankings: dict[str, list[str]]) -> pd.DataFrame:
+    """A run whose scores are n..1 down each ranked list (ties impossible)."""
+    rows = [
+        (qid, docid, rank, float(len(docids) - rank + 1))
+        for qid, docids in rankings.items()
+        for rank, docid in enumerate(docids, start=1)
+    ]
+    return pd.DataFrame(rows, columns=RUN_COLUMNS)
+
+
+def write_run(run: pd.DataFrame, path: str | Path, tag: str) -> None:
+    """Write a TREC run; ranks are recomputed from scores so the file is self-consistent."""
+    tag = tag.replace(" ", "_")
+    with atomic_write(path) as fh:
+        for qid, group in _in_rank_order(run).groupby("query_id", sort=False):
+            for rank, row in enumerate(group.itertuples(index=False), start=1):
+                fh.write(f"{qid} Q0 {row.doc_id} {rank} {row.score:.6f} {tag}\n")
+
+
+# ----------------------------------------------------------------------------- topics
+
+
+def read_topics(path: str | Path) -> dict[str, str]:
+    """Read ``qid<TAB>text`` lines (text may contain spaces)."""
+    path = _require_file(path)
+    topics: dict[str, str] = {}
+    with path.open(encoding="utf-8") as fh:
+        for number, line in enumerate(fh, start=1):
+            line = line.rstrip("\n")
+            if not line.strip():
+                continue
+            qid, sep, text = line.partition("\t")
+            if not sep or not qid.strip() or not text.strip():
+                raise InputError(
+                    "topics line must be 'qid<TAB>query text'", path=path, line=number
+                )
+            if qid in topics:
+                raise InputError(f"query {qid} is defined twice", path=path, line=number)
+            topics[qid.strip()] = text.strip()
+    if not topics:
+        raise InputError("topics file has no queries", path=path)
+    return topics
+
+
+def write_topics(topics: dict[str, str], path: str | Path) -> None:
+    with atomic_write(path) as fh:
+        for qid, text in topics.items():
+            fh.write(f"{qid}\t{' '.join(text.split())}\n")
+
+
+# ----------------------------------------------------------------------------- corpus
+
+
+def read_corpus(path: str | Path) -> Iterator[tuple[str, str]]:
+    """Yield (docid, text) from JSONL with ``id``/``docid`` and ``contents``/``text`` keys."""
+    path = _require_file(path)
+    count = 0
+    seen: set[str] = set()
+    with path.open(encoding="utf-8") as fh:
+        for number, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"not valid JSON ({exc.msg})", path=path, line=number) from None
+            docid = record.get("id", record.get("docid")) if isinstance(record, dict) else None
+            text = record.get("contents", record.get("text")) if isinstance(record, dict) else None
+            if docid is None or not isinstance(text, str):
+                raise InputError(
+                    "corpus record needs an 'id' and a string 'contents'", path=path, line=number
+                )
+            docid = str(docid)
+            if docid in seen:
+                raise InputError(f"document id {docid} is repeated", path=path, line=number)
+            seen.add(docid)
+            count += 1
+            yield docid, text
+    if count == 0:
+        raise InputError("corpus is empty", path=path)
+
+
+# ----------------------------------------------------------------------------- RankGPT JSON
+
+
+def read_rankgpt(path: str | Path) -> tuple[dict[str, str], pd.DataFrame, dict[str, str]]:
+    """Read RankGPT / rank_llm ``retrieve_results`` JSON.
+
+    Format: ``[{"query": str, "hits": [{"content", "qid", "docid", "rank", "score"}]}]``.
+    Returns (topics, run, passage texts). The run keeps the file's ranks and scores: it is
+    the first-stage (BM25) run the file was made from.
+    """
+    path = _require_file(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not valid JSON ({exc.msg})", path=path, line=exc.lineno) from None
+    if not isinstance(data, list) or not data:
+        raise InputError("expected a non-empty JSON list of {query, hits}", path=path)
+    topics: dict[str, str] = {}
+    texts: dict[str, str] = {}
+    rows = []
+    for index, entry in enumerate(data):
+        where = f"entry {index}"
+        if not isinstance(entry, dict) or "query" not in entry or "hits" not in entry:
+            raise InputError(f"{where} lacks 'query' or 'hits'", path=path)
+        seen: set[str] = set()
+        for position, hit in enumerate(entry["hits"], start=1):
+            try:
+                qid, docid = str(hit["qid"]), str(hit["docid"])
+                rank = int(hit.get("rank", position))
+                score = float(hit["score"])
+                content = hit["content"]
+            except (KeyError, TypeError, ValueError) as exc:
+                raise InputError(
+                    f"{where}, hit {position}: needs qid, docid, score, content ({exc})", path=path
+                ) from None
+            if topics.setdefault(qid, entry["query"]) != entry["query"]:
+                raise InputError(f"{where}: query {qid} has two different texts", path=path)
+            if docid in seen:
+                raise InputError(
+                    f"{where}: document {docid} appears twice for query {qid}", path=path
+                )
+            seen.add(docid)
+            texts.setdefault(docid, content)
+            rows.append((qid, docid, rank, score))
+    if not rows:
+        raise InputError("no hits in any entry", path=path)
+    return topics, pd.DataFrame(rows, columns=RUN_COLUMNS), texts

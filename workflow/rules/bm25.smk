@@ -1,0 +1,37 @@
+# Stage 2 (SPEC section 2): BM25 top-k pool with Pyserini (k1, b, depth from config.bm25).
+
+
+rule bm25_index:
+    input:
+        corpus=lambda wildcards: config["datasets"][wildcards.dataset]["corpus"],
+    output:
+        directory(f"{R}/{{dataset}}/index"),
+    threads: 2
+    resources:
+        mem_mb=4000,
+    log:
+        f"{R}/logs/{{dataset}}/bm25_index.log",
+    conda:
+        "../../envs/bm25.yaml"
+    script:
+        "../scripts/bm25_index.py"
+
+
+rule bm25:
+    input:
+        unpack(bm25_inputs),
+    output:
+        run=f"{R}/{{dataset}}/runs/original/bm25.run",
+        passages=f"{R}/{{dataset}}/data/passages.parquet",
+    params:
+        spec=dataset_spec,
+        bm25=config["bm25"],
+    threads: 2
+    resources:
+        mem_mb=4000,
+    log:
+        f"{R}/logs/{{dataset}}/bm25.log",
+    conda:
+        "../../envs/bm25.yaml"
+    script:
+        "../scripts/bm25_run.py"

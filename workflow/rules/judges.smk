@@ -1,0 +1,48 @@
+# Stage 4 (SPEC section 3): judges turn the pairs evaluation needs into qrels.
+# A judge rule reads pairs/{provenance}.tsv and writes qrels/{provenance}/{judge}.txt;
+# live LLM judges plug in here with the same input and output.
+
+
+rule needed_pairs:
+    input:
+        pool=f"{R}/{{dataset}}/runs/original/bm25.run",
+        qrels=f"{R}/{{dataset}}/data/qrels.human.txt",
+    output:
+        f"{R}/{{dataset}}/pairs/{{provenance}}.tsv",
+    log:
+        f"{R}/logs/{{dataset}}/{{provenance}}/needed_pairs.log",
+    conda:
+        "../../envs/voirdire.yaml"
+    script:
+        "../scripts/needed_pairs.py"
+
+
+rule human_judge:
+    input:
+        f"{R}/{{dataset}}/data/qrels.human.txt",
+    output:
+        f"{R}/{{dataset}}/qrels/{{provenance}}/human.txt",
+    log:
+        f"{R}/logs/{{dataset}}/{{provenance}}/judge-human.log",
+    conda:
+        "../../envs/voirdire.yaml"
+    shell:
+        "cp {input:q} {output:q} 2> {log:q}"
+
+
+rule recorded_judge:
+    input:
+        pairs=f"{R}/{{dataset}}/pairs/{{provenance}}.tsv",
+        labels=recorded_qrels,
+    output:
+        f"{R}/{{dataset}}/qrels/{{provenance}}/{{judge}}.txt",
+    wildcard_constraints:
+        judge=judges_of_kind("recorded"),
+    params:
+        scale=judge_params,
+    log:
+        f"{R}/logs/{{dataset}}/{{provenance}}/judge-{{judge}}.log",
+    conda:
+        "../../envs/voirdire.yaml"
+    script:
+        "../scripts/recorded_judge.py"

@@ -1,0 +1,61 @@
+# Stage 6 (paper Tables 1-2, Figure 3): tables, figure and the environment fingerprint.
+
+
+rule tables:
+    input:
+        evals=all_datasets(f"{R}/{{dataset}}/eval/{{provenance}}/human.parquet"),
+        agreement=all_datasets(f"{R}/{{dataset}}/eval/{{provenance}}/agreement.parquet"),
+        significance=all_datasets(f"{R}/{{dataset}}/eval/{{provenance}}/significance.parquet"),
+        judge_evals=all_judge_evals,
+    output:
+        table1=report(
+            f"{R}/tables/{{provenance}}/table1.csv",
+            caption="../report/table1.rst",
+            category="Tables",
+        ),
+        table1_md=f"{R}/tables/{{provenance}}/table1.md",
+        table2=report(
+            f"{R}/tables/{{provenance}}/table2.csv",
+            caption="../report/table2.rst",
+            category="Tables",
+        ),
+        table2_md=f"{R}/tables/{{provenance}}/table2.md",
+        significance=report(
+            f"{R}/tables/{{provenance}}/significance.csv",
+            caption="../report/significance.rst",
+            category="Tables",
+        ),
+        significance_md=f"{R}/tables/{{provenance}}/significance.md",
+        per_query=f"{R}/tables/{{provenance}}/per_query.parquet",
+        fingerprint=report(
+            f"{R}/tables/{{provenance}}/fingerprint.json",
+            caption="../report/fingerprint.rst",
+            category="Reproducibility",
+        ),
+    params:
+        systems=[str(s) for s in PLAN.systems],
+        config=as_plain(config),
+    log:
+        f"{R}/logs/{{provenance}}/tables.log",
+    conda:
+        "../../envs/voirdire.yaml"
+    script:
+        "../scripts/tables.py"
+
+
+rule figure3:
+    input:
+        table1=f"{R}/tables/{{provenance}}/table1.csv",
+    output:
+        png=report(
+            f"{R}/figures/{{provenance}}/figure3.png",
+            caption="../report/figure3.rst",
+            category="Figures",
+        ),
+        pdf=f"{R}/figures/{{provenance}}/figure3.pdf",
+    log:
+        f"{R}/logs/{{provenance}}/figure3.log",
+    conda:
+        "../../envs/voirdire.yaml"
+    script:
+        "../scripts/figure3.py"

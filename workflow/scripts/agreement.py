@@ -1,0 +1,46 @@
+"""Stage 5b: label agreement (kappa), system agreement (tau, RBO), paired t-tests."""
+
+import pandas as pd
+
+from voirdire.formats import atomic_write, read_qrels
+from voirdire.judges import HUMAN, Scale
+from voirdire.report import judge_agreement
+from voirdire.wf import start
+
+log = start(snakemake)  # noqa: F821
+meta = snakemake.params.judges  # noqa: F821
+names = list(meta)
+scales = {j: Scale(m["min"], m["max"], m["binary_threshold"]) for j, m in meta.items()}
+pairs = pd.read_csv(snakemake.input.pairs, sep="\t", dtype=str)  # noqa: F821
+labels = {
+    j: read_qrels(path, (scales[j].low, scales[j].high), allow_empty=True)
+    for j, path in zip(names, snakemake.input.qrels, strict=True)  # noqa: F821
+}
+evals = {j: pd.read_parquet(path) for j, path in zip(names, snakemake.input.evals, strict=True)}  # noqa: F821
+human_pool = labels[HUMAN].merge(pairs, on=["query_id", "doc_id"])
+rows, significance = [], []
+for judge in names:
+    if judge == HUMAN:
+        continue
+    row, sig = judge_agreement(
+        dataset=snakemake.wildcards.dataset,  # noqa: F821
+        judge=judge,
+        human_labels=human_pool,
+        judge_labels=labels[judge],
+        needed=len(pairs),
+        human_scale=scales[HUMAN],
+        judge_scale=scales[judge],
+        per_query=pd.concat([evals[HUMAN], evals[judge]]),
+        oracles=snakemake.params.oracles,  # noqa: F821
+        alpha=snakemake.params.alpha,  # noqa: F821
+        rbo_p=snakemake.params.rbo_p,  # noqa: F821
+    )
+    rows.append(row)
+    significance.append(sig)
+    log.info("%s: %s", judge, row)
+agreement = pd.DataFrame(rows)
+significance = pd.concat(significance, ignore_index=True) if significance else pd.DataFrame()
+with atomic_write(snakemake.output.agreement, "wb") as fh:  # noqa: F821
+    agreement.to_parquet(fh, index=False)
+with atomic_write(snakemake.output.significance, "wb") as fh:  # noqa: F821
+    significance.to_parquet(fh, index=False)

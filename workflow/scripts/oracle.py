@@ -1,0 +1,25 @@
+"""Stage 3: an oracle (Perfect or Swap[...]) reordering of the BM25 pool by human labels."""
+
+from voirdire.formats import ranked, read_qrels, read_run, run_from_rankings, write_run
+from voirdire.systems import oracle_rankings, parse_system
+from voirdire.wf import start
+
+log = start(snakemake)  # noqa: F821
+name = snakemake.wildcards.oracle  # noqa: F821
+slug, _, draw = name.partition("~r")
+oracle = parse_system(slug)
+qrels = read_qrels(snakemake.input.qrels)  # noqa: F821
+labels = {
+    qid: dict(zip(group["doc_id"], group["relevance"], strict=True))
+    for qid, group in qrels.groupby("query_id")
+}
+rankings = oracle_rankings(
+    oracle,
+    ranked(read_run(snakemake.input.pool)),  # noqa: F821
+    labels,
+    tie_break=snakemake.params.tie_break,  # noqa: F821
+    seed=snakemake.params.seed,  # noqa: F821
+    draw=int(draw or 0),
+)
+write_run(run_from_rankings(rankings), snakemake.output[0], tag=str(oracle))  # noqa: F821
+log.info("%s (tie-break %s, draw %s) over %d queries", oracle, snakemake.params.tie_break, draw or 0, len(rankings))  # noqa: F821

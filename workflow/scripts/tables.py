@@ -1,0 +1,40 @@
+"""Stage 6a: Table 1 (system x judge nDCG@10), Table 2 (agreement), significance, fingerprint."""
+
+import json
+
+import pandas as pd
+
+from voirdire.fingerprint import fingerprint
+from voirdire.formats import atomic_write
+from voirdire.judges import HUMAN
+from voirdire.report import table1, write_table
+from voirdire.wf import start
+
+log = start(snakemake)  # noqa: F821
+out = snakemake.output  # noqa: F821
+per_query = pd.concat([pd.read_parquet(p) for p in snakemake.input.judge_evals], ignore_index=True)  # noqa: F821
+judges = [HUMAN] + [j for j in dict.fromkeys(per_query["judge"]) if j != HUMAN]
+with atomic_write(out.per_query, "wb") as fh:
+    per_query.to_parquet(fh, index=False)
+
+write_table(
+    table1(per_query, snakemake.params.systems, judges),  # noqa: F821
+    out.table1,
+    title="Table 1: mean nDCG@10 (judged only) per system under each judge",
+)
+agreement = pd.concat([pd.read_parquet(p) for p in snakemake.input.agreement], ignore_index=True)  # noqa: F821
+write_table(
+    agreement,
+    out.table2,
+    title="Table 2: agreement of each judge with the human labels",
+    floatfmt=".3f",
+)
+write_table(
+    pd.concat([pd.read_parquet(p) for p in snakemake.input.significance], ignore_index=True),  # noqa: F821
+    out.significance,
+    title="Paired t-tests for every pair of systems: human vs judge",
+    floatfmt=".4g",
+)
+with atomic_write(out.fingerprint) as fh:
+    json.dump(fingerprint(snakemake.params.config), fh, indent=2)  # noqa: F821
+log.info("tables written for %d datasets", per_query["dataset"].nunique())
