@@ -92,7 +92,7 @@ def write_table(frame: pd.DataFrame, stem: str | Path, *, title: str, floatfmt: 
     """Write ``stem``.csv and ``stem``.md (one Markdown section per dataset)."""
     stem = Path(stem)
     with atomic_write(stem.with_suffix(".csv")) as fh:
-        frame.to_csv(fh, index=False, float_format="%.6g")
+        frame.to_csv(fh, index=False, float_format="%.12g")
     lines = [f"# {title}", ""]
     if frame.empty:
         lines.append("(no rows: no judge besides the human labels is configured)")

@@ -1,0 +1,51 @@
+"""Shared fixtures: paths to the repository and to the real TREC DL 2019 data in ../shared."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED_DL19 = ROOT.parent / "shared" / "data" / "trec-dl-2019"
+
+
+def pytest_configure(config):
+    os.environ.setdefault("TQDM_DISABLE", "1")
+
+
+@pytest.fixture
+def dl19() -> Path:
+    if not (SHARED_DL19 / "qrels.nist.txt").is_file():
+        pytest.skip(f"real TREC DL 2019 data not found at {SHARED_DL19} (../shared absent)")
+    return SHARED_DL19
+
+
+@pytest.fixture
+def write(tmp_path):
+    """Write text to a file under tmp_path and return its path."""
+
+    def _write(name: str, text: str) -> Path:
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        return path
+
+    return _write
+
+
+def snakemake(*args: str, cwd: Path = ROOT, check: bool = True) -> subprocess.CompletedProcess:
+    """Run the workflow's Snakemake in a subprocess (the way a user runs it)."""
+    result = subprocess.run(
+        [sys.executable, "-m", "snakemake", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
+    if check and result.returncode != 0:
+        raise AssertionError(f"snakemake {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}")
+    return result
