@@ -110,7 +110,7 @@ def test_outputs_for_a_reader(results):
     assert fingerprint["packages"]["pyserini"] and len(fingerprint["config_sha256"]) == 64
     assert all("sha256:" in v for v in fingerprint["inputs"].values())
     significance = pd.read_csv(results / "tables/original/significance.csv")
-    assert len(significance) == 2 * 21  # two judges x (7 choose 2) system pairs
+    assert len(significance) == 4 * 21  # four judges x (7 choose 2) system pairs
 
 
 def test_ir_datasets_loader_reads_local_files(dl19, tmp_path, monkeypatch):

@@ -163,6 +163,11 @@ def check(config: dict) -> Plan:
                 key=f"{key}.name",
             )
         seen.add(name)
+        if entry["kind"] != "recorded":
+            judge = judge_from_config(entry, key=key)
+            for dataset in config["datasets"]:
+                judges[dataset].append(judge)
+            continue
         qrels = entry.get("qrels")
         if qrels is None:
             raise ConfigError("a recorded judge needs 'qrels'", key=f"{key}.qrels")

@@ -3,7 +3,8 @@
 SPEC section 3. A judge has a name, a label scale and a binary threshold (relevant = grade
 >= threshold; 2 on the TREC DL 0-3 scale). This module covers the *human* judge (the
 dataset's qrels) and *recorded* judges (labels read from an existing qrels file: UMBRELA
-outputs, LLMJudge, a reranker used as a judge). Live LLM judges plug into the same seam: a
+outputs, LLMJudge, a reranker used as a judge) and *null* judges (length-only and
+query-term-overlap baselines computed from the texts). Live LLM judges plug into the same seam: a
 judge turns the set of pairs that evaluation needs (:func:`needed_pairs`) into qrels.
 """
 
@@ -68,8 +69,21 @@ class RecordedJudge:
         return f"{self.name} (recorded, {self.scale})"
 
 
-Judge = HumanJudge | RecordedJudge
-JUDGE_KINDS = ("human", "recorded")
+@dataclass(frozen=True)
+class NullJudge:
+    """A baseline judge computed from the texts alone (see :mod:`voirdire.null_judges`)."""
+
+    name: str
+    method: str
+    scale: Scale = Scale()
+    kind: str = "baseline"
+
+    def __str__(self) -> str:
+        return f"{self.name} (null baseline: {self.method})"
+
+
+Judge = HumanJudge | RecordedJudge | NullJudge
+JUDGE_KINDS = ("human", "recorded", "baseline")
 
 
 def judge_from_config(entry: dict, *, key: str) -> Judge:
@@ -90,6 +104,14 @@ def judge_from_config(entry: dict, *, key: str) -> Judge:
         if "qrels" not in entry:
             raise ConfigError("a recorded judge needs 'qrels' (a TREC qrels file)", key=key)
         return RecordedJudge(name=entry["name"], qrels=Path(entry["qrels"]), scale=scale)
+    if kind == "baseline":
+        from .null_judges import METHODS
+
+        if entry.get("method") not in METHODS:
+            raise ConfigError(
+                f"a baseline (null) judge needs 'method', one of {', '.join(METHODS)}", key=f"{key}.method"
+            )
+        return NullJudge(name=entry["name"], method=entry["method"])
     raise ConfigError(
         f"unknown judge kind {kind!r}; expected one of {', '.join(JUDGE_KINDS)}", key=key
     )

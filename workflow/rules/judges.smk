@@ -46,3 +46,22 @@ rule recorded_judge:
         "../../envs/voirdire.yaml"
     script:
         "../scripts/recorded_judge.py"
+
+
+rule null_judge:
+    input:
+        pairs=f"{R}/{{dataset}}/pairs/{{provenance}}.tsv",
+        passages=f"{R}/{{dataset}}/data/passages.parquet",
+        topics=f"{R}/{{dataset}}/data/topics.tsv",
+    output:
+        f"{R}/{{dataset}}/qrels/{{provenance}}/{{judge}}.txt",
+    wildcard_constraints:
+        judge=judges_of_kind("baseline"),
+    params:
+        method=lambda wildcards: PLAN.judge(wildcards.dataset, wildcards.judge).method,
+    log:
+        f"{R}/logs/{{dataset}}/{{provenance}}/judge-{{judge}}.log",
+    conda:
+        "../../envs/voirdire.yaml"
+    script:
+        "../scripts/null_judge.py"

@@ -1,0 +1,42 @@
+# Two commands on a fresh machine (see README):  make demo   |   make test
+PYTHON ?= python3.11
+VENV   ?= .venv
+BIN     = $(VENV)/bin
+CORES  ?= 2
+
+.PHONY: install demo report test lint lock clean
+
+install: $(VENV)/.installed
+
+# torch first: on the reference machines `pip install torch==2.13.0` takes a local CPU build;
+# asked for later (as a Pyserini dependency) pip could pull a multi-GB CUDA build instead.
+$(VENV)/.installed: pyproject.toml requirements.lock
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet torch==2.13.0
+	$(BIN)/pip install --quiet -r requirements.lock
+	$(BIN)/pip install --quiet --no-deps -e .
+	touch $@
+
+demo: install
+	$(BIN)/snakemake --cores $(CORES)
+	$(BIN)/snakemake --report results/report.html
+
+test: install
+	$(BIN)/python -m pytest
+
+lint: install
+	$(BIN)/snakemake --lint
+	$(BIN)/snakemake --lint --configfile .test/config.yaml
+
+# Refresh requirements.lock from the ranges in pyproject.toml (needs the package index).
+lock:
+	rm -rf .lock-venv && $(PYTHON) -m venv .lock-venv
+	.lock-venv/bin/pip install --quiet torch==2.13.0
+	.lock-venv/bin/pip install --quiet -e .[test]
+	{ sed -n '1,3p' requirements.lock; .lock-venv/bin/pip freeze --exclude-editable \
+	  | grep -vi '^voirdire' | sed 's/^torch==\([0-9.]*\)+cpu/torch==\1/'; } > requirements.lock.new
+	mv requirements.lock.new requirements.lock && rm -rf .lock-venv
+
+clean:
+	rm -rf results .snakemake

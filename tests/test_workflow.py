@@ -1,0 +1,109 @@
+"""The Snakemake workflow as a user runs it: lint, early errors, the demo end to end."""
+
+import json
+import shutil
+
+import pytest
+import yaml
+
+from conftest import ROOT, snakemake
+
+
+def test_lint_is_clean_for_every_config():
+    for extra in ([], ["--configfile", ".test/config.yaml"], ["--configfile", "config/paper.yaml"]):
+        result = snakemake("--lint", *extra)
+        assert "Congratulations, your workflow is in a good condition" in result.stdout + result.stderr
+
+
+def bad_config(tmp_path, mutate):
+    config = yaml.safe_load((ROOT / "config/config.yaml").read_text())
+    config["results"] = str(tmp_path / "results")
+    mutate(config, tmp_path)
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def copy_qrels_with(tmp_path, extra_line):
+    path = tmp_path / "qrels.txt"
+    text = (ROOT / "resources/demo/qrels.txt").read_text()
+    path.write_text(text + extra_line)
+    return str(path), len(text.splitlines()) + 1
+
+
+@pytest.mark.parametrize(
+    ("mutate", "expected"),
+    [
+        (lambda c, t: c["systems"].append("Swap[0]"), ["config key 'systems[7]'", "positions start at 1"]),
+        (lambda c, t: c["systems"].append("Swap[1,1]"), ["config key 'systems[7]'", "distinct"]),
+        # schema errors come from Snakemake's validate(), which names the key its own way
+        (lambda c, t: c["datasets"]["demo"].update(source="msmarco"),
+         ["instance['datasets']['demo']['source']", "'msmarco'"]),
+        (lambda c, t: c["judges"].append({"name": "x", "kind": "gpt"}), ["instance['judges'][3]['kind']"]),
+        (lambda c, t: c["datasets"]["demo"].update(corpus="missing.jsonl"),
+         ["config key 'datasets.demo.corpus'", "file not found: missing.jsonl"]),
+    ],
+)
+def test_bad_config_fails_before_any_job(tmp_path, mutate, expected):
+    path = bad_config(tmp_path, mutate)
+    result = snakemake("--cores", "1", "--configfile", str(path), check=False)
+    output = result.stdout + result.stderr
+    assert result.returncode != 0
+    for text in expected:
+        assert text in output
+    assert not (tmp_path / "results").exists()  # nothing ran
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("q01 0 d0101\n", "has 3 fields, expected 4"),
+        ("q01 0 d0101 two\n", "is not an integer"),
+        ("q01 0 d0101 7\n", "outside the declared scale 0..3"),
+    ],
+)
+def test_bad_qrels_line_fails_before_any_job_naming_file_and_line(tmp_path, line, message):
+    def mutate(config, tmp):
+        config["datasets"]["demo"]["qrels"], number = copy_qrels_with(tmp, line)
+        mutate.number = number
+
+    path = bad_config(tmp_path, mutate)
+    result = snakemake("--cores", "1", "--configfile", str(path), check=False)
+    output = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert f"{tmp_path / 'qrels.txt'}:{mutate.number}" in output
+    assert message in output
+    assert not (tmp_path / "results").exists()
+
+
+def test_empty_corpus_fails_in_its_job_and_says_why(tmp_path):
+    def mutate(config, tmp):
+        (tmp / "empty.jsonl").write_text("\n")
+        config["datasets"]["demo"]["corpus"] = str(tmp / "empty.jsonl")
+
+    path = bad_config(tmp_path, mutate)
+    result = snakemake("--cores", "1", "--configfile", str(path), check=False)
+    assert result.returncode != 0
+    assert f"{tmp_path / 'empty.jsonl'}: corpus is empty" in result.stdout + result.stderr
+    # what finished before the failure is kept
+    assert (tmp_path / "results/demo/data/topics.tsv").is_file()
+
+
+@pytest.mark.workflow
+def test_demo_end_to_end_then_nothing_to_do(tmp_path):
+    out = tmp_path / "results"
+    snakemake("--cores", "2", "--config", f"results={out}")
+    table1 = (out / "tables/original/table1.csv").read_text().splitlines()
+    assert table1[0] == "dataset,system,human,assessor-b,length,overlap"
+    assert len(table1) == 1 + 7
+    assert (out / "figures/original/figure3.png").stat().st_size > 10_000
+    fingerprint = json.loads((out / "tables/original/fingerprint.json").read_text())
+    assert set(fingerprint["inputs"]) == {
+        "datasets.demo.topics", "datasets.demo.qrels", "datasets.demo.corpus", "judges[0].qrels"
+    }
+    again = snakemake("--cores", "2", "--config", f"results={out}")
+    assert "Nothing to be done" in again.stdout + again.stderr
+    report = tmp_path / "report.html"
+    snakemake("--config", f"results={out}", "--report", str(report))
+    assert report.stat().st_size > 100_000
+    shutil.rmtree(out)
