@@ -6,7 +6,11 @@ from snakemake.utils import min_version
 min_version("9.0")
 
 
-configfile: "config/config.yaml"
+# The demo config, unless `--configfile` gives another one: Snakemake would otherwise merge
+# the two, and the demo's dataset would join every other run.
+if "datasets" not in config:
+
+    configfile: "config/config.yaml"
 
 
 report: "workflow/report/workflow.rst"
@@ -18,6 +22,7 @@ include: "workflow/rules/bm25.smk"
 include: "workflow/rules/oracles.smk"
 include: "workflow/rules/judges.smk"
 include: "workflow/rules/evaluate.smk"
+include: "workflow/rules/plan.smk"
 include: "workflow/rules/report.smk"
 
 

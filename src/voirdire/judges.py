@@ -82,8 +82,45 @@ class NullJudge:
         return f"{self.name} (null baseline: {self.method})"
 
 
-Judge = HumanJudge | RecordedJudge | NullJudge
-JUDGE_KINDS = ("human", "recorded", "baseline")
+DEFAULT_PROMPT = Path(__file__).resolve().parents[2] / "resources" / "prompts" / "umbrela-style.txt"
+
+
+@dataclass(frozen=True)
+class LLMJudge:
+    """A live judge: any litellm model + a prompt template + sampling parameters (SPEC section 3).
+
+    ``api_key_env`` names the environment variable that holds the key; the key itself is
+    read at call time and never stored in the config, the cache, the logs or the results.
+    """
+
+    name: str
+    model: str
+    prompt_file: Path = DEFAULT_PROMPT
+    scale: Scale = Scale()
+    temperature: float = 0.0
+    top_p: float = 1.0
+    max_tokens: int = 256
+    seed: int | None = None
+    samples: int = 1
+    concurrency: int = 8
+    rpm: float | None = None
+    timeout_s: float = 60.0
+    num_retries: int = 3
+    parse_retries: int = 2
+    api_base: str | None = None
+    api_key_env: str | None = None
+    kind: str = "llm"
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.model}, {self.scale})"
+
+
+Judge = HumanJudge | RecordedJudge | NullJudge | LLMJudge
+JUDGE_KINDS = ("human", "recorded", "baseline", "llm")
+LLM_FIELDS = (
+    "temperature", "top_p", "max_tokens", "seed", "samples", "concurrency", "rpm",
+    "timeout_s", "num_retries", "parse_retries", "api_base", "api_key_env",
+)  # fmt: skip
 
 
 def judge_from_config(entry: dict, *, key: str) -> Judge:
@@ -112,6 +149,22 @@ def judge_from_config(entry: dict, *, key: str) -> Judge:
                 f"a baseline (null) judge needs 'method', one of {', '.join(METHODS)}", key=f"{key}.method"
             )
         return NullJudge(name=entry["name"], method=entry["method"])
+    if kind == "llm":
+        if not entry.get("model"):
+            raise ConfigError("an llm judge needs 'model' (a litellm model string)", key=f"{key}.model")
+        prompt = Path(entry.get("prompt_file") or DEFAULT_PROMPT)
+        if not prompt.is_file():
+            raise ConfigError(f"prompt file not found: {prompt}", key=f"{key}.prompt_file")
+        text = prompt.read_text(encoding="utf-8")
+        for slot in ("{query}", "{passage}"):
+            if slot not in text:
+                raise ConfigError(f"prompt template {prompt} lacks {slot}", key=f"{key}.prompt_file")
+        if int(entry.get("num_retries", 3)) < 3:
+            raise ConfigError("num_retries must be at least 3", key=f"{key}.num_retries")
+        options = {field: entry[field] for field in LLM_FIELDS if entry.get(field) is not None}
+        return LLMJudge(
+            name=entry["name"], model=entry["model"], prompt_file=prompt, scale=scale, **options
+        )
     raise ConfigError(
         f"unknown judge kind {kind!r}; expected one of {', '.join(JUDGE_KINDS)}", key=key
     )

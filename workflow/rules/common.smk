@@ -48,6 +48,20 @@ def bm25_inputs(wildcards):
     return inputs
 
 
+def store_path(wildcards):
+    """One judgment store per judging job (dataset x judge x provenance): SPEC section 3."""
+    return f"{R}/{wildcards.dataset}/judgments/{wildcards.provenance}/{wildcards.judge}.sqlite"
+
+
+def judge_summaries(wildcards):
+    """Summaries of the dataset's LLM judges (calls, unparsed answers, cost) for Table 2."""
+    return {
+        judge.name: f"{R}/{wildcards.dataset}/judgments/{wildcards.provenance}/{judge.name}.summary.json"
+        for judge in PLAN.judges[wildcards.dataset]
+        if judge.kind == "llm"
+    }
+
+
 def recorded_qrels(wildcards):
     return str(PLAN.judge(wildcards.dataset, wildcards.judge).qrels)
 

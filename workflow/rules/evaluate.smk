@@ -24,11 +24,13 @@ rule agreement:
         evals=judge_evals,
         qrels=judge_qrels_files,
         pairs=f"{R}/{{dataset}}/pairs/{{provenance}}.tsv",
+        summaries=lambda wildcards: list(judge_summaries(wildcards).values()),
     output:
         agreement=f"{R}/{{dataset}}/eval/{{provenance}}/agreement.parquet",
         significance=f"{R}/{{dataset}}/eval/{{provenance}}/significance.parquet",
     params:
         judges=judges_meta,
+        summary_judges=lambda wildcards: list(judge_summaries(wildcards)),
         oracles=[str(o) for o in PLAN.oracles],
         alpha=config["evaluation"]["alpha"],
         rbo_p=config["evaluation"]["rbo_p"],

@@ -65,3 +65,30 @@ rule null_judge:
         "../../envs/voirdire.yaml"
     script:
         "../scripts/null_judge.py"
+
+
+rule llm_judge:
+    input:
+        pairs=f"{R}/{{dataset}}/pairs/{{provenance}}.tsv",
+        passages=f"{R}/{{dataset}}/data/passages.parquet",
+        topics=f"{R}/{{dataset}}/data/topics.tsv",
+        prompt=lambda wildcards: str(PLAN.judge(wildcards.dataset, wildcards.judge).prompt_file),
+    output:
+        qrels=f"{R}/{{dataset}}/qrels/{{provenance}}/{{judge}}.txt",
+        raw=f"{R}/{{dataset}}/judgments/{{provenance}}/{{judge}}.parquet",
+        summary=f"{R}/{{dataset}}/judgments/{{provenance}}/{{judge}}.summary.json",
+    wildcard_constraints:
+        judge=judges_of_kind("llm"),
+    params:
+        judge=lambda wildcards: PLAN.judge(wildcards.dataset, wildcards.judge),
+        # the judgment store: a cache kept across runs, so it is not a declared output
+        store=lambda wildcards: store_path(wildcards),
+    threads: 2
+    resources:
+        mem_mb=4000,
+    log:
+        f"{R}/logs/{{dataset}}/{{provenance}}/judge-{{judge}}.log",
+    conda:
+        "../../envs/voirdire.yaml"
+    script:
+        "../scripts/llm_judge.py"

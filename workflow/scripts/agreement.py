@@ -1,5 +1,7 @@
 """Stage 5b: label agreement (kappa), system agreement (tau, RBO), paired t-tests."""
 
+import json
+
 import pandas as pd
 
 from voirdire.formats import atomic_write, read_qrels
@@ -38,6 +40,16 @@ for judge in names:
     rows.append(row)
     significance.append(sig)
     log.info("%s: %s", judge, row)
+summaries = {
+    j: json.load(open(path))
+    for j, path in zip(snakemake.params.summary_judges, snakemake.input.summaries, strict=True)  # noqa: F821
+}
+for row in rows:
+    found = summaries.get(row["judge"], {})
+    # LLM judges: answers that stayed unparsed after retries (never counted as 0), and cost
+    row["unparsed_pairs"] = found.get("unparsed_pairs")
+    row["repeat_disagreement"] = found.get("repeat_disagreement_rate")
+    row["cost_usd"] = found.get("cost_ledger_usd")
 agreement = pd.DataFrame(rows)
 significance = pd.concat(significance, ignore_index=True) if significance else pd.DataFrame()
 with atomic_write(snakemake.output.agreement, "wb") as fh:  # noqa: F821

@@ -1,0 +1,190 @@
+"""A real OpenAI-compatible HTTP server on 127.0.0.1, for tests and benchmarks.
+
+It speaks the ``/v1/chat/completions`` wire protocol (JSON in, JSON out, usage counts,
+optional ``logprobs``), answers deterministically from the request text (a grade from a
+hash of the prompt, in the default prompt's ``##final score: N`` format), waits a
+configurable latency, and can inject faults: HTTP 429 and 500, timeouts (a reply slower
+than the client waits) and malformed answers (text without a grade). Every request is
+logged (prompt hash, outcome), so tests can check that no finished pair was asked twice.
+
+Stand-in for paid APIs only: local models run for real through the ``local/`` provider.
+
+    python -m voirdire.loopback --port 8000 --latency 0.25
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+import random
+import threading
+import time
+from dataclasses import dataclass, field
+
+from aiohttp import web
+
+
+def grade_for(text: str, high: int = 3) -> int:
+    """The server's deterministic grade for a prompt."""
+    return int(hashlib.sha256(text.encode("utf-8")).hexdigest(), 16) % (high + 1)
+
+
+@dataclass
+class Faults:
+    rate_429: float = 0.0
+    rate_500: float = 0.0
+    rate_timeout: float = 0.0
+    rate_malformed: float = 0.0
+    timeout_s: float = 5.0  # how long a "timeout" reply hangs
+
+
+@dataclass
+class LogEntry:
+    prompt_sha: str
+    outcome: str  # ok | malformed | 429 | 500 | timeout
+    time: float
+    authorization: str | None
+
+
+@dataclass
+class LoopbackServer:
+    """Run the server in a background thread: ``with LoopbackServer(...) as server: server.url``."""
+
+    latency_s: float = 0.0
+    faults: Faults = field(default_factory=Faults)
+    seed: int = 0
+    port: int = 0
+    model_version: str = "loopback-judge-2026-11"
+    log: list[LogEntry] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._rng = random.Random(self.seed)
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+
+    # ------------------------------------------------------------------ HTTP
+    def app(self) -> web.Application:
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", self._chat)
+        app.router.add_post("/chat/completions", self._chat)
+        app.router.add_get("/v1/models", self._models)
+        return app
+
+    async def _models(self, request: web.Request) -> web.Response:
+        return web.json_response({"object": "list", "data": [{"id": "loopback", "object": "model"}]})
+
+    def _draw(self) -> str:
+        f = self.faults
+        with self._lock:
+            x = self._rng.random()
+        for outcome, rate in (("429", f.rate_429), ("500", f.rate_500),
+                              ("timeout", f.rate_timeout), ("malformed", f.rate_malformed)):  # fmt: skip
+            if x < rate:
+                return outcome
+            x -= rate
+        return "ok"
+
+    async def _chat(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        prompt = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
+        sha = hashlib.sha256(prompt.encode("utf-8")).hexdigest()
+        outcome = self._draw()
+        with self._lock:
+            self.log.append(LogEntry(sha, outcome, time.time(), request.headers.get("Authorization")))
+        if outcome == "timeout":
+            await asyncio.sleep(self.faults.timeout_s)
+        elif self.latency_s:
+            await asyncio.sleep(self.latency_s)
+        if outcome == "429":
+            return web.json_response(
+                {"error": {"message": "rate limited", "type": "rate_limit_error", "code": "rate_limit"}},
+                status=429,
+            )
+        if outcome == "500":
+            return web.json_response(
+                {"error": {"message": "upstream failure", "type": "server_error"}}, status=500
+            )
+        if outcome == "malformed":
+            content = "I think this passage is fairly relevant to the query."
+        else:
+            content = f"The passage was weighed against the query.\n##final score: {grade_for(prompt)}"
+        completion_tokens = len(content.split())
+        choice = {
+            "index": 0,
+            "message": {"role": "assistant", "content": content},
+            "finish_reason": "stop",
+        }
+        if body.get("logprobs"):
+            choice["logprobs"] = {"content": []}
+        return web.json_response(
+            {
+                "id": f"chatcmpl-{sha[:12]}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": self.model_version,
+                "choices": [choice],
+                "usage": {
+                    "prompt_tokens": len(prompt.split()),
+                    "completion_tokens": completion_tokens,
+                    "total_tokens": len(prompt.split()) + completion_tokens,
+                },
+            }
+        )
+
+    # ------------------------------------------------------------------ lifecycle
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def _serve(self) -> None:
+        self._loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(self._loop)
+        runner = web.AppRunner(self.app(), access_log=None)
+        self._loop.run_until_complete(runner.setup())
+        site = web.TCPSite(runner, "127.0.0.1", self.port, backlog=1024)
+        self._loop.run_until_complete(site.start())
+        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self._runner = runner
+        self._ready.set()
+        self._loop.run_forever()
+        self._loop.run_until_complete(runner.cleanup())
+        self._loop.close()
+
+    def __enter__(self) -> LoopbackServer:
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+        if not self._ready.wait(30):
+            raise RuntimeError("loopback server did not start")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+        if self._thread is not None:
+            self._thread.join(10)
+
+    def outcomes(self) -> dict[str, list[str]]:
+        """Outcomes per prompt hash, in arrival order."""
+        with self._lock:
+            result: dict[str, list[str]] = {}
+            for entry in self.log:
+                result.setdefault(entry.prompt_sha, []).append(entry.outcome)
+            return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--latency", type=float, default=0.25)
+    args = parser.parse_args()
+    server = LoopbackServer(latency_s=args.latency, port=args.port)
+    print(json.dumps({"url": f"http://127.0.0.1:{args.port}/v1"}), flush=True)
+    web.run_app(server.app(), host="127.0.0.1", port=args.port, access_log=None, print=None)
+
+
+if __name__ == "__main__":
+    main()

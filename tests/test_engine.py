@@ -1,0 +1,180 @@
+"""The judging engine against a real HTTP server on 127.0.0.1 speaking the OpenAI protocol,
+with a real SQLite store: faults, kill -9 and resume, two writers, secrets."""
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pandas as pd
+import pytest
+
+from voirdire.engine import aggregate, build_tasks, judge_all
+from voirdire.judges import LLMJudge
+from voirdire.loopback import Faults, LoopbackServer, grade_for
+from voirdire.store import Store
+
+N_QUERIES, N_DOCS = 6, 90
+PAIRS = pd.DataFrame(
+    {"query_id": [f"q{i % N_QUERIES}" for i in range(N_DOCS)], "doc_id": [f"d{i}" for i in range(N_DOCS)]}
+)
+TOPICS = {f"q{i}": f"what is topic number {i}" for i in range(N_QUERIES)}
+TEXTS = {f"d{i}": f"passage {i} says something about topic {i % N_QUERIES}" for i in range(N_DOCS)}
+
+
+def judge_for(server, **options):
+    options.setdefault("concurrency", 16)
+    return LLMJudge(name="loop", model="openai/loopback", api_base=server.url,
+                    api_key_env="VOIRDIRE_TEST_KEY", **options)  # fmt: skip
+
+
+@pytest.fixture(autouse=True)
+def fake_key(monkeypatch):
+    monkeypatch.setenv("VOIRDIRE_TEST_KEY", "sk-planted-7f3a9c-never-store-me")
+
+
+def labels_of(store_path, tasks):
+    with Store(store_path) as store:
+        rows = pd.DataFrame([r.__dict__ for r in store.get(t.key for t in tasks)])
+    return rows
+
+
+def test_labels_match_the_servers_answers_and_rerun_makes_no_call(tmp_path):
+    with LoopbackServer(latency_s=0.01) as server:
+        judge = judge_for(server)
+        tasks = build_tasks(judge, PAIRS, TOPICS, TEXTS)
+        with Store(tmp_path / "s.sqlite") as store:
+            stats = judge_all(judge, tasks, store, provenance="original", progress=False)
+            assert (stats.cached, stats.stored, stats.unparsed) == (0, N_DOCS, 0)
+            before = len(server.log)
+            again = judge_all(judge, tasks, store, provenance="original", progress=False)
+            assert again.cached == N_DOCS and len(server.log) == before  # warm: zero calls
+        rows = labels_of(tmp_path / "s.sqlite", tasks)
+        expected = {t.key: grade_for(t.messages[0]["content"]) for t in tasks}
+        assert dict(zip(rows["key"], rows["label"], strict=True)) == expected
+        assert set(rows["model_version"]) == {server.model_version}
+        assert all(e.authorization == "Bearer sk-planted-7f3a9c-never-store-me" for e in server.log)
+
+
+def test_faults_end_labelled_or_unparsed_identical_to_fault_free(tmp_path):
+    faults = Faults(rate_429=0.1, rate_500=0.1, rate_timeout=0.03, rate_malformed=0.1, timeout_s=3)
+    with LoopbackServer(latency_s=0.01) as clean:
+        judge = judge_for(clean)
+        tasks = build_tasks(judge, PAIRS, TOPICS, TEXTS)
+        with Store(tmp_path / "clean.sqlite") as store:
+            judge_all(judge, tasks, store, provenance="original", progress=False)
+    with LoopbackServer(latency_s=0.01, faults=faults, seed=3) as faulty:
+        judge = judge_for(faulty, timeout_s=1.0)
+        with Store(tmp_path / "faulty.sqlite") as store:
+            stats = judge_all(judge, build_tasks(judge, PAIRS, TOPICS, TEXTS), store,
+                              provenance="original", progress=False)  # fmt: skip
+        outcomes = faulty.outcomes()
+    seen = [o for per_prompt in outcomes.values() for o in per_prompt]
+    assert {"429", "500", "timeout", "malformed"} <= set(seen)  # every fault was exercised
+    clean_rows = labels_of(tmp_path / "clean.sqlite", tasks).set_index("key")
+    faulty_rows = labels_of(tmp_path / "faulty.sqlite", tasks).set_index("key")
+    assert len(faulty_rows) == N_DOCS == stats.stored
+    assert set(faulty_rows["status"]) <= {"ok", "unparsed"}
+    ok = faulty_rows[faulty_rows["status"] == "ok"]
+    assert (ok["label"] == clean_rows.loc[ok.index, "label"]).all()
+    unparsed = faulty_rows[faulty_rows["status"] == "unparsed"]
+    assert unparsed["label"].isna().all() and unparsed["raw"].notna().all()
+    # no pair was asked again once it had a good answer
+    for per_prompt in outcomes.values():
+        assert "ok" not in per_prompt[:-1]
+
+
+JOB = """
+import os, sys, pandas as pd
+from voirdire.judges import LLMJudge
+from voirdire.judging import run_judging_job
+url, out, first, last = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+pairs = pd.read_csv(os.path.join(out, "pairs.tsv"), sep="\\t", dtype=str).iloc[first:last]
+texts = dict(pd.read_csv(os.path.join(out, "texts.tsv"), sep="\\t", dtype=str).values)
+topics = dict(pd.read_csv(os.path.join(out, "topics.tsv"), sep="\\t", dtype=str).values)
+judge = LLMJudge(name="loop", model="openai/loopback", api_base=url, api_key_env="VOIRDIRE_TEST_KEY",
+                 concurrency=int(os.environ.get("CONCURRENCY", "4")))
+tag = f"{first}-{last}"
+run_judging_job(judge, pairs=pairs, texts=texts, topics=topics, store_path=os.path.join(out, "store.sqlite"),
+                provenance="original", qrels_out=os.path.join(out, f"qrels.{tag}.txt"),
+                raw_out=os.path.join(out, f"raw.{tag}.parquet"), summary_out=os.path.join(out, f"summary.{tag}.json"),
+                progress=False)
+"""
+
+
+def job_inputs(tmp_path):
+    PAIRS.to_csv(tmp_path / "pairs.tsv", sep="\t", index=False)
+    pd.DataFrame(list(TEXTS.items())).to_csv(tmp_path / "texts.tsv", sep="\t", index=False)
+    pd.DataFrame(list(TOPICS.items())).to_csv(tmp_path / "topics.tsv", sep="\t", index=False)
+    return [sys.executable, "-c", JOB]
+
+
+def count_rows(path):
+    if not path.exists():
+        return 0
+    with sqlite3.connect(path) as db:
+        try:
+            return db.execute("SELECT COUNT(*) FROM judgments").fetchone()[0]
+        except sqlite3.OperationalError:
+            return 0
+
+
+def test_kill_minus_9_then_rerun_asks_only_for_what_is_missing(tmp_path):
+    command = job_inputs(tmp_path)
+    with LoopbackServer(latency_s=0.2) as server:
+        process = subprocess.Popen([*command, server.url, str(tmp_path), "0", str(N_DOCS)])
+        deadline = time.time() + 120
+        while count_rows(tmp_path / "store.sqlite") < 20 and time.time() < deadline:
+            time.sleep(0.05)
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait()
+        survived = count_rows(tmp_path / "store.sqlite")
+        assert 20 <= survived < N_DOCS
+        before = len(server.log)
+        subprocess.run([*command, server.url, str(tmp_path), "0", str(N_DOCS)], check=True, timeout=300)
+        assert len(server.log) - before == N_DOCS - survived  # calls made = pairs missing
+    assert count_rows(tmp_path / "store.sqlite") == N_DOCS
+    summary = json.loads((tmp_path / f"summary.0-{N_DOCS}.json").read_text())
+    assert summary["cached"] == survived and summary["calls_this_run"] == N_DOCS - survived
+
+
+def test_two_jobs_sharing_one_store_lose_and_duplicate_nothing(tmp_path):
+    command = job_inputs(tmp_path)
+    env = {**os.environ, "CONCURRENCY": "8"}
+    with LoopbackServer(latency_s=0.02) as server:
+        # overlapping halves: pairs 30..59 are judged by both jobs at the same time
+        jobs = [subprocess.Popen([*command, server.url, str(tmp_path), a, b], env=env)
+                for a, b in (("0", "60"), ("30", str(N_DOCS)))]  # fmt: skip
+        assert [job.wait(timeout=300) for job in jobs] == [0, 0]
+    with sqlite3.connect(tmp_path / "store.sqlite") as db:
+        keys = [row[0] for row in db.execute("SELECT key FROM judgments")]
+    assert len(keys) == len(set(keys)) == N_DOCS
+    for tag in ("0-60", f"30-{N_DOCS}"):
+        assert len((tmp_path / f"qrels.{tag}.txt").read_text().splitlines()) in (60,)
+
+
+def test_planted_api_key_reaches_no_file(tmp_path):
+    command = job_inputs(tmp_path)
+    with LoopbackServer(latency_s=0.0, faults=Faults(rate_500=0.2), seed=5) as server:
+        subprocess.run([*command, server.url, str(tmp_path), "0", "40"], check=True, timeout=300,
+                       stderr=open(tmp_path / "job.log", "w"))  # fmt: skip
+        assert any(e.authorization and "sk-planted" in e.authorization for e in server.log)
+    written = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert any(p.suffix == ".sqlite" for p in written)
+    for path in written:
+        assert b"sk-planted-7f3a9c" not in path.read_bytes(), path
+
+
+def test_aggregate_majority_ties_by_lower_median_unparsed_stays_na():
+    rows = pd.DataFrame(
+        {"query_id": ["q"] * 8, "doc_id": ["a", "a", "a", "b", "b", "c", "c", "d"],
+         "label": [2, 2, 3, 1, 3, None, None, 0]}
+    )  # fmt: skip
+    out = aggregate(rows).set_index("doc_id")
+    assert out.loc["a", "relevance"] == 2 and out.loc["a", "disagree"]
+    assert out.loc["b", "relevance"] == 1  # tie 1 vs 3: lower median of [1, 3]
+    assert pd.isna(out.loc["c", "relevance"]) and out.loc["c", "parsed"] == 0
+    assert out.loc["d", "relevance"] == 0 and not out.loc["d", "disagree"]

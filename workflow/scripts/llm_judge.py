@@ -1,0 +1,21 @@
+"""Stage 4d: a live LLM judge (litellm) labels exactly the needed pairs, through the store."""
+
+from voirdire.judging import load_inputs, run_judging_job
+from voirdire.wf import start
+
+log = start(snakemake)  # noqa: F821
+pairs, texts, topics = load_inputs(
+    snakemake.input.pairs, snakemake.input.passages, snakemake.input.topics  # noqa: F821
+)
+result = run_judging_job(
+    snakemake.params.judge,  # noqa: F821
+    pairs=pairs,
+    texts=texts,
+    topics=topics,
+    store_path=snakemake.params.store,  # noqa: F821
+    provenance=snakemake.wildcards.provenance,  # noqa: F821
+    qrels_out=snakemake.output.qrels,  # noqa: F821
+    raw_out=snakemake.output.raw,  # noqa: F821
+    summary_out=snakemake.output.summary,  # noqa: F821
+)
+log.info("summary: %s", result)
