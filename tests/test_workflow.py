@@ -107,3 +107,46 @@ def test_demo_end_to_end_then_nothing_to_do(tmp_path):
     snakemake("--config", f"results={out}", "--report", str(report))
     assert report.stat().st_size > 100_000
     shutil.rmtree(out)
+
+
+@pytest.mark.workflow
+def test_llm_judge_in_the_workflow_plans_caches_and_keeps_the_key_secret(tmp_path, monkeypatch):
+    from voirdire.loopback import LoopbackServer
+
+    secret = "sk-planted-e2e-4b1d-must-not-leak"
+    monkeypatch.setenv("VOIRDIRE_TEST_KEY", secret)
+    out = tmp_path / "results"
+    with LoopbackServer() as server:
+
+        def mutate(config, tmp):
+            config["judges"] = [{"name": "api-judge", "kind": "llm", "model": "openai/loopback",
+                                 "api_base": server.url, "api_key_env": "VOIRDIRE_TEST_KEY",
+                                 "concurrency": 16}]  # fmt: skip
+
+        path = bad_config(tmp_path, mutate)
+        snakemake("plan", "--cores", "2", "--configfile", str(path))
+        pairs = len((out / "demo/pairs/original.tsv").read_text().splitlines()) - 1
+        plan_md = (out / "plan/original.md").read_text()
+        row = next(line for line in plan_md.splitlines() if "api-judge" in line)
+        cells = [cell.strip() for cell in row.strip("|").split("|")]
+        assert cells[:3] == ["demo", "api-judge", "openai/loopback"]
+        assert str(pairs) in cells  # unique pairs = calls to make, nothing cached yet
+        assert server.log == []  # planning makes no call
+        snakemake("--cores", "2", "--configfile", str(path))
+        assert len(server.log) == pairs  # one call per unique needed pair
+        table2 = (out / "tables/original/table2.csv").read_text().splitlines()
+        header = table2[0].split(",")
+        assert dict(zip(header, table2[1].split(","), strict=True))["unparsed_pairs"] == "0"
+        # a plain rerun has nothing to do; a forced rerun of the judging job is answered by the store
+        again = snakemake("--cores", "2", "--configfile", str(path))
+        assert "Nothing to be done" in again.stdout + again.stderr
+        snakemake("--cores", "2", "--configfile", str(path), "--forcerun", "llm_judge")
+        assert len(server.log) == pairs
+        summary = json.loads((out / "demo/judgments/original/api-judge.summary.json").read_text())
+        assert summary["cached"] == pairs and summary["calls_this_run"] == 0
+        assert all(entry.authorization == f"Bearer {secret}" for entry in server.log)
+    files = [p for p in out.rglob("*") if p.is_file()]
+    files += [p for p in (ROOT / ".snakemake").rglob("*") if p.is_file() and p.stat().st_size < 50_000_000]
+    assert any(p.suffix == ".sqlite" for p in files)
+    for file in files:
+        assert secret.encode() not in file.read_bytes(), file
