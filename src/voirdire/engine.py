@@ -39,11 +39,9 @@ PERMANENT_ERRORS = ("AuthenticationError", "BadRequestError", "NotFoundError", "
 
 
 def _litellm():
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    import litellm
+    from .llm_env import import_litellm
 
-    litellm.suppress_debug_info = True
-    return litellm
+    return import_litellm()
 
 
 def prepare_provider(model: str) -> None:

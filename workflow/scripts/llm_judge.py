@@ -1,9 +1,14 @@
 """Stage 4d: a live LLM judge (litellm) labels exactly the needed pairs, through the store."""
 
+import os
+
 from voirdire.judging import load_inputs, run_judging_job
 from voirdire.wf import start
 
 log = start(snakemake)  # noqa: F821
+# a local model uses exactly the cores Snakemake gave this job (oversubscribed torch threads
+# slow generation by 5-20x when another job shares the cores)
+os.environ.setdefault("VOIRDIRE_TORCH_THREADS", str(snakemake.threads))  # noqa: F821
 pairs, texts, topics = load_inputs(
     snakemake.input.pairs, snakemake.input.passages, snakemake.input.topics  # noqa: F821
 )

