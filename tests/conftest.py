@@ -15,6 +15,8 @@ SHARED_DL19 = ROOT.parent / "shared" / "data" / "trec-dl-2019"
 
 def pytest_configure(config):
     os.environ.setdefault("TQDM_DISABLE", "1")
+    # litellm fetches a price list from GitHub at import time unless told not to
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 
 @pytest.fixture

@@ -68,10 +68,10 @@ def model_ready(_offline):
 
 @pytest.fixture(scope="module")
 def litellm_registered(model_ready):
-    pytest.importorskip("litellm")
-    local_llm.register()
-    import litellm
+    from voirdire.llm_env import import_litellm
 
+    litellm = import_litellm()
+    local_llm.register()
     return litellm
 
 

@@ -590,53 +590,25 @@ def _provider_class() -> type:
                 raise CustomLLMError(status_code=400, message=str(error)) from error
             return _Request(tuple(normalised), _max_tokens(optional_params), self.cache_dir)
 
+        # litellm passes every argument by keyword (see litellm.llms.custom_llm.CustomLLM);
+        # the ones not needed here (api_base, api_key, logging_obj, timeout, ...) are ignored.
         def completion(  # type: ignore[override]
-            self,
-            model: str,
-            messages: list,
-            api_base: str,
-            custom_prompt_dict: dict,
-            model_response: Any,
-            print_verbose: Any,
-            encoding: Any,
-            api_key: Any,
-            logging_obj: Any,
-            optional_params: dict,
-            acompletion: Any = None,
-            litellm_params: Any = None,
-            logger_fn: Any = None,
-            headers: Any = None,
-            timeout: Any = None,
-            client: Any = None,
-        ) -> Any:
+            self, model: str, messages: list, *, model_response: Any,
+            optional_params: dict | None = None, **_unused: Any,
+        ) -> Any:  # fmt: skip
             """Run one request now, in the calling thread."""
             started = time.time()
-            request = self._request(model, messages, optional_params)
+            request = self._request(model, messages, optional_params or {})
             (generation,) = _run_requests([request])
             return _fill_response(model_response, generation, started)
 
         async def acompletion(  # type: ignore[override]
-            self,
-            model: str,
-            messages: list,
-            api_base: str,
-            custom_prompt_dict: dict,
-            model_response: Any,
-            print_verbose: Any,
-            encoding: Any,
-            api_key: Any,
-            logging_obj: Any,
-            optional_params: dict,
-            acompletion: Any = None,
-            litellm_params: Any = None,
-            logger_fn: Any = None,
-            headers: Any = None,
-            timeout: Any = None,
-            client: Any = None,
-        ) -> Any:
+            self, model: str, messages: list, *, model_response: Any,
+            optional_params: dict | None = None, **_unused: Any,
+        ) -> Any:  # fmt: skip
             """Queue the request for the next micro-batch; generation runs in a worker thread."""
             started = time.time()
-            request = self._request(model, messages, optional_params)
+            request = self._request(model, messages, optional_params or {})
             generation = await _batcher().submit(request)
             return _fill_response(model_response, generation, started)
 
