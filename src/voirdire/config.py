@@ -18,7 +18,7 @@ import yaml
 
 from .errors import ConfigError
 from .judges import HUMAN, HumanJudge, Judge, judge_from_config
-from .systems import BM25, Oracle, System, parse_system
+from .systems import BM25, Oracle, Ranker, System, parse_system
 
 SCHEMA = Path(__file__).resolve().parents[2] / "config" / "schema.yaml"
 
@@ -91,7 +91,11 @@ class Plan:
 
     @property
     def oracles(self) -> list[Oracle]:
-        return [s for s in self.systems if not isinstance(s, BM25)]
+        return [s for s in self.systems if not isinstance(s, (BM25, Ranker))]
+
+    @property
+    def rankers(self) -> list[Ranker]:
+        return [s for s in self.systems if isinstance(s, Ranker)]
 
     @property
     def draws(self) -> int:
@@ -101,7 +105,7 @@ class Plan:
 
     def run_names(self, system: System) -> list[str]:
         """Run file stems for a system (``swap-1~r0`` .. for random tie-break draws)."""
-        if isinstance(system, BM25) or self.draws == 1:
+        if isinstance(system, (BM25, Ranker)) or self.draws == 1:
             return [system.slug]
         return [f"{system.slug}~r{draw}" for draw in range(self.draws)]
 
@@ -145,9 +149,25 @@ def check(config: dict) -> Plan:
             if key in spec:
                 _check_file(spec[key], f"datasets.{name}.{key}")
 
+    rankers = {}
+    for name, spec in config.get("rankers", {}).items():
+        try:
+            builtin = parse_system(name, depth=depth)
+        except ConfigError:
+            builtin = None
+        if builtin is not None:
+            raise ConfigError(f"ranker name {name!r} is taken by {builtin}", key=f"rankers.{name}")
+        if spec["method"] in ("rankt5", "monot5") and spec.get("backend", "transformers") != "transformers":
+            raise ConfigError("T5 rankers run with transformers only", key=f"rankers.{name}.backend")
+        llm_keys = ("api_base", "api_key_env", "concurrency", "rpm", "timeout_s", "num_retries")
+        rankers[name] = Ranker(
+            name=name,
+            llm=tuple((k, spec[k]) for k in llm_keys if spec.get(k) is not None),
+            **{k: v for k, v in spec.items() if k not in llm_keys},
+        )
     systems: list[System] = []
     for index, name in enumerate(config["systems"]):
-        system = parse_system(name, depth=depth, key=f"systems[{index}]")
+        system = parse_system(name, depth=depth, key=f"systems[{index}]", rankers=rankers)
         if system in systems:
             raise ConfigError(f"{name!r} repeats {system}", key=f"systems[{index}]")
         systems.append(system)

@@ -382,9 +382,22 @@ def next_token_logprobs(
     For each conversation (chat template with the generation prompt) this takes the log-softmax
     over the full vocabulary at the next position and returns ``{candidate: logprob}`` for the
     first token of each candidate string, tokenised as written (``"Yes"`` and ``" Yes"`` are
-    different tokens; the reply starts right after ``<|im_start|>assistant\\n``, so no space).
+    different tokens; the reply starts right after ``<|im_start|>assistant\n``, so no space).
     Candidates sharing a first token get the same value.
     """
+    model, tokenizer = load(cache_dir)
+    return logprobs_with(model, tokenizer, conversations, candidates, batch_size=batch_size)
+
+
+def logprobs_with(
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    conversations: Sequence[Conversation],
+    candidates: Sequence[str],
+    *,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+) -> list[dict[str, float]]:
+    """:func:`next_token_logprobs` for any causal chat model (left-padded tokenizer) on any device."""
     candidates = list(candidates)
     if not candidates:
         raise ValueError("need at least one candidate")
@@ -393,7 +406,6 @@ def next_token_logprobs(
         return []
     import torch
 
-    model, tokenizer = load(cache_dir)
     first: dict[str, int] = {}
     for candidate in candidates:
         ids = tokenizer.encode(candidate, add_special_tokens=False)
@@ -403,7 +415,7 @@ def next_token_logprobs(
     index = torch.tensor(list(first.values()))
     results: list[dict[str, float]] = []
     for chunk in _chunks(conversations, batch_size):
-        batch = _encode(tokenizer, chunk)
+        batch = _encode(tokenizer, chunk).to(model.device)
         mask = batch["attention_mask"]
         # A plain forward pass does not derive positions from the mask (generate does), so with
         # left padding they must be given, or padded rows would see shifted positions.
@@ -416,7 +428,7 @@ def next_token_logprobs(
                 use_cache=False,
                 logits_to_keep=1,
             ).logits[:, -1, :]
-        logprobs = torch.log_softmax(logits.float(), dim=-1)[:, index]
+        logprobs = torch.log_softmax(logits.float(), dim=-1)[:, index.to(logits.device)]
         for row in logprobs.tolist():
             results.append(dict(zip(first, row)))
     return results

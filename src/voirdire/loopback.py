@@ -18,6 +18,7 @@ import argparse
 import asyncio
 import hashlib
 import json
+import math
 import random
 import threading
 import time
@@ -29,6 +30,17 @@ from aiohttp import web
 def grade_for(text: str, high: int = 3) -> int:
     """The server's deterministic grade for a prompt."""
     return int(hashlib.sha256(text.encode("utf-8")).hexdigest(), 16) % (high + 1)
+
+
+def yes_probability_for(text: str) -> float:
+    """The server's deterministic P(Yes) for a prompt, in [0.05, 0.95]."""
+    digest = hashlib.sha256(b"yes:" + text.encode("utf-8")).hexdigest()
+    return 0.05 + 0.9 * int(digest[:8], 16) / 0xFFFFFFFF
+
+
+def choice_for(text: str) -> str:
+    """The server's deterministic PRP answer ('A' or 'B') for a prompt."""
+    return "AB"[int(hashlib.sha256(b"ab:" + text.encode("utf-8")).hexdigest(), 16) % 2]
 
 
 @dataclass
@@ -110,6 +122,10 @@ class LoopbackServer:
             )
         if outcome == "malformed":
             content = "I think this passage is fairly relevant to the query."
+        elif "Answer with the letter A or B" in prompt:
+            content = f"Passage {choice_for(prompt)}"
+        elif "Answer 'Yes' or 'No'" in prompt:
+            content = "Yes" if yes_probability_for(prompt) >= 0.5 else "No"
         else:
             content = f"The passage was weighed against the query.\n##final score: {grade_for(prompt)}"
         completion_tokens = len(content.split())
@@ -119,7 +135,16 @@ class LoopbackServer:
             "finish_reason": "stop",
         }
         if body.get("logprobs"):
-            choice["logprobs"] = {"content": []}
+            # first token only, with Yes/No and A/B among the top alternatives (OpenAI format)
+            p = yes_probability_for(prompt)
+            top = [{"token": "Yes", "logprob": math.log(p), "bytes": None},
+                   {"token": "No", "logprob": math.log(1 - p), "bytes": None}]  # fmt: skip
+            top = top[: int(body.get("top_logprobs") or 0)]
+            first = content.split()[0] if content.split() else ""
+            choice["logprobs"] = {"content": [
+                {"token": first, "logprob": max(t["logprob"] for t in top) if top else 0.0,
+                 "bytes": None, "top_logprobs": top}
+            ]}  # fmt: skip
         return web.json_response(
             {
                 "id": f"chatcmpl-{sha[:12]}",

@@ -76,21 +76,60 @@ class Swap:
         return self.positions
 
 
+RANKER_METHODS = ("rg", "prp", "rankt5", "monot5")
+RANKER_BACKENDS = ("transformers", "litellm")
+
+
+@dataclass(frozen=True)
+class Ranker:
+    """An LLM reranker of the BM25 pool, named in config (``rankers:``); see voirdire.rankers."""
+
+    name: str
+    method: str
+    model: str
+    backend: str = "transformers"
+    variant: str = "sliding"  # PRP: allpairs | sliding | heap
+    k: int = 10  # PRP sliding: passes; heap: top k
+    depth: int = 100  # rerank the top `depth` of the pool; the rest keeps BM25 order below
+    batch_size: int = 8
+    dtype: str = "auto"
+    max_length: int = 512
+    gpus: int = 0
+    mem_mb: int = 8000
+    llm: tuple[tuple[str, object], ...] = ()  # litellm settings (api_base, api_key_env, ...)
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def slug(self) -> str:
+        return self.name
+
+
 Oracle = Perfect | Swap
-System = BM25 | Oracle
+System = BM25 | Oracle | Ranker
 
 _SWAP = re.compile(r"^swap\[(.*)\]$", re.IGNORECASE)
 _SWAP_SLUG = re.compile(r"^swap((?:-\d+)+)$")
 
 
-def parse_system(name: str, *, depth: int | None = None, key: str | None = None) -> System:
-    """Parse ``BM25``, ``Perfect``, ``Swap[2,3]`` (or their slugs ``bm25``, ``swap-2-3``).
+def parse_system(
+    name: str,
+    *,
+    depth: int | None = None,
+    key: str | None = None,
+    rankers: dict[str, Ranker] | None = None,
+) -> System:
+    """Parse ``BM25``, ``Perfect``, ``Swap[2,3]`` (or their slugs ``bm25``, ``swap-2-3``), or
+    the name of a ranker defined in config.
 
     With ``depth`` (the pool size), swap positions must lie in the top half of the pool:
     Swap[p] exchanges ranks p and depth+1-p, so p > depth/2 would swap back into the top.
     """
     text = str(name).strip()
     lowered = text.lower()
+    if rankers and text in rankers:
+        return rankers[text]
     if lowered == "bm25":
         return BM25()
     if lowered == "perfect":
@@ -99,7 +138,9 @@ def parse_system(name: str, *, depth: int | None = None, key: str | None = None)
     slug = _SWAP_SLUG.match(lowered)
     if not match and not slug:
         raise ConfigError(
-            f"unknown system {text!r}; expected BM25, Perfect or Swap[i,j,..]", key=key
+            f"unknown system {text!r}; expected BM25, Perfect, Swap[i,j,..] or a name defined "
+            "under rankers:",
+            key=key,
         )
     body = match.group(1) if match else slug.group(1).strip("-").replace("-", ",")
     parts = [part.strip() for part in body.split(",")] if body.strip() else []

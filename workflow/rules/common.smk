@@ -28,6 +28,21 @@ def judges_of_kind(kind):
     return "|".join(re.escape(name) for name in names) or "(?!)"
 
 
+def ranker_names():
+    """A wildcard regex matching exactly the configured rankers' names."""
+    return "|".join(re.escape(r.name) for r in PLAN.rankers) or "(?!)"
+
+
+def position_bias_files(wildcards):
+    """Position-bias figures of every PRP ranker, per dataset (a table beside Table 1)."""
+    return [
+        f"{R}/{dataset}/runs/{wildcards.provenance}/{ranker.name}.bias.json"
+        for dataset in PLAN.datasets
+        for ranker in PLAN.rankers
+        if ranker.method == "prp"
+    ]
+
+
 def dataset_spec(wildcards):
     return as_plain(config["datasets"][wildcards.dataset])
 
@@ -132,9 +147,12 @@ def all_datasets(pattern):
 
 
 def get_final_output():
+    names = ["table1", "table2", "significance"]
+    if any(r.method == "prp" for r in PLAN.rankers):
+        names.append("position_bias")
     tables = [
         f"{R}/tables/{{provenance}}/{name}.{ext}"
-        for name in ("table1", "table2", "significance")
+        for name in names
         for ext in ("csv", "md")
     ]
     figures = [f"{R}/figures/{{provenance}}/figure3.{ext}" for ext in ("png", "pdf")]

@@ -59,3 +59,21 @@ rule figure3:
         "../../envs/voirdire.yaml"
     script:
         "../scripts/figure3.py"
+
+
+rule position_bias:
+    input:
+        position_bias_files,
+    output:
+        csv=report(
+            f"{R}/tables/{{provenance}}/position_bias.csv",
+            caption="../report/position_bias.rst",
+            category="Tables",
+        ),
+        md=f"{R}/tables/{{provenance}}/position_bias.md",
+    log:
+        f"{R}/logs/{{provenance}}/position_bias.log",
+    conda:
+        "../../envs/voirdire.yaml"
+    script:
+        "../scripts/position_bias.py"

@@ -1,0 +1,105 @@
+"""Rerank a BM25 pool with one configured ranker, query by query, resumable.
+
+Each finished query is appended to a checkpoint (JSON lines, flushed and fsynced) next to
+the output, so a killed job resumes where it stopped; the run file is written only when
+every query is done.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from ..judges import LLMJudge
+from ..systems import Ranker
+from .llm import Backend, LogitsBackend, prp_rank, rg_scores
+
+
+def backend_for(ranker: Ranker, store_path: str | Path | None = None) -> Backend:
+    if ranker.backend == "litellm":
+        from .api import LiteLLMBackend
+
+        if store_path is None:
+            raise ValueError("a litellm ranker needs a store path")
+        settings = LLMJudge(name=ranker.name, model=ranker.model, **dict(ranker.llm))
+        return LiteLLMBackend(settings=settings, store_path=Path(store_path), ranker=ranker.name)
+    return LogitsBackend(ranker.model, batch_size=ranker.batch_size, dtype=ranker.dtype)
+
+
+def rerank_query(
+    ranker: Ranker, backend: Backend | None, query: str, docids: list[str], texts: dict[str, str]
+) -> tuple[list[str], dict | None]:
+    """The pool of one query (BM25 order) reordered by ``ranker``; PRP also returns its bias figures."""
+    head, tail = docids[: ranker.depth], docids[ranker.depth :]
+    passages = [texts[d] for d in head]
+    bias = None
+    if ranker.method == "prp":
+        order, ledger = prp_rank(backend, query, passages, variant=ranker.variant, k=ranker.k)
+        bias = ledger.bias()
+    else:
+        if ranker.method == "rg":
+            scores = rg_scores(backend, query, passages)
+        else:
+            from .t5 import T5Scorer
+
+            scorer = T5Scorer(model=ranker.model, kind=ranker.method, batch_size=ranker.batch_size,
+                              max_length=ranker.max_length, dtype=ranker.dtype)  # fmt: skip
+            scores = scorer.score(query, passages)
+        order = sorted(range(len(head)), key=lambda i: (-scores[i], i))
+    return [head[i] for i in order] + tail, bias
+
+
+def load_checkpoint(path: Path) -> dict[str, dict]:
+    """Finished queries from a checkpoint; a torn last line (killed mid-write) is ignored."""
+    done: dict[str, dict] = {}
+    if path.exists():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            done[record["query_id"]] = record
+    return done
+
+
+def rerank_all(
+    ranker: Ranker,
+    pools: dict[str, list[str]],
+    topics: dict[str, str],
+    texts: dict[str, str],
+    checkpoint: Path,
+    *,
+    store_path: str | Path | None = None,
+    progress: bool = True,
+) -> dict[str, dict]:
+    """Rerank every query, skipping those already in ``checkpoint``; returns all records."""
+    from tqdm.auto import tqdm
+
+    done = load_checkpoint(checkpoint)
+    todo: Iterable[str] = [q for q in pools if q not in done]
+    backend = backend_for(ranker, store_path) if ranker.method in ("rg", "prp") else None
+    checkpoint.parent.mkdir(parents=True, exist_ok=True)
+    with checkpoint.open("a", encoding="utf-8") as fh:
+        for qid in tqdm(todo, desc=f"reranking with {ranker.name}", disable=not progress, unit="query"):
+            ranking, bias = rerank_query(ranker, backend, topics[qid], pools[qid], texts)
+            record = {"query_id": qid, "ranking": ranking, "bias": bias}
+            fh.write(json.dumps(record) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+            done[qid] = record
+    return done
+
+
+def total_bias(records: Iterable[dict]) -> dict | None:
+    """Position-bias figures of a PRP ranker summed over queries (None for other methods)."""
+    parts = [r["bias"] for r in records if r.get("bias")]
+    if not parts:
+        return None
+    total = {key: sum(p[key] for p in parts) for key in parts[0]}
+    total["order_dependent_rate"] = total["order_dependent"] / total["pairs"] if total["pairs"] else None
+    total["first_position_win_rate"] = (
+        total["first_position_wins"] / total["answered"] if total["answered"] else None
+    )
+    return total

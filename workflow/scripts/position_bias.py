@@ -1,0 +1,23 @@
+"""Stage 6c: the PRP rankers' position-bias table (order-dependent pairs, first-position wins)."""
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from voirdire.report import write_table
+from voirdire.wf import start
+
+log = start(snakemake)  # noqa: F821
+rows = []
+for path in snakemake.input:  # noqa: F821
+    found = json.loads(Path(path).read_text())
+    rows.append({"dataset": Path(path).parents[2].name, "ranker": found["ranker"],
+                 "variant": found["variant"], "model": found["model"], **(found["bias"] or {})})  # fmt: skip
+write_table(
+    pd.DataFrame(rows),
+    Path(snakemake.output.csv).with_suffix(""),  # noqa: F821
+    title="Position bias of the PRP rankers (each pair asked in both orders)",
+    floatfmt=".3f",
+)
+log.info("%d rows", len(rows))

@@ -1,0 +1,27 @@
+"""Stage 3b: rerank the BM25 pool with an LLM ranker (RG, PRP, RankT5, monoT5); resumable."""
+
+import json
+import os
+from pathlib import Path
+
+from voirdire.formats import atomic_write, ranked, read_run, read_topics, run_from_rankings, write_run
+import pandas as pd
+
+from voirdire.rankers.rerank import rerank_all, total_bias
+from voirdire.wf import start
+
+log = start(snakemake)  # noqa: F821
+os.environ.setdefault("VOIRDIRE_TORCH_THREADS", str(snakemake.threads))  # noqa: F821
+ranker = snakemake.params.ranker  # noqa: F821
+pools = ranked(read_run(snakemake.input.pool))  # noqa: F821
+passages = pd.read_parquet(snakemake.input.passages)  # noqa: F821
+texts = dict(zip(passages["doc_id"], passages["text"], strict=True))
+topics = read_topics(snakemake.input.topics)  # noqa: F821
+checkpoint = Path(snakemake.params.checkpoint)  # noqa: F821
+records = rerank_all(ranker, pools, topics, texts, checkpoint, store_path=snakemake.params.store)  # noqa: F821
+write_run(run_from_rankings({q: records[q]["ranking"] for q in pools}), snakemake.output.run, tag=ranker.name)  # noqa: F821
+with atomic_write(snakemake.output.bias) as fh:  # noqa: F821
+    json.dump({"ranker": ranker.name, "method": ranker.method, "variant": ranker.variant if ranker.method == "prp" else None,
+               "model": ranker.model, "bias": total_bias(records.values())}, fh, indent=2)  # fmt: skip
+checkpoint.unlink()
+log.info("%s reranked %d queries", ranker.name, len(pools))
