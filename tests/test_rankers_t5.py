@@ -271,3 +271,25 @@ def test_bfloat16_on_cpu_runs(model_dir):
     )
     assert all(math.isfinite(s) and s <= 0 for s in bf16)
     assert bf16 == pytest.approx(f32, abs=0.1)
+
+
+def test_encoder_decoder_logits_path_for_flan_style_rg_and_prp(model_dir):
+    """FLAN-T5/UL2 RG and PRP read the first decoder step; batched equals one by one and
+    equals the raw model's log-softmax computed here."""
+    import torch
+
+    from voirdire.rankers import causal
+
+    conversations = [[{"role": "user", "content": text}] for text in
+                     ["true or false: the sky", "a much longer question about rivers and the sea " * 5, "short"]]  # fmt: skip
+    batched = causal.candidate_logprobs(str(model_dir), conversations, ["true", "false"], batch_size=3)
+    single = causal.candidate_logprobs(str(model_dir), conversations, ["true", "false"], batch_size=1)
+    for b, s in zip(batched, single, strict=True):
+        assert b == pytest.approx(s, abs=1e-4)
+    model, tokenizer = causal.load(str(model_dir))
+    encoded = tokenizer(conversations[0][0]["content"], return_tensors="pt")
+    start = torch.tensor([[model.config.decoder_start_token_id]])
+    with torch.inference_mode():
+        logits = model(**encoded, decoder_input_ids=start).logits[0, 0]
+    expected = torch.log_softmax(logits, -1)[tokenizer.encode("true", add_special_tokens=False)[0]].item()
+    assert batched[0]["true"] == pytest.approx(expected, abs=1e-5)

@@ -31,15 +31,19 @@ def copy_qrels_with(tmp_path, extra_line):
     return str(path), len(text.splitlines()) + 1
 
 
+DEMO = yaml.safe_load((ROOT / "config/config.yaml").read_text())
+NEXT_SYSTEM, NEXT_JUDGE = len(DEMO["systems"]), len(DEMO["judges"])
+
+
 @pytest.mark.parametrize(
     ("mutate", "expected"),
     [
-        (lambda c, t: c["systems"].append("Swap[0]"), ["config key 'systems[7]'", "positions start at 1"]),
-        (lambda c, t: c["systems"].append("Swap[1,1]"), ["config key 'systems[7]'", "distinct"]),
+        (lambda c, t: c["systems"].append("Swap[0]"), [f"config key 'systems[{NEXT_SYSTEM}]'", "positions start at 1"]),
+        (lambda c, t: c["systems"].append("Swap[1,1]"), [f"config key 'systems[{NEXT_SYSTEM}]'", "distinct"]),
         # schema errors come from Snakemake's validate(), which names the key its own way
         (lambda c, t: c["datasets"]["demo"].update(source="msmarco"),
          ["instance['datasets']['demo']['source']", "'msmarco'"]),
-        (lambda c, t: c["judges"].append({"name": "x", "kind": "gpt"}), ["instance['judges'][3]['kind']"]),
+        (lambda c, t: c["judges"].append({"name": "x", "kind": "gpt"}), [f"instance['judges'][{NEXT_JUDGE}]['kind']"]),
         (lambda c, t: c["datasets"]["demo"].update(corpus="missing.jsonl"),
          ["config key 'datasets.demo.corpus'", "file not found: missing.jsonl"]),
     ],
@@ -94,8 +98,13 @@ def test_demo_end_to_end_then_nothing_to_do(tmp_path):
     out = tmp_path / "results"
     snakemake("--cores", "2", "--config", f"results={out}")
     table1 = (out / "tables/original/table1.csv").read_text().splitlines()
-    assert table1[0] == "dataset,system,human,assessor-b,length,overlap"
-    assert len(table1) == 1 + 7
+    assert table1[0] == "dataset,system,human,smollm2,assessor-b,length,overlap"
+    assert [line.split(",")[1] for line in table1[1:]] == [
+        "BM25", "Perfect", "Swap[3]", "Swap[2]", "Swap[1]", "Swap[2,3]", "Swap[1,2]",
+        "rg-smollm2", "prp-smollm2"]  # fmt: skip
+    bias = (out / "tables/original/position_bias.csv").read_text().splitlines()
+    assert bias[0].startswith("dataset,ranker,variant,model,prompts,pairs,order_dependent")
+    assert bias[1].startswith("demo,prp-smollm2,sliding,local/smollm2-135m,")
     assert (out / "figures/original/figure3.png").stat().st_size > 10_000
     fingerprint = json.loads((out / "tables/original/fingerprint.json").read_text())
     assert set(fingerprint["inputs"]) == {
@@ -119,6 +128,7 @@ def test_llm_judge_in_the_workflow_plans_caches_and_keeps_the_key_secret(tmp_pat
     with LoopbackServer() as server:
 
         def mutate(config, tmp):
+            config["systems"] = [s for s in config["systems"] if s not in config["rankers"]]
             config["judges"] = [{"name": "api-judge", "kind": "llm", "model": "openai/loopback",
                                  "api_base": server.url, "api_key_env": "VOIRDIRE_TEST_KEY",
                                  "concurrency": 16}]  # fmt: skip

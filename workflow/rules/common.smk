@@ -111,6 +111,11 @@ def system_runs(wildcards):
     ]
 
 
+def system_run_names(wildcards):
+    """The system (as tables print it) of each file of system_runs, in the same order."""
+    return [str(system) for system in PLAN.systems for _ in PLAN.run_names(system)]
+
+
 def judge_qrels_files(wildcards):
     """Qrels of every judge of the dataset, in PLAN.judge_names order."""
     return [

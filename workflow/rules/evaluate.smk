@@ -11,6 +11,7 @@ rule evaluate:
         f"{R}/{{dataset}}/eval/{{provenance}}/{{judge}}.parquet",
     params:
         scale=judge_params,
+        systems=system_run_names,
     log:
         f"{R}/logs/{{dataset}}/{{provenance}}/evaluate-{{judge}}.log",
     conda:

@@ -1,18 +1,15 @@
 """Stage 5a: judged-only nDCG@10 per query for every system under one judge."""
 
 from collections import defaultdict
-from pathlib import Path
 
 from voirdire.evaluation import evaluate_systems
 from voirdire.formats import atomic_write, read_qrels, read_run, read_topics
-from voirdire.systems import parse_system
 from voirdire.wf import start
 
 log = start(snakemake)  # noqa: F821
-runs = defaultdict(list)
-for path in snakemake.input.runs:  # noqa: F821
-    slug = Path(path).stem.partition("~r")[0]
-    runs[str(parse_system(slug))].append(read_run(path))
+runs = defaultdict(list)  # system -> its runs (several: an oracle's random tie-break draws)
+for system, path in zip(snakemake.params.systems, snakemake.input.runs, strict=True):  # noqa: F821
+    runs[system].append(read_run(path))
 scale = snakemake.params.scale  # noqa: F821
 qrels = read_qrels(snakemake.input.qrels, (scale["min"], scale["max"]), allow_empty=True)  # noqa: F821
 scores = evaluate_systems(runs, qrels, read_topics(snakemake.input.topics))  # noqa: F821
