@@ -30,18 +30,13 @@ import pandas as pd
 
 from .errors import ConfigError
 from .judges import LLMJudge
+from .llm_env import import_litellm
 from .parsing import UNPARSED, parse_grade
 from .store import Judgment, Store, request_key
 
 log = logging.getLogger(__name__)
 
 PERMANENT_ERRORS = ("AuthenticationError", "BadRequestError", "NotFoundError", "PermissionDeniedError")
-
-
-def _litellm():
-    from .llm_env import import_litellm
-
-    return import_litellm()
 
 
 def prepare_provider(model: str) -> None:
@@ -164,7 +159,7 @@ def api_key(judge: LLMJudge) -> str | None:
     return value
 
 
-def _cost(litellm, model: str, prompt_tokens: int, completion_tokens: int) -> float:
+def token_cost(litellm, model: str, prompt_tokens: int, completion_tokens: int) -> float:
     """Price from litellm's cost map; 0 for models it has no price for (local ones)."""
     try:
         prompt_cost, completion_cost = litellm.cost_per_token(
@@ -185,7 +180,7 @@ async def _judge_tasks(
     progress: bool,
     transport_attempts: int,
 ) -> None:
-    litellm = _litellm()
+    litellm = import_litellm()
     prepare_provider(judge.model)
     key = api_key(judge)
     semaphore = asyncio.Semaphore(judge.concurrency)
@@ -235,7 +230,7 @@ async def _judge_tasks(
                 parsed = parse_grade(text, judge.scale.low, judge.scale.high)
                 if parsed.ok:
                     break
-            cost = _cost(litellm, judge.model, prompt_tokens, completion_tokens)
+            cost = token_cost(litellm, judge.model, prompt_tokens, completion_tokens)
             stored = store.put(
                 Judgment(
                     key=task.key, judge=judge.name, query_id=task.query_id, doc_id=task.doc_id,

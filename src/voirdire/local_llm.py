@@ -540,12 +540,6 @@ def _batcher() -> _MicroBatcher:
     return batcher
 
 
-def _litellm() -> Any:
-    from .llm_env import import_litellm
-
-    return import_litellm()
-
-
 def _max_tokens(optional_params: Mapping[str, Any] | None) -> int:
     params = optional_params or {}
     for key in ("max_tokens", "max_completion_tokens"):
@@ -575,7 +569,9 @@ def _fill_response(model_response: Any, generation: Generation, started: float) 
 @functools.lru_cache(maxsize=1)
 def _provider_class() -> type:
     """Define :class:`LocalLLM` on first use, because subclassing needs ``import litellm``."""
-    litellm = _litellm()
+    from .llm_env import import_litellm
+
+    litellm = import_litellm()
     from litellm.llms.custom_llm import CustomLLMError
 
     class LocalLLM(litellm.CustomLLM):  # type: ignore[misc, name-defined]
@@ -642,7 +638,9 @@ def register() -> None:
     ``litellm.custom_provider_map`` once (replacing any other handler registered as
     ``"local"``) and runs litellm's ``custom_llm_setup`` so the provider is known at once.
     """
-    litellm = _litellm()
+    from .llm_env import import_litellm
+
+    litellm = import_litellm()
     from litellm.utils import custom_llm_setup
 
     handler = provider()

@@ -14,7 +14,8 @@ from pathlib import Path
 import pandas as pd
 
 from .config import Plan
-from .engine import _cost, _litellm, build_tasks
+from .engine import build_tasks, token_cost
+from .llm_env import import_litellm
 from .judges import LLMJudge
 from .judging import load_inputs
 from .store import Store
@@ -28,7 +29,7 @@ def estimate_prompt_tokens(litellm, model: str, messages: list[dict]) -> int:
 
 
 def plan_rows(plan: Plan, results: str | Path, provenance: str = "original") -> pd.DataFrame:
-    litellm = _litellm()
+    litellm = import_litellm()
     rows = []
     for dataset in plan.datasets:
         base = Path(results) / dataset
@@ -60,7 +61,7 @@ def plan_rows(plan: Plan, results: str | Path, provenance: str = "original") -> 
                     "naive_pairs": naive, "tasks": len(tasks), "cached": len(cached),
                     "calls": len(todo), "est_prompt_tokens": prompt,
                     "est_completion_tokens_max": completion,
-                    "est_cost_usd_max": _cost(litellm, judge.model, prompt, completion),
+                    "est_cost_usd_max": token_cost(litellm, judge.model, prompt, completion),
                 }
             )  # fmt: skip
     return pd.DataFrame(rows)

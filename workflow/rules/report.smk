@@ -3,7 +3,6 @@
 
 rule tables:
     input:
-        evals=all_datasets(f"{R}/{{dataset}}/eval/{{provenance}}/human.parquet"),
         agreement=all_datasets(f"{R}/{{dataset}}/eval/{{provenance}}/agreement.parquet"),
         significance=all_datasets(f"{R}/{{dataset}}/eval/{{provenance}}/significance.parquet"),
         judge_evals=all_judge_evals,

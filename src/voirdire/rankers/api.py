@@ -21,7 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..engine import RateLimiter, _cost, _litellm, api_key, prepare_provider
+from ..engine import RateLimiter, api_key, prepare_provider, token_cost
+from ..llm_env import import_litellm
 from ..judges import LLMJudge
 from ..store import Judgment, Store, request_key
 from .llm import p_yes
@@ -59,7 +60,7 @@ class LiteLLMBackend:
 
     async def _run_async(self, conversations, purpose) -> list[dict]:
         s = self.settings
-        litellm = _litellm()
+        litellm = import_litellm()
         prepare_provider(s.model)
         params = {"model": s.model, "temperature": 0.0, "max_tokens": 1 if purpose == "rg" else 8}
         if purpose == "rg":
@@ -103,7 +104,7 @@ class LiteLLMBackend:
                         sample=0, model=s.model, model_version=getattr(response, "model", None),
                         raw=json.dumps(raw), label=None, status="ok", parse_rule=purpose,
                         attempts=1, prompt_tokens=tokens_in, completion_tokens=tokens_out,
-                        cost=_cost(litellm, s.model, tokens_in, tokens_out),
+                        cost=token_cost(litellm, s.model, tokens_in, tokens_out),
                         latency_s=time.perf_counter() - started, passage_chars=None,
                         created=time.time(),
                     )  # fmt: skip
