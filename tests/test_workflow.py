@@ -3,6 +3,7 @@
 import json
 import shutil
 
+import pandas as pd
 import pytest
 import yaml
 
@@ -97,9 +98,9 @@ def test_empty_corpus_fails_in_its_job_and_says_why(tmp_path):
 def test_demo_end_to_end_then_nothing_to_do(tmp_path):
     out = tmp_path / "results"
     snakemake("--cores", "2", "--config", f"results={out}")
-    table1 = (out / "tables/original/table1.csv").read_text().splitlines()
-    assert table1[0] == "dataset,system,human,smollm2,assessor-b,length,overlap"
-    assert [line.split(",")[1] for line in table1[1:]] == [
+    table1 = pd.read_csv(out / "tables/original/table1.csv")
+    assert list(table1.columns) == ["dataset", "system", "human", "smollm2", "assessor-b", "length", "overlap"]
+    assert list(table1["system"]) == [
         "BM25", "Perfect", "Swap[3]", "Swap[2]", "Swap[1]", "Swap[2,3]", "Swap[1,2]",
         "rg-smollm2", "prp-smollm2"]  # fmt: skip
     bias = (out / "tables/original/position_bias.csv").read_text().splitlines()
@@ -108,7 +109,8 @@ def test_demo_end_to_end_then_nothing_to_do(tmp_path):
     assert (out / "figures/original/figure3.png").stat().st_size > 10_000
     fingerprint = json.loads((out / "tables/original/fingerprint.json").read_text())
     assert set(fingerprint["inputs"]) == {
-        "datasets.demo.topics", "datasets.demo.qrels", "datasets.demo.corpus", "judges[0].qrels"
+        "datasets.demo.topics", "datasets.demo.qrels", "datasets.demo.corpus",
+        "judges[0].prompt_file", "judges[1].qrels",
     }
     again = snakemake("--cores", "2", "--config", f"results={out}")
     assert "Nothing to be done" in again.stdout + again.stderr

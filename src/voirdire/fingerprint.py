@@ -45,6 +45,10 @@ def input_files(config: dict) -> dict[str, str]:
         items = qrels.items() if isinstance(qrels, dict) else [("", qrels)] if qrels else []
         for dataset, path in items:
             files[f"judges[{index}].qrels{'.' + dataset if dataset else ''}"] = path
+        if judge.get("kind") == "llm":
+            from .judges import DEFAULT_PROMPT
+
+            files[f"judges[{index}].prompt_file"] = judge.get("prompt_file") or str(DEFAULT_PROMPT)
     return {key: f"{path} sha256:{file_sha256(path)}" for key, path in files.items()}
 
 
