@@ -161,3 +161,12 @@ def test_rerank_all_resumes_from_its_checkpoint(tmp_path, monkeypatch):
     bias = total_bias(records.values())
     assert bias["pairs"] == 4 * 10 and 0 <= bias["order_dependent_rate"] <= 1
     assert json.loads(checkpoint.read_text().splitlines()[-1])["query_id"] in pools
+
+
+def test_rg_through_an_api_without_logprobs_is_an_error_not_a_coin_flip(tmp_path, monkeypatch):
+    monkeypatch.setenv("VOIRDIRE_TEST_KEY", "sk-ranker-test")
+    with LoopbackServer() as server:
+        settings = LLMJudge(name="r", model="openai/served", api_base=server.url, api_key_env="VOIRDIRE_TEST_KEY")
+        backend = LiteLLMBackend(settings=settings, store_path=tmp_path / "r.sqlite", ranker="r", top_logprobs=0)
+        with pytest.raises(ValueError, match="returned no top_logprobs"):
+            backend.yes_probabilities([rg_messages("q", "p")])

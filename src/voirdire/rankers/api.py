@@ -30,6 +30,13 @@ from .llm import p_yes
 _CHOICE = re.compile(r"\bpassage\s*([ab])\b|^\W*([ab])\W*$", re.IGNORECASE)
 
 
+def _field(obj, name: str):
+    """An attribute of a litellm response part, whether it came as an object or a dict."""
+    if obj is None:
+        return None
+    return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
+
+
 def parse_choice(text: str | None) -> str | None:
     """'A' or 'B' from an answer text, or None when it names neither or both."""
     found = {(m.group(1) or m.group(2)).upper() for m in _CHOICE.finditer((text or "").strip())}
@@ -86,16 +93,12 @@ class LiteLLMBackend:
                     choice = response.choices[0]
                     text = choice.message.content
                     raw = {"text": text}
-                    logprobs = getattr(choice, "logprobs", None)
                     if purpose == "rg":
-                        content = (logprobs or {}).get("content") if isinstance(logprobs, dict) else getattr(logprobs, "content", None)
-                        first = content[0] if content else None
-                        top = (first.get("top_logprobs") if isinstance(first, dict) else getattr(first, "top_logprobs", None)) or []
+                        content = _field(_field(choice, "logprobs"), "content") or [None]
                         raw["top_logprobs"] = [
-                            {"token": t["token"] if isinstance(t, dict) else t.token,
-                             "logprob": t["logprob"] if isinstance(t, dict) else t.logprob}
-                            for t in top
-                        ]  # fmt: skip
+                            {"token": _field(t, "token"), "logprob": _field(t, "logprob")}
+                            for t in _field(content[0], "top_logprobs") or []
+                        ]
                     usage = getattr(response, "usage", None)
                     tokens_in = int(getattr(usage, "prompt_tokens", 0) or 0)
                     tokens_out = int(getattr(usage, "completion_tokens", 0) or 0)
@@ -116,7 +119,12 @@ class LiteLLMBackend:
 
     def yes_probabilities(self, conversations):
         results = self._run(conversations, "rg")
-        return [p_yes(*yes_no_from_top_logprobs(r.get("top_logprobs", []))) for r in results]
+        if any(not r.get("top_logprobs") for r in results):
+            raise ValueError(
+                f"{self.settings.model} returned no top_logprobs: RG needs them (a vLLM or "
+                "OpenAI-compatible server does; most hosted chat APIs do not). Use PRP for it."
+            )
+        return [p_yes(*yes_no_from_top_logprobs(r["top_logprobs"])) for r in results]
 
     def preferences(self, conversations):
         return [parse_choice(r["text"]) for r in self._run(conversations, "prp")]
