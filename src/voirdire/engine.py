@@ -160,7 +160,7 @@ def api_key(judge: LLMJudge) -> str | None:
 
 
 def token_cost(litellm, model: str, prompt_tokens: int, completion_tokens: int) -> float:
-    """Price from litellm's cost map; 0 for models it has no price for (local ones)."""
+    """Price from litellm's cost map; 0 for models it has no price for (see :func:`has_price`)."""
     try:
         prompt_cost, completion_cost = litellm.cost_per_token(
             model=model, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens
@@ -168,6 +168,15 @@ def token_cost(litellm, model: str, prompt_tokens: int, completion_tokens: int) 
     except Exception:  # noqa: BLE001 - unknown model: no price, not an error
         return 0.0
     return float(prompt_cost + completion_cost)
+
+
+def has_price(litellm, model: str) -> bool:
+    """Whether litellm's cost map prices ``model`` (else reported costs are 0 for lack of a price)."""
+    try:
+        litellm.cost_per_token(model=model, prompt_tokens=1, completion_tokens=1)
+    except Exception:  # noqa: BLE001
+        return False
+    return True
 
 
 async def _judge_tasks(
@@ -336,6 +345,7 @@ def summary(judge: LLMJudge, judgments: pd.DataFrame, labels: pd.DataFrame, stat
         "requests_this_run": stats.requests,
         "cached": stats.cached,
         "cost_this_run_usd": stats.cost,
+        "price_known": has_price(import_litellm(), judge.model),
         "cost_ledger_usd": float(judgments["cost"].sum()),
         "prompt_tokens_ledger": int(judgments["prompt_tokens"].fillna(0).sum()),
         "completion_tokens_ledger": int(judgments["completion_tokens"].fillna(0).sum()),

@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from .config import Plan
-from .engine import build_tasks, token_cost
+from .engine import build_tasks, has_price, token_cost
 from .llm_env import import_litellm
 from .judges import LLMJudge
 from .judging import load_inputs
@@ -61,7 +61,9 @@ def plan_rows(plan: Plan, results: str | Path, provenance: str = "original") -> 
                     "naive_pairs": naive, "tasks": len(tasks), "cached": len(cached),
                     "calls": len(todo), "est_prompt_tokens": prompt,
                     "est_completion_tokens_max": completion,
-                    "est_cost_usd_max": token_cost(litellm, judge.model, prompt, completion),
+                    # None: litellm's cost map has no price for this model (local, self-hosted)
+                    "est_cost_usd_max": token_cost(litellm, judge.model, prompt, completion)
+                    if has_price(litellm, judge.model) else None,
                 }
             )  # fmt: skip
     return pd.DataFrame(rows)
