@@ -87,11 +87,14 @@ def test_empty_corpus_fails_in_its_job_and_says_why(tmp_path):
         config["datasets"]["demo"]["corpus"] = str(tmp / "empty.jsonl")
 
     path = bad_config(tmp_path, mutate)
+    topics = tmp_path / "results/demo/data/topics.tsv"
+    snakemake(str(topics), "--cores", "1", "--configfile", str(path))  # computed before the failure
+    before = topics.stat().st_mtime_ns
     result = snakemake("--cores", "1", "--configfile", str(path), check=False)
     assert result.returncode != 0
     assert f"{tmp_path / 'empty.jsonl'}: corpus is empty" in result.stdout + result.stderr
-    # what finished before the failure is kept
-    assert (tmp_path / "results/demo/data/topics.tsv").is_file()
+    # what was computed before the failure is kept, untouched
+    assert topics.is_file() and topics.stat().st_mtime_ns == before
 
 
 @pytest.mark.workflow
