@@ -293,3 +293,17 @@ def test_encoder_decoder_logits_path_for_flan_style_rg_and_prp(model_dir):
         logits = model(**encoded, decoder_input_ids=start).logits[0, 0]
     expected = torch.log_softmax(logits, -1)[tokenizer.encode("true", add_special_tokens=False)[0]].item()
     assert batched[0]["true"] == pytest.approx(expected, abs=1e-5)
+
+
+def test_rerank_query_orders_the_head_by_t5_score_and_keeps_the_tail(model_dir):
+    from voirdire.rankers.rerank import backend_for, rerank_query
+    from voirdire.systems import Ranker
+
+    ranker = Ranker(name="mono", method="monot5", model=str(model_dir), depth=4, batch_size=2)
+    backend = backend_for(ranker)
+    texts = {f"d{i}": f"passage number {i} about rivers " * (i + 1) for i in range(6)}
+    docids = list(texts)
+    ranking, bias = rerank_query(ranker, backend, "rivers", docids, texts)
+    scores = backend.score("rivers", [texts[d] for d in docids[:4]])
+    assert ranking[:4] == [docids[i] for i in sorted(range(4), key=lambda i: (-scores[i], i))]
+    assert ranking[4:] == docids[4:] and bias is None

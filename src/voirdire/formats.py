@@ -251,6 +251,12 @@ def read_corpus(path: str | Path) -> Iterator[tuple[str, str]]:
         raise InputError("corpus is empty", path=path)
 
 
+def read_passages(path: str | Path) -> dict[str, str]:
+    """docid -> text of the pooled passages (the BM25 stage's ``passages.parquet``)."""
+    passages = pd.read_parquet(_require_file(path))
+    return dict(zip(passages["doc_id"], passages["text"], strict=True))
+
+
 # ----------------------------------------------------------------------------- RankGPT JSON
 
 

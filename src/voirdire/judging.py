@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from .engine import aggregate, build_tasks, judge_all, summary
-from .formats import atomic_write, read_topics, write_qrels
+from .formats import atomic_write, read_passages, read_topics, write_qrels
 from .judges import LLMJudge
 from .store import COLUMNS, Store
 
@@ -22,9 +22,7 @@ RAW_COLUMNS = [c for c in COLUMNS if c != "key"] + ["key"]
 
 def load_inputs(pairs_tsv: str | Path, passages_parquet: str | Path, topics_tsv: str | Path):
     pairs = pd.read_csv(pairs_tsv, sep="\t", dtype=str)
-    passages = pd.read_parquet(passages_parquet)
-    texts = dict(zip(passages["doc_id"], passages["text"], strict=True))
-    return pairs, texts, read_topics(topics_tsv)
+    return pairs, read_passages(passages_parquet), read_topics(topics_tsv)
 
 
 def run_judging_job(

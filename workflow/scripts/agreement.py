@@ -1,6 +1,7 @@
 """Stage 5b: label agreement (kappa), system agreement (tau, RBO), paired t-tests."""
 
 import json
+from pathlib import Path
 
 import pandas as pd
 
@@ -41,7 +42,7 @@ for judge in names:
     significance.append(sig)
     log.info("%s: %s", judge, row)
 summaries = {
-    j: json.load(open(path))
+    j: json.loads(Path(path).read_text())
     for j, path in zip(snakemake.params.summary_judges, snakemake.input.summaries, strict=True)  # noqa: F821
 }
 for row in rows:

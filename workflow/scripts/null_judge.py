@@ -2,14 +2,13 @@
 
 import pandas as pd
 
-from voirdire.formats import read_topics, write_qrels
+from voirdire.formats import read_passages, read_topics, write_qrels
 from voirdire.null_judges import null_labels
 from voirdire.wf import start
 
 log = start(snakemake)  # noqa: F821
 pairs = pd.read_csv(snakemake.input.pairs, sep="\t", dtype=str)  # noqa: F821
-passages = pd.read_parquet(snakemake.input.passages)  # noqa: F821
-texts = dict(zip(passages["doc_id"], passages["text"], strict=True))
+texts = read_passages(snakemake.input.passages)  # noqa: F821
 labels = null_labels(snakemake.params.method, pairs, texts, read_topics(snakemake.input.topics))  # noqa: F821
 write_qrels(labels, snakemake.output[0])  # noqa: F821
 log.info("%s: grade counts %s", snakemake.params.method, labels["relevance"].value_counts().sort_index().to_dict())  # noqa: F821

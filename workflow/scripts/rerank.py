@@ -4,9 +4,15 @@ import json
 import os
 from pathlib import Path
 
-from voirdire.formats import atomic_write, ranked, read_run, read_topics, run_from_rankings, write_run
-import pandas as pd
-
+from voirdire.formats import (
+    atomic_write,
+    ranked,
+    read_passages,
+    read_run,
+    read_topics,
+    run_from_rankings,
+    write_run,
+)
 from voirdire.rankers.rerank import rerank_all, total_bias
 from voirdire.wf import start
 
@@ -14,8 +20,7 @@ log = start(snakemake)  # noqa: F821
 os.environ.setdefault("VOIRDIRE_TORCH_THREADS", str(snakemake.threads))  # noqa: F821
 ranker = snakemake.params.ranker  # noqa: F821
 pools = ranked(read_run(snakemake.input.pool))  # noqa: F821
-passages = pd.read_parquet(snakemake.input.passages)  # noqa: F821
-texts = dict(zip(passages["doc_id"], passages["text"], strict=True))
+texts = read_passages(snakemake.input.passages)  # noqa: F821
 topics = read_topics(snakemake.input.topics)  # noqa: F821
 checkpoint = Path(snakemake.params.checkpoint)  # noqa: F821
 records = rerank_all(ranker, pools, topics, texts, checkpoint, store_path=snakemake.params.store)  # noqa: F821

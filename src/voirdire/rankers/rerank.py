@@ -14,10 +14,16 @@ from pathlib import Path
 
 from ..judges import LLMJudge
 from ..systems import Ranker
-from .llm import Backend, LogitsBackend, prp_rank, rg_scores
+from .llm import LogitsBackend, prp_rank, rg_scores
 
 
-def backend_for(ranker: Ranker, store_path: str | Path | None = None) -> Backend:
+def backend_for(ranker: Ranker, store_path: str | Path | None = None):
+    """What answers the ranker's prompts: an LLM backend (RG, PRP) or a T5 scorer."""
+    if ranker.method in ("rankt5", "monot5"):
+        from .t5 import T5Scorer
+
+        return T5Scorer(model=ranker.model, kind=ranker.method, batch_size=ranker.batch_size,
+                        max_length=ranker.max_length, dtype=ranker.dtype)  # fmt: skip
     if ranker.backend == "litellm":
         from .api import LiteLLMBackend
 
@@ -29,7 +35,7 @@ def backend_for(ranker: Ranker, store_path: str | Path | None = None) -> Backend
 
 
 def rerank_query(
-    ranker: Ranker, backend: Backend | None, query: str, docids: list[str], texts: dict[str, str]
+    ranker: Ranker, backend, query: str, docids: list[str], texts: dict[str, str]
 ) -> tuple[list[str], dict | None]:
     """The pool of one query (BM25 order) reordered by ``ranker``; PRP also returns its bias figures."""
     head, tail = docids[: ranker.depth], docids[ranker.depth :]
@@ -41,12 +47,8 @@ def rerank_query(
     else:
         if ranker.method == "rg":
             scores = rg_scores(backend, query, passages)
-        else:
-            from .t5 import T5Scorer
-
-            scorer = T5Scorer(model=ranker.model, kind=ranker.method, batch_size=ranker.batch_size,
-                              max_length=ranker.max_length, dtype=ranker.dtype)  # fmt: skip
-            scores = scorer.score(query, passages)
+        else:  # RankT5 / monoT5: the backend is a T5Scorer
+            scores = backend.score(query, passages)
         order = sorted(range(len(head)), key=lambda i: (-scores[i], i))
     return [head[i] for i in order] + tail, bias
 
@@ -79,7 +81,7 @@ def rerank_all(
 
     done = load_checkpoint(checkpoint)
     todo: Iterable[str] = [q for q in pools if q not in done]
-    backend = backend_for(ranker, store_path) if ranker.method in ("rg", "prp") else None
+    backend = backend_for(ranker, store_path)
     checkpoint.parent.mkdir(parents=True, exist_ok=True)
     with checkpoint.open("a", encoding="utf-8") as fh:
         for qid in tqdm(todo, desc=f"reranking with {ranker.name}", disable=not progress, unit="query"):
