@@ -1,7 +1,8 @@
 """Judging throughput on a loopback OpenAI-compatible server (SPEC section 8). Prints figures.
 
 Three numbers from one run, same server, same latency, same concurrency:
-  1. the engine (voirdire.engine.judge_all: store, parsing, retries, progress) in judgments/s,
+  1. the engine (the one call path, voirdire.llm.call_all, with a judge's calls: store, parsing,
+     retries, progress) in judgments/s,
   2. bare ``litellm.acompletion`` with an asyncio semaphore, calls/s,
   3. a one-at-a-time loop (how UMBRELA worked until 2026), calls/s,
 then the ratios (engine / bare litellm, engine / sequential, engine / ideal) and the call
@@ -38,7 +39,7 @@ def free_port() -> int:
 def start_server(latency: float) -> tuple[subprocess.Popen, str]:
     port = free_port()
     server = subprocess.Popen(
-        [sys.executable, "-m", "voirdire.loopback", "--port", str(port), "--latency", str(latency)],
+        [sys.executable, str(ROOT / "tests" / "loopback.py"), "--port", str(port), "--latency", str(latency)],
         stdout=subprocess.PIPE,
     )
     url = json.loads(server.stdout.readline())["url"]
@@ -59,17 +60,18 @@ def workload(calls: int) -> tuple[pd.DataFrame, dict, dict]:
 
 
 def bench_engine(url: str, calls: int, slots: int) -> float:
-    from voirdire.engine import build_tasks, judge_all
     from voirdire.judges import LLMJudge
-    from voirdire.store import Store
+    from voirdire.judging.tasks import GradeAccept, judge_calls
+    from voirdire.llm import Endpoint, Store, call_all
 
     pairs, topics, texts = workload(calls)
-    judge = LLMJudge(name="bench", model="openai/loopback", api_base=url, concurrency=slots)
+    judge = LLMJudge(name="bench", endpoint=Endpoint("openai/loopback", api_base=url, concurrency=slots))
     os.environ.setdefault("OPENAI_API_KEY", "sk-bench-not-a-key")
-    tasks = build_tasks(judge, pairs, topics, texts)
+    tasks = judge_calls(judge, pairs, topics, texts, provenance="original")
     with tempfile.TemporaryDirectory() as tmp, Store(Path(tmp) / "bench.sqlite") as store:
         started = time.perf_counter()
-        stats = judge_all(judge, tasks, store, provenance="original", progress=False)
+        stats = call_all(judge.endpoint, tasks, store, accept=GradeAccept(judge.scale),
+                         reasks=judge.parse_retries, progress=False)  # fmt: skip
         elapsed = time.perf_counter() - started
     assert stats.stored == calls
     return calls / elapsed
@@ -77,8 +79,8 @@ def bench_engine(url: str, calls: int, slots: int) -> float:
 
 def rendered_prompts(calls: int) -> list[list[dict]]:
     """The engine's own rendered prompts, so both sides send the same bytes."""
-    from voirdire.engine import Template
-    from voirdire.judges import DEFAULT_PROMPT
+    from voirdire.judging.templates import Template
+    from voirdire.prompts import DEFAULT_PROMPT
 
     pairs, topics, texts = workload(calls)
     template = Template.from_file(DEFAULT_PROMPT)
@@ -131,7 +133,9 @@ def call_counts() -> None:
             print(f"call count, TREC DL 2019 (../shared), {systems} systems: {len(pairs):,} unique pairs "
                   f"per judge and provenance vs {naive:,} naive ({naive / len(pairs):.1f}x fewer)")  # fmt: skip
     paper = ROOT / "results" / "paper"
-    sizes = {d: len(pd.read_csv(p, sep="\t")) for d in ("dl19", "dl20")
+    from voirdire.formats import read_pairs
+
+    sizes = {d: len(read_pairs(p)) for d in ("dl19", "dl20")
              if (p := paper / d / "pairs" / "original.tsv").is_file()}  # fmt: skip
     if len(sizes) == 2:
         print(f"call count, config/paper.yaml: {sum(sizes.values()):,} unique pairs per judge and provenance")

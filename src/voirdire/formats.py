@@ -257,6 +257,22 @@ def read_passages(path: str | Path) -> dict[str, str]:
     return dict(zip(passages["doc_id"], passages["text"], strict=True))
 
 
+PAIR_COLUMNS = ["query_id", "doc_id"]
+
+
+def read_pairs(path: str | Path) -> pd.DataFrame:
+    """The (query, passage) pairs a judge must label (the ``needed_pairs`` stage's TSV).
+
+    Ids stay strings as written: no type guessing, and no id such as ``NA`` read as missing.
+    """
+    pairs = pd.read_csv(
+        _require_file(path), sep="\t", dtype=str, keep_default_na=False, encoding="utf-8-sig"
+    )
+    if list(pairs.columns[:2]) != PAIR_COLUMNS:
+        raise InputError(f"expected the header {' '.join(PAIR_COLUMNS)}, got {list(pairs.columns)}", path=path, line=1)
+    return pairs
+
+
 # ----------------------------------------------------------------------------- RankGPT JSON
 
 

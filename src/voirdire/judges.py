@@ -4,8 +4,9 @@ SPEC section 3. A judge has a name, a label scale and a binary threshold (releva
 >= threshold; 2 on the TREC DL 0-3 scale). This module covers the *human* judge (the
 dataset's qrels) and *recorded* judges (labels read from an existing qrels file: UMBRELA
 outputs, LLMJudge, a reranker used as a judge) and *null* judges (length-only and
-query-term-overlap baselines computed from the texts). Live LLM judges plug into the same seam: a
-judge turns the set of pairs that evaluation needs (:func:`needed_pairs`) into qrels.
+query-term-overlap baselines computed from the texts) and live *LLM* judges (their calls are
+made by :mod:`voirdire.judging`). Every judge turns the set of pairs that evaluation needs
+(:func:`needed_pairs`) into qrels.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from pathlib import Path
 import pandas as pd
 
 from .errors import ConfigError
+from .llm.endpoint import Endpoint
+from .prompts import DEFAULT_PROMPT
 
 HUMAN = "human"
 
@@ -82,19 +85,15 @@ class NullJudge:
         return f"{self.name} (null baseline: {self.method})"
 
 
-DEFAULT_PROMPT = Path(__file__).resolve().parents[2] / "resources" / "prompts" / "umbrela-style.txt"
-
-
 @dataclass(frozen=True)
 class LLMJudge:
-    """A live judge: any litellm model + a prompt template + sampling parameters (SPEC section 3).
-
-    ``api_key_env`` names the environment variable that holds the key; the key itself is
-    read at call time and never stored in the config, the cache, the logs or the results.
+    """A live judge: an endpoint (any litellm model) + a prompt template + sampling parameters
+    (SPEC section 3). The endpoint's ``api_key_env`` names the environment variable holding
+    the key; the key itself is read at call time and never stored anywhere.
     """
 
     name: str
-    model: str
+    endpoint: Endpoint
     prompt_file: Path = DEFAULT_PROMPT
     scale: Scale = Scale()
     temperature: float = 0.0
@@ -102,25 +101,21 @@ class LLMJudge:
     max_tokens: int = 256
     seed: int | None = None
     samples: int = 1
-    concurrency: int = 8
-    rpm: float | None = None
-    timeout_s: float = 60.0
-    num_retries: int = 3
     parse_retries: int = 2
-    api_base: str | None = None
-    api_key_env: str | None = None
     kind: str = "llm"
 
     def __str__(self) -> str:
         return f"{self.name} ({self.model}, {self.scale})"
 
+    @property
+    def model(self) -> str:
+        return self.endpoint.model
+
 
 Judge = HumanJudge | RecordedJudge | NullJudge | LLMJudge
 JUDGE_KINDS = ("human", "recorded", "baseline", "llm")
-LLM_FIELDS = (
-    "temperature", "top_p", "max_tokens", "seed", "samples", "concurrency", "rpm",
-    "timeout_s", "num_retries", "parse_retries", "api_base", "api_key_env",
-)  # fmt: skip
+LLM_FIELDS = ("temperature", "top_p", "max_tokens", "seed", "samples", "parse_retries")
+"""A live judge's own config keys, beside its endpoint's (:data:`voirdire.llm.endpoint.KEYS`)."""
 
 
 def judge_from_config(entry: dict, *, key: str) -> Judge:
@@ -150,8 +145,7 @@ def judge_from_config(entry: dict, *, key: str) -> Judge:
             )
         return NullJudge(name=entry["name"], method=entry["method"])
     if kind == "llm":
-        if not entry.get("model"):
-            raise ConfigError("an llm judge needs 'model' (a litellm model string)", key=f"{key}.model")
+        endpoint = Endpoint.from_config(entry, key=key)
         prompt = Path(entry.get("prompt_file") or DEFAULT_PROMPT)
         if not prompt.is_file():
             raise ConfigError(f"prompt file not found: {prompt}", key=f"{key}.prompt_file")
@@ -159,12 +153,8 @@ def judge_from_config(entry: dict, *, key: str) -> Judge:
         for slot in ("{query}", "{passage}"):
             if slot not in text:
                 raise ConfigError(f"prompt template {prompt} lacks {slot}", key=f"{key}.prompt_file")
-        if int(entry.get("num_retries", 3)) < 3:
-            raise ConfigError("num_retries must be at least 3", key=f"{key}.num_retries")
         options = {field: entry[field] for field in LLM_FIELDS if entry.get(field) is not None}
-        return LLMJudge(
-            name=entry["name"], model=entry["model"], prompt_file=prompt, scale=scale, **options
-        )
+        return LLMJudge(name=entry["name"], endpoint=endpoint, prompt_file=prompt, scale=scale, **options)
     raise ConfigError(
         f"unknown judge kind {kind!r}; expected one of {', '.join(JUDGE_KINDS)}", key=key
     )

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .llm.endpoint import Endpoint
+
 from .errors import ConfigError
 
 TIE_BREAKS = ("stable", "random")
@@ -96,7 +98,7 @@ class Ranker:
     max_length: int = 512
     gpus: int = 0
     mem_mb: int = 8000
-    llm: tuple[tuple[str, object], ...] = ()  # litellm settings (api_base, api_key_env, ...)
+    endpoint: Endpoint | None = None  # backend litellm: the model and how to reach it
 
     def __str__(self) -> str:
         return self.name

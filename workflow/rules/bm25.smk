@@ -21,8 +21,8 @@ rule bm25:
     input:
         unpack(bm25_inputs),
     output:
-        run=f"{R}/{{dataset}}/runs/original/bm25.run",
-        passages=f"{R}/{{dataset}}/data/passages.parquet",
+        run=L.pool(D),
+        passages=L.passages(D),
     params:
         spec=dataset_spec,
         bm25=config["bm25"],

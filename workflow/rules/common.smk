@@ -1,18 +1,24 @@
 # Configuration, wildcard constraints and every input function. Rule files hold rules only.
+# Paths come from voirdire.layout.Layout, the one place the library reads them from too.
+# Inputs and params that name judges or systems are dicts keyed by name, never parallel lists.
 import re
 
 from snakemake.utils import validate
 
-from voirdire.config import as_plain, check
+from voirdire.config import SCHEMA, as_plain, check
+from voirdire.layout import Layout
 from voirdire.preflight import preflight
 
 
-validate(config, schema="../../config/schema.yaml")
+validate(config, schema=str(SCHEMA))
 PLAN = check(config)
 preflight(PLAN)
 
 R = config["results"]
+L = Layout(R)
 PROVENANCES = ["original"]
+# wildcard patterns for rule inputs/outputs
+D, P, J = "{dataset}", "{provenance}", "{judge}"
 
 
 wildcard_constraints:
@@ -33,10 +39,18 @@ def ranker_names():
     return "|".join(re.escape(r.name) for r in PLAN.rankers) or "(?!)"
 
 
+def llm_slots(endpoint):
+    """A job's share of the workflow-wide cap on LLM calls in flight (`--resources llm_slots=N`).
+
+    Snakemake lowers a job's value to the global cap when the cap is smaller; the job then
+    keeps at most that many calls in flight (it reads its granted value back)."""
+    return endpoint.concurrency if endpoint is not None else 0
+
+
 def position_bias_files(wildcards):
     """Position-bias figures of every PRP ranker, per dataset (a table beside Table 1)."""
     return [
-        f"{R}/{dataset}/runs/{wildcards.provenance}/{ranker.name}.bias.json"
+        L.bias(dataset, wildcards.provenance, ranker.name)
         for dataset in PLAN.datasets
         for ranker in PLAN.rankers
         if ranker.method == "prp"
@@ -55,7 +69,7 @@ def dataset_files(wildcards):
 
 def bm25_inputs(wildcards):
     spec = config["datasets"][wildcards.dataset]
-    inputs = {"topics": f"{R}/{wildcards.dataset}/data/topics.tsv"}
+    inputs = {"topics": L.topics(wildcards.dataset)}
     if spec["source"] == "rankgpt":
         inputs["candidates"] = spec["candidates"]
     elif "prebuilt" not in spec.get("index", {}):
@@ -63,15 +77,10 @@ def bm25_inputs(wildcards):
     return inputs
 
 
-def store_path(wildcards):
-    """One judgment store per judging job (dataset x judge x provenance): SPEC section 3."""
-    return f"{R}/{wildcards.dataset}/judgments/{wildcards.provenance}/{wildcards.judge}.sqlite"
-
-
 def judge_summaries(wildcards):
-    """Summaries of the dataset's LLM judges (calls, unparsed answers, cost) for Table 2."""
+    """Judge name -> summary of each LLM judge of the dataset (calls, unparsed, cost), for Table 2."""
     return {
-        judge.name: f"{R}/{wildcards.dataset}/judgments/{wildcards.provenance}/{judge.name}.summary.json"
+        judge.name: L.judgments(wildcards.dataset, wildcards.provenance, judge.name, "summary.json")
         for judge in PLAN.judges[wildcards.dataset]
         if judge.kind == "llm"
     }
@@ -95,7 +104,7 @@ def judge_params(wildcards):
 
 
 def judges_meta(wildcards):
-    """Scale of every judge of the dataset, in PLAN.judge_names order (human first)."""
+    """Judge name -> scale, for every judge of the dataset (human first)."""
     return {
         judge: judge_scale(wildcards.dataset, judge)
         for judge in PLAN.judge_names(wildcards.dataset)
@@ -103,44 +112,47 @@ def judges_meta(wildcards):
 
 
 def system_runs(wildcards):
-    """Every run file of every configured system, for one dataset and provenance."""
-    return [
-        f"{R}/{wildcards.dataset}/runs/{wildcards.provenance}/{name}.run"
+    """System (as tables print it) -> its run files (several: an oracle's random tie-break draws)."""
+    return {
+        str(system): [
+            L.run(wildcards.dataset, wildcards.provenance, name)
+            for name in PLAN.run_names(system)
+        ]
         for system in PLAN.systems
-        for name in PLAN.run_names(system)
-    ]
+    }
 
 
-def system_run_names(wildcards):
-    """The system (as tables print it) of each file of system_runs, in the same order."""
-    return [str(system) for system in PLAN.systems for _ in PLAN.run_names(system)]
-
-
-def judge_qrels_files(wildcards):
-    """Qrels of every judge of the dataset, in PLAN.judge_names order."""
-    return [
-        f"{R}/{wildcards.dataset}/qrels/{wildcards.provenance}/{judge}.txt"
+def judge_qrels(wildcards):
+    """Judge name -> its qrels, for every judge of the dataset."""
+    return {
+        judge: L.qrels(wildcards.dataset, wildcards.provenance, judge)
         for judge in PLAN.judge_names(wildcards.dataset)
-    ]
-
-
-def eval_paths(dataset, provenance):
-    return [
-        f"{R}/{dataset}/eval/{provenance}/{judge}.parquet"
-        for judge in PLAN.judge_names(dataset)
-    ]
+    }
 
 
 def judge_evals(wildcards):
-    """Per-query scores under every judge of the dataset, in PLAN.judge_names order."""
-    return eval_paths(wildcards.dataset, wildcards.provenance)
+    """Judge name -> per-query scores of every system under it, for every judge of the dataset."""
+    return {
+        judge: L.eval(wildcards.dataset, wildcards.provenance, judge)
+        for judge in PLAN.judge_names(wildcards.dataset)
+    }
+
+
+def paths(named):
+    """The files of a name-keyed input function, as a rule's input list."""
+
+    def inputs(wildcards):
+        found = named(wildcards)
+        return [p for v in found.values() for p in (v if isinstance(v, list) else [v])]
+
+    return inputs
 
 
 def all_judge_evals(wildcards):
     return [
-        path
+        L.eval(dataset, wildcards.provenance, judge)
         for dataset in PLAN.datasets
-        for path in eval_paths(dataset, wildcards.provenance)
+        for judge in PLAN.judge_names(dataset)
     ]
 
 

@@ -5,8 +5,8 @@ rule dataset:
     input:
         unpack(dataset_files),
     output:
-        topics=f"{R}/{{dataset}}/data/topics.tsv",
-        qrels=f"{R}/{{dataset}}/data/qrels.human.txt",
+        topics=L.topics(D),
+        qrels=L.human_qrels(D),
     params:
         spec=dataset_spec,
     log:

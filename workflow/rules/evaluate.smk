@@ -4,14 +4,14 @@
 
 rule evaluate:
     input:
-        runs=system_runs,
-        qrels=f"{R}/{{dataset}}/qrels/{{provenance}}/{{judge}}.txt",
-        topics=f"{R}/{{dataset}}/data/topics.tsv",
+        runs=paths(system_runs),
+        qrels=L.qrels(D, P, J),
+        topics=L.topics(D),
     output:
-        f"{R}/{{dataset}}/eval/{{provenance}}/{{judge}}.parquet",
+        L.eval(D, P, J),
     params:
         scale=judge_params,
-        systems=system_run_names,
+        runs=system_runs,
     log:
         f"{R}/logs/{{dataset}}/{{provenance}}/evaluate-{{judge}}.log",
     conda:
@@ -22,16 +22,18 @@ rule evaluate:
 
 rule agreement:
     input:
-        evals=judge_evals,
-        qrels=judge_qrels_files,
-        pairs=f"{R}/{{dataset}}/pairs/{{provenance}}.tsv",
-        summaries=lambda wildcards: list(judge_summaries(wildcards).values()),
+        evals=paths(judge_evals),
+        qrels=paths(judge_qrels),
+        pairs=L.pairs(D, P),
+        summaries=paths(judge_summaries),
     output:
-        agreement=f"{R}/{{dataset}}/eval/{{provenance}}/agreement.parquet",
-        significance=f"{R}/{{dataset}}/eval/{{provenance}}/significance.parquet",
+        agreement=L.eval(D, P, "agreement"),
+        significance=L.eval(D, P, "significance"),
     params:
         judges=judges_meta,
-        summary_judges=lambda wildcards: list(judge_summaries(wildcards)),
+        qrels=judge_qrels,
+        evals=judge_evals,
+        summaries=judge_summaries,
         oracles=[str(o) for o in PLAN.oracles],
         alpha=config["evaluation"]["alpha"],
         rbo_p=config["evaluation"]["rbo_p"],

@@ -1,14 +1,13 @@
 # Stage 4 (SPEC section 3): judges turn the pairs evaluation needs into qrels.
-# A judge rule reads pairs/{provenance}.tsv and writes qrels/{provenance}/{judge}.txt;
-# live LLM judges plug in here with the same input and output.
+# Every judge rule reads pairs/{provenance}.tsv and writes qrels/{provenance}/{judge}.txt.
 
 
 rule needed_pairs:
     input:
-        pool=f"{R}/{{dataset}}/runs/original/bm25.run",
-        qrels=f"{R}/{{dataset}}/data/qrels.human.txt",
+        pool=L.pool(D),
+        qrels=L.human_qrels(D),
     output:
-        f"{R}/{{dataset}}/pairs/{{provenance}}.tsv",
+        L.pairs(D, P),
     log:
         f"{R}/logs/{{dataset}}/{{provenance}}/needed_pairs.log",
     conda:
@@ -19,9 +18,9 @@ rule needed_pairs:
 
 rule human_judge:
     input:
-        f"{R}/{{dataset}}/data/qrels.human.txt",
+        L.human_qrels(D),
     output:
-        f"{R}/{{dataset}}/qrels/{{provenance}}/human.txt",
+        L.qrels(D, P, "human"),
     log:
         f"{R}/logs/{{dataset}}/{{provenance}}/judge-human.log",
     conda:
@@ -32,10 +31,10 @@ rule human_judge:
 
 rule recorded_judge:
     input:
-        pairs=f"{R}/{{dataset}}/pairs/{{provenance}}.tsv",
+        pairs=L.pairs(D, P),
         labels=recorded_qrels,
     output:
-        f"{R}/{{dataset}}/qrels/{{provenance}}/{{judge}}.txt",
+        L.qrels(D, P, J),
     wildcard_constraints:
         judge=judges_of_kind("recorded"),
     params:
@@ -50,11 +49,11 @@ rule recorded_judge:
 
 rule null_judge:
     input:
-        pairs=f"{R}/{{dataset}}/pairs/{{provenance}}.tsv",
-        passages=f"{R}/{{dataset}}/data/passages.parquet",
-        topics=f"{R}/{{dataset}}/data/topics.tsv",
+        pairs=L.pairs(D, P),
+        passages=L.passages(D),
+        topics=L.topics(D),
     output:
-        f"{R}/{{dataset}}/qrels/{{provenance}}/{{judge}}.txt",
+        L.qrels(D, P, J),
     wildcard_constraints:
         judge=judges_of_kind("baseline"),
     params:
@@ -69,23 +68,24 @@ rule null_judge:
 
 rule llm_judge:
     input:
-        pairs=f"{R}/{{dataset}}/pairs/{{provenance}}.tsv",
-        passages=f"{R}/{{dataset}}/data/passages.parquet",
-        topics=f"{R}/{{dataset}}/data/topics.tsv",
+        pairs=L.pairs(D, P),
+        passages=L.passages(D),
+        topics=L.topics(D),
         prompt=lambda wildcards: str(PLAN.judge(wildcards.dataset, wildcards.judge).prompt_file),
     output:
-        qrels=f"{R}/{{dataset}}/qrels/{{provenance}}/{{judge}}.txt",
-        raw=f"{R}/{{dataset}}/judgments/{{provenance}}/{{judge}}.parquet",
-        summary=f"{R}/{{dataset}}/judgments/{{provenance}}/{{judge}}.summary.json",
+        qrels=L.qrels(D, P, J),
+        raw=L.judgments(D, P, J, "parquet"),
+        summary=L.judgments(D, P, J, "summary.json"),
     wildcard_constraints:
         judge=judges_of_kind("llm"),
     params:
         judge=lambda wildcards: PLAN.judge(wildcards.dataset, wildcards.judge),
         # the judgment store: a cache kept across runs, so it is not a declared output
-        store=lambda wildcards: store_path(wildcards),
+        store=lambda wildcards: L.store(wildcards.dataset, wildcards.provenance, wildcards.judge),
     threads: 2
     resources:
         mem_mb=4000,
+        llm_slots=lambda wildcards: llm_slots(PLAN.judge(wildcards.dataset, wildcards.judge).endpoint),
     log:
         f"{R}/logs/{{dataset}}/{{provenance}}/judge-{{judge}}.log",
     conda:

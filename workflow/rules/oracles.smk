@@ -3,10 +3,10 @@
 
 rule oracle:
     input:
-        pool=f"{R}/{{dataset}}/runs/original/bm25.run",
-        qrels=f"{R}/{{dataset}}/data/qrels.human.txt",
+        pool=L.pool(D),
+        qrels=L.human_qrels(D),
     output:
-        f"{R}/{{dataset}}/runs/{{provenance}}/{{oracle}}.run",
+        L.run(D, P, "{oracle}"),
     params:
         tie_break=config["oracles"]["tie_break"],
         seed=config["oracles"]["seed"],

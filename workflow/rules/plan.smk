@@ -4,10 +4,10 @@
 
 rule plan:
     input:
-        pairs=expand(f"{R}/{{dataset}}/pairs/original.tsv", dataset=PLAN.datasets),
-        passages=expand(f"{R}/{{dataset}}/data/passages.parquet", dataset=PLAN.datasets),
+        pairs=[L.pairs(dataset, "original") for dataset in PLAN.datasets],
+        passages=[L.passages(dataset) for dataset in PLAN.datasets],
     output:
-        f"{R}/plan/original.md",
+        L.plan("original"),
     params:
         config=as_plain(config),
     log:

@@ -4,23 +4,24 @@
 
 rule rerank:
     input:
-        pool=f"{R}/{{dataset}}/runs/original/bm25.run",
-        passages=f"{R}/{{dataset}}/data/passages.parquet",
-        topics=f"{R}/{{dataset}}/data/topics.tsv",
+        pool=L.pool(D),
+        passages=L.passages(D),
+        topics=L.topics(D),
     output:
-        run=f"{R}/{{dataset}}/runs/{{provenance}}/{{ranker}}.run",
-        bias=f"{R}/{{dataset}}/runs/{{provenance}}/{{ranker}}.bias.json",
+        run=L.run(D, P, "{ranker}"),
+        bias=L.bias(D, P, "{ranker}"),
     wildcard_constraints:
         ranker=ranker_names(),
     params:
         ranker=lambda wildcards: PLAN.system(wildcards.ranker),
         # per-query checkpoint (resume after a kill) and the API answer cache: not outputs
-        checkpoint=lambda wildcards: f"{R}/{wildcards.dataset}/runs/{wildcards.provenance}/.{wildcards.ranker}.partial.jsonl",
-        store=lambda wildcards: f"{R}/{wildcards.dataset}/judgments/{wildcards.provenance}/ranker-{wildcards.ranker}.sqlite",
+        checkpoint=lambda wildcards: L.checkpoint(wildcards.dataset, wildcards.provenance, wildcards.ranker),
+        store=lambda wildcards: L.ranker_store(wildcards.dataset, wildcards.provenance, wildcards.ranker),
     threads: 2
     resources:
         mem_mb=lambda wildcards: PLAN.system(wildcards.ranker).mem_mb,
         gpu=lambda wildcards: PLAN.system(wildcards.ranker).gpus,
+        llm_slots=lambda wildcards: llm_slots(PLAN.system(wildcards.ranker).endpoint),
     log:
         f"{R}/logs/{{dataset}}/{{provenance}}/rerank-{{ranker}}.log",
     conda:

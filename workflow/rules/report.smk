@@ -3,8 +3,8 @@
 
 rule tables:
     input:
-        agreement=all_datasets(f"{R}/{{dataset}}/eval/{{provenance}}/agreement.parquet"),
-        significance=all_datasets(f"{R}/{{dataset}}/eval/{{provenance}}/significance.parquet"),
+        agreement=all_datasets(L.eval(D, P, "agreement")),
+        significance=all_datasets(L.eval(D, P, "significance")),
         judge_evals=all_judge_evals,
     output:
         table1=report(

@@ -5,21 +5,21 @@ from pathlib import Path
 
 import pandas as pd
 
-from voirdire.formats import atomic_write, read_qrels
+from voirdire.formats import atomic_write, read_pairs, read_qrels
 from voirdire.judges import HUMAN, Scale
 from voirdire.report import judge_agreement
 from voirdire.wf import start
 
 log = start(snakemake)  # noqa: F821
-meta = snakemake.params.judges  # noqa: F821
-names = list(meta)
-scales = {j: Scale(m["min"], m["max"], m["binary_threshold"]) for j, m in meta.items()}
-pairs = pd.read_csv(snakemake.input.pairs, sep="\t", dtype=str)  # noqa: F821
+params = snakemake.params  # noqa: F821
+scales = {j: Scale(m["min"], m["max"], m["binary_threshold"]) for j, m in params.judges.items()}
+names = list(scales)
+pairs = read_pairs(snakemake.input.pairs)  # noqa: F821
 labels = {
     j: read_qrels(path, (scales[j].low, scales[j].high), allow_empty=True)
-    for j, path in zip(names, snakemake.input.qrels, strict=True)  # noqa: F821
+    for j, path in params.qrels.items()
 }
-evals = {j: pd.read_parquet(path) for j, path in zip(names, snakemake.input.evals, strict=True)}  # noqa: F821
+evals = {j: pd.read_parquet(path) for j, path in params.evals.items()}
 human_pool = labels[HUMAN].merge(pairs, on=["query_id", "doc_id"])
 rows, significance = [], []
 for judge in names:
@@ -34,17 +34,14 @@ for judge in names:
         human_scale=scales[HUMAN],
         judge_scale=scales[judge],
         per_query=pd.concat([evals[HUMAN], evals[judge]]),
-        oracles=snakemake.params.oracles,  # noqa: F821
-        alpha=snakemake.params.alpha,  # noqa: F821
-        rbo_p=snakemake.params.rbo_p,  # noqa: F821
+        oracles=params.oracles,
+        alpha=params.alpha,
+        rbo_p=params.rbo_p,
     )
     rows.append(row)
     significance.append(sig)
     log.info("%s: %s", judge, row)
-summaries = {
-    j: json.loads(Path(path).read_text())
-    for j, path in zip(snakemake.params.summary_judges, snakemake.input.summaries, strict=True)  # noqa: F821
-}
+summaries = {j: json.loads(Path(path).read_text()) for j, path in params.summaries.items()}
 for row in rows:
     found = summaries.get(row["judge"], {})
     # LLM judges: answers that stayed unparsed after retries (never counted as 0), and cost

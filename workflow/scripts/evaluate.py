@@ -1,15 +1,12 @@
 """Stage 5a: judged-only nDCG@10 per query for every system under one judge."""
 
-from collections import defaultdict
-
 from voirdire.evaluation import evaluate_systems
 from voirdire.formats import atomic_write, read_qrels, read_run, read_topics
 from voirdire.wf import start
 
 log = start(snakemake)  # noqa: F821
-runs = defaultdict(list)  # system -> its runs (several: an oracle's random tie-break draws)
-for system, path in zip(snakemake.params.systems, snakemake.input.runs, strict=True):  # noqa: F821
-    runs[system].append(read_run(path))
+# system -> its runs (several: an oracle's random tie-break draws)
+runs = {system: [read_run(path) for path in paths] for system, paths in snakemake.params.runs.items()}  # noqa: F821
 scale = snakemake.params.scale  # noqa: F821
 qrels = read_qrels(snakemake.input.qrels, (scale["min"], scale["max"]), allow_empty=True)  # noqa: F821
 scores = evaluate_systems(runs, qrels, read_topics(snakemake.input.topics))  # noqa: F821

@@ -2,7 +2,7 @@
 
 import os
 
-from voirdire.judging import load_inputs, run_judging_job
+from voirdire.judging.job import load_inputs, run_judging_job
 from voirdire.wf import start
 
 log = start(snakemake)  # noqa: F821
@@ -22,5 +22,7 @@ result = run_judging_job(
     qrels_out=snakemake.output.qrels,  # noqa: F821
     raw_out=snakemake.output.raw,  # noqa: F821
     summary_out=snakemake.output.summary,  # noqa: F821
+    # the job's share of `--resources llm_slots=N`: never more calls in flight than granted
+    max_in_flight=snakemake.resources.llm_slots or None,  # noqa: F821
 )
 log.info("summary: %s", result)

@@ -4,12 +4,12 @@ import sys
 
 from voirdire.config import check
 from voirdire.formats import atomic_write
-from voirdire.plan import plan_rows
+from voirdire.judging.plan import plan_rows
 from voirdire.wf import start
 
 log = start(snakemake)  # noqa: F821
 plan = check(snakemake.params.config)  # noqa: F821
-table = plan_rows(plan, plan.config["results"])
+table = plan_rows(plan)
 text = table.to_markdown(index=False) if len(table) else "no LLM judges configured"
 with atomic_write(snakemake.output[0]) as fh:  # noqa: F821
     fh.write("# Judging plan (before any call)\n\n" + text + "\n")

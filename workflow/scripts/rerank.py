@@ -23,7 +23,10 @@ pools = ranked(read_run(snakemake.input.pool))  # noqa: F821
 texts = read_passages(snakemake.input.passages)  # noqa: F821
 topics = read_topics(snakemake.input.topics)  # noqa: F821
 checkpoint = Path(snakemake.params.checkpoint)  # noqa: F821
-records = rerank_all(ranker, pools, topics, texts, checkpoint, store_path=snakemake.params.store)  # noqa: F821
+records = rerank_all(
+    ranker, pools, topics, texts, checkpoint, store_path=snakemake.params.store,  # noqa: F821
+    max_in_flight=snakemake.resources.llm_slots or None,  # noqa: F821
+)  # fmt: skip
 write_run(run_from_rankings({q: records[q]["ranking"] for q in pools}), snakemake.output.run, tag=ranker.name)  # noqa: F821
 with atomic_write(snakemake.output.bias) as fh:  # noqa: F821
     json.dump({"ranker": ranker.name, "method": ranker.method, "variant": ranker.variant if ranker.method == "prp" else None,

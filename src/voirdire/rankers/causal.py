@@ -7,7 +7,7 @@ rankers) read the first decoder step after encoding the prompt text.
 ``local/smollm2-135m`` is the offline model of the judging engine (same loader, same weights).
 Any other name is a Hugging Face id or a local path, loaded once per process with
 ``device_map`` (GPU: bf16 by default; CPU: float32), a left-padding tokenizer and the chat
-template. Scoring uses :func:`voirdire.local_llm.logprobs_with`: batched, left padding with
+template. Scoring uses :func:`voirdire.llm.local.logprobs_with`: batched, left padding with
 position ids derived from the attention mask, so batched scores equal one-by-one scores.
 """
 
@@ -17,7 +17,7 @@ import functools
 from collections.abc import Sequence
 from typing import Any
 
-from .. import local_llm
+from ..llm import local as local_llm
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 

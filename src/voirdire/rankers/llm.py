@@ -19,7 +19,7 @@ whose answer depends on the order, and how often the first-shown passage wins (s
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -52,10 +52,14 @@ def p_yes(yes_logprob: float, no_logprob: float) -> float:
     return y / (y + n)
 
 
-class Backend(Protocol):
-    def yes_probabilities(self, conversations: Sequence[list[dict]]) -> list[float]: ...
+Items = Sequence[Mapping[str, str]] | None
+"""The ids behind each prompt (query, passage or passage pair), for backends that store calls."""
 
-    def preferences(self, conversations: Sequence[list[dict]]) -> list[str | None]:
+
+class Backend(Protocol):
+    def yes_probabilities(self, conversations: Sequence[list[dict]], items: Items = None) -> list[float]: ...
+
+    def preferences(self, conversations: Sequence[list[dict]], items: Items = None) -> list[str | None]:
         """'A' or 'B' per conversation (None: an API answer that names neither)."""
         ...
 
@@ -75,18 +79,21 @@ class LogitsBackend:
             self.model, conversations, candidates, batch_size=self.batch_size, dtype=self.dtype
         )
 
-    def yes_probabilities(self, conversations):
+    def yes_probabilities(self, conversations, items: Items = None):
         return [p_yes(lp["Yes"], lp["No"]) for lp in self._logprobs(conversations, ["Yes", "No"])]
 
-    def preferences(self, conversations):
+    def preferences(self, conversations, items: Items = None):
         return ["A" if lp["A"] >= lp["B"] else "B" for lp in self._logprobs(conversations, ["A", "B"])]
 
 
 # ----------------------------------------------------------------------------- RG
 
 
-def rg_scores(backend: Backend, query: str, passages: Sequence[str]) -> list[float]:
-    return backend.yes_probabilities([rg_messages(query, p) for p in passages])
+def rg_scores(
+    backend: Backend, query: str, passages: Sequence[str], ids: Sequence[str] | None = None, query_id: str = ""
+) -> list[float]:
+    items = None if ids is None else [{"query_id": query_id, "doc_id": d} for d in ids]
+    return backend.yes_probabilities([rg_messages(query, p) for p in passages], items)
 
 
 # ----------------------------------------------------------------------------- PRP
@@ -124,14 +131,20 @@ class PairwiseLedger:
 Compare = Callable[[Sequence[tuple[int, int]]], None]
 
 
-def _asker(backend: Backend, query: str, passages: Sequence[str], ledger: PairwiseLedger) -> Compare:
+def _asker(
+    backend: Backend, query: str, passages: Sequence[str], ledger: PairwiseLedger,
+    ids: Sequence[str] | None, query_id: str,
+) -> Compare:  # fmt: skip
     """Ask every not-yet-asked ordered pair in one batch, recording answers in the ledger."""
 
     def ask(pairs: Sequence[tuple[int, int]]) -> None:
         todo = [p for p in dict.fromkeys(pairs) if p not in ledger.answers]
         if not todo:
             return
-        answers = backend.preferences([prp_messages(query, passages[i], passages[j]) for i, j in todo])
+        items = None
+        if ids is not None:
+            items = [{"query_id": query_id, "doc_a": ids[i], "doc_b": ids[j]} for i, j in todo]
+        answers = backend.preferences([prp_messages(query, passages[i], passages[j]) for i, j in todo], items)
         ledger.answers.update(zip(todo, answers, strict=True))
 
     return ask
@@ -149,12 +162,16 @@ def prp_allpairs(points_of: PairwiseLedger, n: int) -> list[int]:
 
 
 def prp_rank(
-    backend: Backend, query: str, passages: Sequence[str], *, variant: str, k: int = 10
-) -> tuple[list[int], PairwiseLedger]:
-    """Reorder ``passages`` (given in BM25 order) with PRP; returns indices best first."""
+    backend: Backend, query: str, passages: Sequence[str], *, variant: str, k: int = 10,
+    ids: Sequence[str] | None = None, query_id: str = "",
+) -> tuple[list[int], PairwiseLedger]:  # fmt: skip
+    """Reorder ``passages`` (given in BM25 order) with PRP; returns indices best first.
+
+    ``ids`` (passage ids) and ``query_id`` only label the stored calls of an API backend.
+    """
     n = len(passages)
     ledger = PairwiseLedger()
-    ask = _asker(backend, query, passages, ledger)
+    ask = _asker(backend, query, passages, ledger, ids, query_id)
     if variant == "allpairs":
         ask([(i, j) for i in range(n) for j in range(n) if i != j])
         return prp_allpairs(ledger, n), ledger

@@ -12,12 +12,11 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from ..judges import LLMJudge
 from ..systems import Ranker
 from .llm import LogitsBackend, prp_rank, rg_scores
 
 
-def backend_for(ranker: Ranker, store_path: str | Path | None = None):
+def backend_for(ranker: Ranker, store_path: str | Path | None = None, max_in_flight: int | None = None):
     """What answers the ranker's prompts: an LLM backend (RG, PRP) or a T5 scorer."""
     if ranker.method in ("rankt5", "monot5"):
         from .t5 import T5Scorer
@@ -29,24 +28,27 @@ def backend_for(ranker: Ranker, store_path: str | Path | None = None):
 
         if store_path is None:
             raise ValueError("a litellm ranker needs a store path")
-        settings = LLMJudge(name=ranker.name, model=ranker.model, **dict(ranker.llm))
-        return LiteLLMBackend(settings=settings, store_path=Path(store_path), ranker=ranker.name)
+        return LiteLLMBackend(
+            endpoint=ranker.endpoint, store_path=Path(store_path), ranker=ranker.name, max_in_flight=max_in_flight
+        )
     return LogitsBackend(ranker.model, batch_size=ranker.batch_size, dtype=ranker.dtype)
 
 
 def rerank_query(
-    ranker: Ranker, backend, query: str, docids: list[str], texts: dict[str, str]
+    ranker: Ranker, backend, query: str, docids: list[str], texts: dict[str, str], query_id: str = ""
 ) -> tuple[list[str], dict | None]:
     """The pool of one query (BM25 order) reordered by ``ranker``; PRP also returns its bias figures."""
     head, tail = docids[: ranker.depth], docids[ranker.depth :]
     passages = [texts[d] for d in head]
     bias = None
     if ranker.method == "prp":
-        order, ledger = prp_rank(backend, query, passages, variant=ranker.variant, k=ranker.k)
+        order, ledger = prp_rank(
+            backend, query, passages, variant=ranker.variant, k=ranker.k, ids=head, query_id=query_id
+        )
         bias = ledger.bias()
     else:
         if ranker.method == "rg":
-            scores = rg_scores(backend, query, passages)
+            scores = rg_scores(backend, query, passages, ids=head, query_id=query_id)
         else:  # RankT5 / monoT5: the backend is a T5Scorer
             scores = backend.score(query, passages)
         order = sorted(range(len(head)), key=lambda i: (-scores[i], i))
@@ -75,17 +77,18 @@ def rerank_all(
     *,
     store_path: str | Path | None = None,
     progress: bool = True,
+    max_in_flight: int | None = None,
 ) -> dict[str, dict]:
     """Rerank every query, skipping those already in ``checkpoint``; returns all records."""
     from tqdm.auto import tqdm
 
     done = load_checkpoint(checkpoint)
     todo: Iterable[str] = [q for q in pools if q not in done]
-    backend = backend_for(ranker, store_path)
+    backend = backend_for(ranker, store_path, max_in_flight)
     checkpoint.parent.mkdir(parents=True, exist_ok=True)
     with checkpoint.open("a", encoding="utf-8") as fh:
         for qid in tqdm(todo, desc=f"reranking with {ranker.name}", disable=not progress, unit="query"):
-            ranking, bias = rerank_query(ranker, backend, topics[qid], pools[qid], texts)
+            ranking, bias = rerank_query(ranker, backend, topics[qid], pools[qid], texts, qid)
             record = {"query_id": qid, "ranking": ranking, "bias": bias}
             fh.write(json.dumps(record) + "\n")
             fh.flush()

@@ -1,5 +1,5 @@
-"""The judging engine against a real HTTP server on 127.0.0.1 speaking the OpenAI protocol,
-with a real SQLite store: faults, kill -9 and resume, two writers, secrets."""
+"""Judges on the one call path, against a real HTTP server on 127.0.0.1 speaking the OpenAI
+protocol, with a real SQLite store: faults, kill -9 and resume, two writers, secrets."""
 
 import json
 import os
@@ -12,10 +12,11 @@ import time
 import pandas as pd
 import pytest
 
-from voirdire.engine import aggregate, build_tasks, judge_all
+from loopback import Faults, LoopbackServer, grade_for
 from voirdire.judges import LLMJudge
-from voirdire.loopback import Faults, LoopbackServer, grade_for
-from voirdire.store import Store
+from voirdire.judging.aggregate import aggregate
+from voirdire.judging.tasks import GradeAccept, judge_calls
+from voirdire.llm import Endpoint, Store, call_all
 
 N_QUERIES, N_DOCS = 6, 90
 PAIRS = pd.DataFrame(
@@ -25,10 +26,20 @@ TOPICS = {f"q{i}": f"what is topic number {i}" for i in range(N_QUERIES)}
 TEXTS = {f"d{i}": f"passage {i} says something about topic {i % N_QUERIES}" for i in range(N_DOCS)}
 
 
-def judge_for(server, **options):
-    options.setdefault("concurrency", 16)
-    return LLMJudge(name="loop", model="openai/loopback", api_base=server.url,
-                    api_key_env="VOIRDIRE_TEST_KEY", **options)  # fmt: skip
+def judge_for(server, concurrency=16, timeout_s=60.0, **options):
+    endpoint = Endpoint("openai/loopback", api_base=server.url, api_key_env="VOIRDIRE_TEST_KEY",
+                        concurrency=concurrency, timeout_s=timeout_s)  # fmt: skip
+    return LLMJudge(name="loop", endpoint=endpoint, **options)
+
+
+def build_tasks(judge, pairs, topics, texts):
+    return judge_calls(judge, pairs, topics, texts, provenance="original")
+
+
+def judge_all(judge, tasks, store, **options):
+    options.pop("provenance")
+    return call_all(judge.endpoint, tasks, store, accept=GradeAccept(judge.scale),
+                    reasks=judge.parse_retries, **options)  # fmt: skip
 
 
 @pytest.fixture(autouse=True)
@@ -39,7 +50,7 @@ def fake_key(monkeypatch):
 def labels_of(store_path, tasks):
     with Store(store_path) as store:
         rows = pd.DataFrame([r.__dict__ for r in store.get(t.key for t in tasks)])
-    return rows
+    return rows.rename(columns={"value": "label"})
 
 
 def test_labels_match_the_servers_answers_and_rerun_makes_no_call(tmp_path):
@@ -53,7 +64,7 @@ def test_labels_match_the_servers_answers_and_rerun_makes_no_call(tmp_path):
             again = judge_all(judge, tasks, store, provenance="original", progress=False)
             assert again.cached == N_DOCS and len(server.log) == before  # warm: zero calls
         rows = labels_of(tmp_path / "s.sqlite", tasks)
-        expected = {t.key: grade_for(t.messages[0]["content"]) for t in tasks}
+        expected = {t.key: grade_for(t.request.messages[0][1]) for t in tasks}
         assert dict(zip(rows["key"], rows["label"], strict=True)) == expected
         assert set(rows["model_version"]) == {server.model_version}
         assert all(e.authorization == "Bearer sk-planted-7f3a9c-never-store-me" for e in server.log)
@@ -90,13 +101,15 @@ def test_faults_end_labelled_or_unparsed_identical_to_fault_free(tmp_path):
 JOB = """
 import os, sys, pandas as pd
 from voirdire.judges import LLMJudge
-from voirdire.judging import run_judging_job
+from voirdire.judging.job import run_judging_job
+from voirdire.llm import Endpoint
 url, out, first, last = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 pairs = pd.read_csv(os.path.join(out, "pairs.tsv"), sep="\\t", dtype=str).iloc[first:last]
 texts = dict(pd.read_csv(os.path.join(out, "texts.tsv"), sep="\\t", dtype=str).values)
 topics = dict(pd.read_csv(os.path.join(out, "topics.tsv"), sep="\\t", dtype=str).values)
-judge = LLMJudge(name="loop", model="openai/loopback", api_base=url, api_key_env="VOIRDIRE_TEST_KEY",
-                 concurrency=int(os.environ.get("CONCURRENCY", "4")))
+endpoint = Endpoint("openai/loopback", api_base=url, api_key_env="VOIRDIRE_TEST_KEY",
+                    concurrency=int(os.environ.get("CONCURRENCY", "4")))
+judge = LLMJudge(name="loop", endpoint=endpoint)
 tag = f"{first}-{last}"
 run_judging_job(judge, pairs=pairs, texts=texts, topics=topics, store_path=os.path.join(out, "store.sqlite"),
                 provenance="original", qrels_out=os.path.join(out, f"qrels.{tag}.txt"),
@@ -117,7 +130,7 @@ def count_rows(path):
         return 0
     with sqlite3.connect(path) as db:
         try:
-            return db.execute("SELECT COUNT(*) FROM judgments").fetchone()[0]
+            return db.execute("SELECT COUNT(*) FROM calls").fetchone()[0]
         except sqlite3.OperationalError:
             return 0
 
@@ -150,7 +163,7 @@ def test_two_jobs_sharing_one_store_lose_and_duplicate_nothing(tmp_path):
                 for a, b in (("0", "60"), ("30", str(N_DOCS)))]  # fmt: skip
         assert [job.wait(timeout=300) for job in jobs] == [0, 0]
     with sqlite3.connect(tmp_path / "store.sqlite") as db:
-        keys = [row[0] for row in db.execute("SELECT key FROM judgments")]
+        keys = [row[0] for row in db.execute("SELECT key FROM calls")]
     assert len(keys) == len(set(keys)) == N_DOCS
     for tag in ("0-60", f"30-{N_DOCS}"):
         assert len((tmp_path / f"qrels.{tag}.txt").read_text().splitlines()) in (60,)

@@ -5,11 +5,14 @@ optional ``logprobs``), answers deterministically from the request text (a grade
 hash of the prompt, in the default prompt's ``##final score: N`` format), waits a
 configurable latency, and can inject faults: HTTP 429 and 500, timeouts (a reply slower
 than the client waits) and malformed answers (text without a grade). Every request is
-logged (prompt hash, outcome), so tests can check that no finished pair was asked twice.
+logged (prompt hash, outcome), so tests can check that no finished pair was asked twice,
+and the server records its peak number of requests in flight (``peak_in_flight``), so
+tests can check a cap on concurrency across processes.
 
 Stand-in for paid APIs only: local models run for real through the ``local/`` provider.
+Test-only code (aiohttp is a test dependency):
 
-    python -m voirdire.loopback --port 8000 --latency 0.25
+    python tests/loopback.py --port 8000 --latency 0.25
 """
 
 from __future__ import annotations
@@ -25,6 +28,10 @@ import time
 from dataclasses import dataclass, field
 
 from aiohttp import web
+
+
+REJECT = "[[reject]]"
+"""A prompt containing this is answered with HTTP 400 (a permanent error)."""
 
 
 def grade_for(text: str, high: int = 3) -> int:
@@ -50,12 +57,13 @@ class Faults:
     rate_timeout: float = 0.0
     rate_malformed: float = 0.0
     timeout_s: float = 5.0  # how long a "timeout" reply hangs
+    max_malformed_per_prompt: int | None = None  # garbage at most this often for one prompt
 
 
 @dataclass
 class LogEntry:
     prompt_sha: str
-    outcome: str  # ok | malformed | 429 | 500 | timeout
+    outcome: str  # ok | malformed | 429 | 500 | timeout | 400
     time: float
     authorization: str | None
 
@@ -70,8 +78,10 @@ class LoopbackServer:
     port: int = 0
     model_version: str = "loopback-judge-2026-11"
     log: list[LogEntry] = field(default_factory=list)
+    peak_in_flight: int = 0
 
     def __post_init__(self) -> None:
+        self._in_flight = 0
         self._rng = random.Random(self.seed)
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -84,10 +94,16 @@ class LoopbackServer:
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_post("/chat/completions", self._chat)
         app.router.add_get("/v1/models", self._models)
+        app.router.add_get("/stats", self._stats)
         return app
 
     async def _models(self, request: web.Request) -> web.Response:
         return web.json_response({"object": "list", "data": [{"id": "loopback", "object": "model"}]})
+
+    async def _stats(self, request: web.Request) -> web.Response:
+        """Counters for a server run in another process: requests seen and the peak in flight."""
+        with self._lock:
+            return web.json_response({"requests": len(self.log), "peak_in_flight": self.peak_in_flight})
 
     def _draw(self) -> str:
         f = self.faults
@@ -101,12 +117,33 @@ class LoopbackServer:
         return "ok"
 
     async def _chat(self, request: web.Request) -> web.Response:
+        with self._lock:
+            self._in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self._in_flight)
+        try:
+            return await self._answer(request)
+        finally:
+            with self._lock:
+                self._in_flight -= 1
+
+    async def _answer(self, request: web.Request) -> web.Response:
         body = await request.json()
         prompt = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
         sha = hashlib.sha256(prompt.encode("utf-8")).hexdigest()
-        outcome = self._draw()
+        outcome = "400" if REJECT in prompt else self._draw()
+        limit = self.faults.max_malformed_per_prompt
+        if outcome == "malformed" and limit is not None:
+            with self._lock:
+                seen = sum(e.prompt_sha == sha and e.outcome == "malformed" for e in self.log)
+            outcome = "ok" if seen >= limit else outcome
         with self._lock:
             self.log.append(LogEntry(sha, outcome, time.time(), request.headers.get("Authorization")))
+        if outcome == "400":  # no retry can fix it; the message echoes the header, as some proxies do
+            return web.json_response(
+                {"error": {"message": f"bad request (auth was {request.headers.get('Authorization')})",
+                           "type": "invalid_request_error"}},
+                status=400,
+            )  # fmt: skip
         if outcome == "timeout":
             await asyncio.sleep(self.faults.timeout_s)
         elif self.latency_s:

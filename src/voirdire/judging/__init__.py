@@ -1,0 +1,7 @@
+"""Live LLM judges: templates, the calls a judge needs, aggregation of samples, the judging job.
+
+A judge's calls go through the one call path (:mod:`voirdire.llm`) with purpose ``judge``
+and an acceptance rule that the grade parses (:mod:`.parsing`); this package only says
+which calls a judge needs (:mod:`.tasks`), turns stored answers into labels
+(:mod:`.aggregate`), runs a whole job (:mod:`.job`) and estimates its cost (:mod:`.plan`).
+"""

@@ -1,0 +1,56 @@
+"""One judging job end to end: needed pairs in, qrels + raw answers + summary out.
+
+Used by the workflow's ``llm_judge`` rule and by tests. The store is a cache outside the
+job's declared outputs, so Snakemake never deletes it; a rerun answers from it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from ..formats import atomic_write, read_pairs, read_passages, read_topics, write_qrels
+from ..judges import LLMJudge
+from ..llm import Store, call_all, has_price
+from ..llm.env import import_litellm
+from .aggregate import aggregate, judgments, summary
+from .tasks import GradeAccept, judge_calls
+
+
+def load_inputs(pairs_tsv: str | Path, passages_parquet: str | Path, topics_tsv: str | Path):
+    return read_pairs(pairs_tsv), read_passages(passages_parquet), read_topics(topics_tsv)
+
+
+def run_judging_job(
+    judge: LLMJudge,
+    *,
+    pairs: pd.DataFrame,
+    texts: dict[str, str],
+    topics: dict[str, str],
+    store_path: str | Path,
+    provenance: str,
+    qrels_out: str | Path,
+    raw_out: str | Path,
+    summary_out: str | Path,
+    progress: bool = True,
+    max_in_flight: int | None = None,
+) -> dict:
+    """Judge every needed pair through the store; ``max_in_flight`` is the job's ``llm_slots``."""
+    calls = judge_calls(judge, pairs, topics, texts, provenance=provenance)
+    with Store(store_path) as store:
+        stats = call_all(
+            judge.endpoint, calls, store, accept=GradeAccept(judge.scale), reasks=judge.parse_retries,
+            max_in_flight=max_in_flight, progress=progress, desc=f"judging {judge.name}",
+            config_key=f"judges.{judge.name}",
+        )  # fmt: skip
+        answers = judgments(store.get(c.key for c in calls), texts)
+    labels = aggregate(answers)
+    write_qrels(labels.dropna(subset=["relevance"]), qrels_out)
+    with atomic_write(raw_out, "wb") as fh:
+        answers.to_parquet(fh, index=False)
+    result = summary(judge, answers, labels, stats, price_known=has_price(import_litellm(), judge.model))
+    with atomic_write(summary_out) as fh:
+        json.dump(result, fh, indent=2)
+    return result

@@ -1,0 +1,70 @@
+"""The calls a live judge needs: one per (needed pair, sample), each once (SPEC section 3).
+
+Every system reranks the same pool, so a pair retrieved by 14 systems is judged once. A call's
+request is the rendered template with the judge's sampling parameters, purpose ``judge``, the
+template's hash, the sample index and the acceptance rule ``grade:LOW..HIGH`` (the answer's
+grade parses on the judge's scale). Its ids are the query, the passage and the provenance.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ..judges import LLMJudge, Scale
+from ..llm.calls import Answer, Call, Verdict
+from ..llm.request import Request, canonical_hash
+from .parsing import parse_grade
+from .templates import Template
+
+
+class GradeAccept:
+    """Acceptance rule of a judge: the answer's grade parses on ``scale`` (see :mod:`.parsing`)."""
+
+    def __init__(self, scale: Scale) -> None:
+        self.scale = scale
+
+    @property
+    def name(self) -> str:
+        return f"grade:{self.scale.low}..{self.scale.high}"
+
+    def __call__(self, answer: Answer) -> Verdict:
+        parsed = parse_grade(answer.text, self.scale.low, self.scale.high)
+        return Verdict(parsed.ok, parsed.label, parsed.rule if parsed.ok else parsed.reason)
+
+
+def legacy_key(judge: LLMJudge, messages: list[dict], sample: int, template_sha256: str) -> str:
+    """How voirdire 0.1 keyed this judgment (so its stores answer today's requests)."""
+    return canonical_hash(
+        {
+            "model": judge.model, "messages": messages, "temperature": judge.temperature,
+            "top_p": judge.top_p, "max_tokens": judge.max_tokens, "seed": judge.seed,
+            "sample": sample, "template_sha256": template_sha256,
+            "scale": [judge.scale.low, judge.scale.high],
+        }
+    )  # fmt: skip
+
+
+def judge_calls(
+    judge: LLMJudge,
+    pairs: pd.DataFrame,
+    topics: dict[str, str],
+    texts: dict[str, str],
+    *,
+    provenance: str,
+) -> list[Call]:
+    """One call per (unique pair, sample), in pair order."""
+    template = Template.from_file(judge.prompt_file)
+    accept = GradeAccept(judge.scale).name
+    calls = []
+    for row in pairs[["query_id", "doc_id"]].drop_duplicates().itertuples(index=False):
+        messages = template.render(topics[row.query_id], texts[row.doc_id])
+        items = {"query_id": row.query_id, "doc_id": row.doc_id, "provenance": provenance}
+        for sample in range(judge.samples):
+            request = Request.chat(
+                "judge", judge.model, messages, template_sha256=template.sha256, sample=sample,
+                accept=accept, temperature=judge.temperature, top_p=judge.top_p,
+                max_tokens=judge.max_tokens, seed=judge.seed,
+            )  # fmt: skip
+            alias = legacy_key(judge, messages, sample, template.sha256)
+            calls.append(Call(request, judge.name, items, aliases=(alias,)))
+    return calls

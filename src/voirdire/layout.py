@@ -1,0 +1,62 @@
+"""Where every result lives under ``results/``: the one place the rules and the library read it from.
+
+Each method returns a path for concrete names, or a Snakemake pattern when given wildcards
+(``Layout(R).pairs("{dataset}", "{provenance}")``), so ``workflow/rules/common.smk``,
+``voirdire plan`` and the scripts cannot disagree about a file's name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Layout:
+    root: str
+
+    def topics(self, dataset: str) -> str:
+        return f"{self.root}/{dataset}/data/topics.tsv"
+
+    def human_qrels(self, dataset: str) -> str:
+        return f"{self.root}/{dataset}/data/qrels.human.txt"
+
+    def passages(self, dataset: str) -> str:
+        return f"{self.root}/{dataset}/data/passages.parquet"
+
+    def pool(self, dataset: str) -> str:
+        """The BM25 run every system reorders (always of the original texts)."""
+        return self.run(dataset, "original", "bm25")
+
+    def run(self, dataset: str, provenance: str, name: str) -> str:
+        return f"{self.root}/{dataset}/runs/{provenance}/{name}.run"
+
+    def bias(self, dataset: str, provenance: str, ranker: str) -> str:
+        """A PRP ranker's position-bias figures, beside its run."""
+        return f"{self.root}/{dataset}/runs/{provenance}/{ranker}.bias.json"
+
+    def checkpoint(self, dataset: str, provenance: str, ranker: str) -> str:
+        """A ranker's per-query checkpoint (resume after a kill); not a declared output."""
+        return f"{self.root}/{dataset}/runs/{provenance}/.{ranker}.partial.jsonl"
+
+    def pairs(self, dataset: str, provenance: str) -> str:
+        return f"{self.root}/{dataset}/pairs/{provenance}.tsv"
+
+    def qrels(self, dataset: str, provenance: str, judge: str) -> str:
+        return f"{self.root}/{dataset}/qrels/{provenance}/{judge}.txt"
+
+    def judgments(self, dataset: str, provenance: str, judge: str, ext: str) -> str:
+        """A judge's store (``sqlite``), raw answers (``parquet``) or summary (``summary.json``)."""
+        return f"{self.root}/{dataset}/judgments/{provenance}/{judge}.{ext}"
+
+    def store(self, dataset: str, provenance: str, judge: str) -> str:
+        """One call store per judging job (dataset x judge x provenance): SPEC section 3."""
+        return self.judgments(dataset, provenance, judge, "sqlite")
+
+    def ranker_store(self, dataset: str, provenance: str, ranker: str) -> str:
+        return self.judgments(dataset, provenance, f"ranker-{ranker}", "sqlite")
+
+    def eval(self, dataset: str, provenance: str, name: str) -> str:
+        return f"{self.root}/{dataset}/eval/{provenance}/{name}.parquet"
+
+    def plan(self, provenance: str) -> str:
+        return f"{self.root}/plan/{provenance}.md"

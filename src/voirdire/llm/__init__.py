@@ -1,0 +1,29 @@
+"""The LLM call path: endpoints, requests, the one function that calls, the store, the local model.
+
+The only package of voirdire that imports litellm (lazily). Every LLM call -- a judge's
+grade, a ranker's preference, an assistant's rewrite, a probe's second ask -- is a
+:class:`Call` filled into a :class:`Store` by :func:`fill_store` / :func:`call_all`.
+"""
+
+from .calls import (
+    Accept,
+    Answer,
+    Call,
+    CallsIncomplete,
+    RunStats,
+    Verdict,
+    accept_any,
+    call_all,
+    fill_store,
+    has_price,
+    records,
+    token_cost,
+)
+from .endpoint import Endpoint
+from .request import Request
+from .store import Record, Store
+
+__all__ = [
+    "Accept", "Answer", "Call", "CallsIncomplete", "Endpoint", "Record", "Request", "RunStats",
+    "Store", "Verdict", "accept_any", "call_all", "fill_store", "has_price", "records", "token_cost",
+]  # fmt: skip

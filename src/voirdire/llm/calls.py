@@ -1,0 +1,361 @@
+"""The one call path: every LLM call of every purpose fills the store through here.
+
+Judges, rankers, assistants and probes each describe their calls (a :class:`Call`: the
+:class:`~voirdire.llm.request.Request`, the caller's name and the ids it gives) and an
+acceptance rule (:data:`Accept`: does the answer parse, are logprobs present?).
+:func:`fill_store` does the rest, once, for all of them:
+
+* skips keys already stored (and re-keys answers an older release stored under an alias);
+* bounds calls in flight (the endpoint's ``concurrency``, capped by the job's share of the
+  workflow-wide ``llm_slots``) and spaces starts for an ``rpm`` cap;
+* relies on litellm's retries with backoff (``num_retries``) and adds outer attempts for
+  transport errors that outlast them; permanent errors (auth, bad request, not found) fail
+  at once;
+* asks again, at most ``reasks`` times, when the answer is not accepted, then stores it as
+  *unparsed* with its raw text (never as a made-up value);
+* records tokens, cost, latency and the provider's model version for every call;
+* collects errors, redacted of the API key, without aborting the other calls;
+* shows a tqdm bar and returns per-run :class:`RunStats`.
+
+This package is the only one that imports litellm (lazily, through :mod:`voirdire.llm.env`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .endpoint import Endpoint
+from .env import import_litellm
+from .request import Request
+from .store import Record, Store
+
+log = logging.getLogger(__name__)
+
+PERMANENT_ERRORS = (
+    "AuthenticationError", "BadRequestError", "NotFoundError", "PermissionDeniedError",
+    "UnprocessableEntityError", "ContentPolicyViolationError", "ContextWindowExceededError",
+)  # fmt: skip
+"""litellm exception classes that no retry can fix: the job fails at once."""
+
+OK, UNPARSED = "ok", "unparsed"
+
+
+def _field(obj: Any, name: str) -> Any:
+    """An attribute of a litellm response part, whether it came as an object or a dict."""
+    if obj is None:
+        return None
+    return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What a model said: text, first-token ``top_logprobs`` (when asked), version, tokens."""
+
+    text: str | None
+    top_logprobs: list[dict] | None = None
+    model_version: str | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    @classmethod
+    def from_response(cls, response: Any) -> Answer:
+        choice = response.choices[0]
+        content = _field(_field(choice, "logprobs"), "content")
+        top = None
+        if content:
+            top = [
+                {"token": _field(t, "token"), "logprob": _field(t, "logprob")}
+                for t in _field(content[0], "top_logprobs") or []
+            ]
+        usage = _field(response, "usage")
+        return cls(
+            text=_field(_field(choice, "message"), "content"),
+            top_logprobs=top,
+            model_version=_field(response, "model"),
+            prompt_tokens=int(_field(usage, "prompt_tokens") or 0),
+            completion_tokens=int(_field(usage, "completion_tokens") or 0),
+        )
+
+    @classmethod
+    def from_record(cls, record: Record) -> Answer:
+        return cls(record.raw, record.logprobs, record.model_version)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """An acceptance rule's reading of an answer: accepted or not, the value, which rule (or why not)."""
+
+    ok: bool
+    value: Any = None
+    rule: str | None = None
+
+
+Accept = Callable[[Answer], Verdict]
+
+
+def accept_any(answer: Answer) -> Verdict:
+    """Every answer is accepted as it is (its text is the value)."""
+    return Verdict(True, answer.text, "text")
+
+
+@dataclass(frozen=True)
+class Call:
+    """One answer a caller needs: the request, who asks, the ids it gives, older keys of it."""
+
+    request: Request
+    caller: str
+    items: Mapping[str, str] = field(default_factory=dict, hash=False)
+    aliases: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> str:
+        return self.request.key
+
+
+@dataclass
+class RunStats:
+    """What one :func:`fill_store` run did."""
+
+    calls: int = 0  # unique keys asked for
+    cached: int = 0  # answered by the store (adopted ones included)
+    adopted: int = 0  # answered by a row an older release stored under another key
+    requests: int = 0  # HTTP-level requests, transport retries and re-asks included
+    stored: int = 0
+    unparsed: int = 0
+    failed: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+    latency_s: float = 0.0  # summed over stored calls
+    wall_s: float = 0.0
+    max_in_flight: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k != "errors"}
+
+
+class CallsIncomplete(RuntimeError):
+    """Some calls failed for good; what succeeded is stored, a rerun asks only for the rest."""
+
+
+class RateLimiter:
+    """Spaces request starts at least 60/rpm seconds apart (no cap when rpm is None)."""
+
+    def __init__(self, rpm: float | None) -> None:
+        self.interval = 60.0 / rpm if rpm else 0.0
+        self._next = 0.0
+        self._lock = asyncio.Lock()
+
+    async def wait(self) -> None:
+        if not self.interval:
+            return
+        async with self._lock:
+            now = time.monotonic()
+            start = max(now, self._next)
+            self._next = start + self.interval
+        if start > now:
+            await asyncio.sleep(start - now)
+
+
+def token_cost(litellm: Any, model: str, prompt_tokens: int, completion_tokens: int) -> float:
+    """Price from litellm's cost map; 0 for models it has no price for (see :func:`has_price`)."""
+    try:
+        prompt_cost, completion_cost = litellm.cost_per_token(
+            model=model, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens
+        )
+    except Exception:  # noqa: BLE001 - unknown model: no price, not an error
+        return 0.0
+    return float(prompt_cost + completion_cost)
+
+
+def has_price(litellm: Any, model: str) -> bool:
+    """Whether litellm's cost map prices ``model`` (else reported costs are 0 for lack of a price)."""
+    try:
+        litellm.cost_per_token(model=model, prompt_tokens=1, completion_tokens=1)
+    except Exception:  # noqa: BLE001
+        return False
+    return True
+
+
+def prepare_provider(model: str) -> None:
+    """Register the in-process local provider when the model is a ``local/`` one."""
+    if model.startswith("local/"):
+        from .local.provider import register
+
+        register()
+
+
+def redact(text: str, secret: str | None) -> str:
+    return text.replace(secret, "***") if secret else text
+
+
+def _record(call: Call, answer: Answer, verdict: Verdict, **ledger: Any) -> Record:
+    request = call.request
+    return Record(
+        key=call.key, purpose=request.purpose, caller=call.caller, items=dict(call.items),
+        sample=request.sample, model=request.model, model_version=answer.model_version,
+        raw=answer.text, logprobs=answer.top_logprobs, status=OK if verdict.ok else UNPARSED,
+        value=verdict.value, rule=verdict.rule, **ledger,
+    )  # fmt: skip
+
+
+def _adopt_aliases(calls: Sequence[Call], store: Store, accept: Accept) -> int:
+    """Re-key answers stored under an older key of the same request; returns how many."""
+    adopted = 0
+    for call in calls:
+        for alias in call.aliases:
+            old = next(store.get([alias]), None)
+            if old is None:
+                continue
+            answer = Answer.from_record(old)
+            record = _record(
+                call, answer, accept(answer), attempts=old.attempts,
+                prompt_tokens=old.prompt_tokens, completion_tokens=old.completion_tokens,
+                cost=old.cost, latency_s=old.latency_s, created=old.created,
+            )  # fmt: skip
+            adopted += store.adopt(alias, record)
+            break
+    return adopted
+
+
+async def fill_store(
+    endpoint: Endpoint,
+    calls: Sequence[Call],
+    store: Store,
+    *,
+    accept: Accept = accept_any,
+    reasks: int = 0,
+    max_in_flight: int | None = None,
+    progress: bool = True,
+    desc: str | None = None,
+    transport_attempts: int = 4,
+    config_key: str | None = None,
+) -> RunStats:
+    """Make every call that ``store`` lacks; never raises for a failed call (see ``stats.failed``).
+
+    ``max_in_flight`` caps concurrency below the endpoint's (a job's share of the
+    workflow-wide ``llm_slots``); ``config_key`` names the caller's config entry in errors.
+    """
+    started = time.perf_counter()
+    stats = RunStats()
+    unique = list({call.key: call for call in calls}.values())
+    stats.calls = len(unique)
+    have = store.existing(c.key for c in unique)
+    missing = [c for c in unique if c.key not in have]
+    stats.adopted = _adopt_aliases([c for c in missing if c.aliases], store, accept)
+    if stats.adopted:
+        have |= store.existing(c.key for c in missing)
+        missing = [c for c in missing if c.key not in have]
+    stats.cached = len(unique) - len(missing)
+    log.info(
+        "%s: %d calls, %d stored (%d re-keyed from an older release), %d to make",
+        desc or endpoint.model, stats.calls, stats.cached, stats.adopted, len(missing),
+    )  # fmt: skip
+    if missing:
+        await _call_missing(
+            endpoint, missing, store, stats, accept=accept, reasks=reasks,
+            max_in_flight=max_in_flight, progress=progress, desc=desc,
+            transport_attempts=transport_attempts, config_key=config_key,
+        )  # fmt: skip
+    stats.wall_s = time.perf_counter() - started
+    return stats
+
+
+async def _call_missing(
+    endpoint: Endpoint, missing: Sequence[Call], store: Store, stats: RunStats, *,
+    accept: Accept, reasks: int, max_in_flight: int | None, progress: bool, desc: str | None,
+    transport_attempts: int, config_key: str | None,
+) -> None:  # fmt: skip
+    litellm = import_litellm()
+    prepare_provider(endpoint.model)
+    secret = endpoint.api_key(key=config_key)
+    connection = endpoint.connection(secret)
+    slots = min(endpoint.concurrency, max_in_flight or endpoint.concurrency)
+    semaphore = asyncio.Semaphore(slots)
+    limiter = RateLimiter(endpoint.rpm)
+    in_flight = 0
+
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=len(missing), desc=desc or endpoint.model, disable=not progress, unit="call")
+
+    async def send(request: Request) -> Any:
+        nonlocal in_flight
+        for attempt in range(1, transport_attempts + 1):
+            await limiter.wait()
+            stats.requests += 1
+            in_flight += 1
+            stats.max_in_flight = max(stats.max_in_flight, in_flight)
+            try:
+                return await litellm.acompletion(**request.body(), **connection)
+            except Exception as exc:  # noqa: BLE001 - classified below
+                if type(exc).__name__ in PERMANENT_ERRORS or attempt == transport_attempts:
+                    raise
+            finally:
+                in_flight -= 1
+            await asyncio.sleep(min(8.0, 0.5 * 2 ** (attempt - 1)))
+        raise AssertionError("unreachable")
+
+    async def one(call: Call) -> None:
+        async with semaphore:
+            started = time.perf_counter()
+            prompt_tokens = completion_tokens = attempts = 0
+            for attempts in range(1, reasks + 2):
+                answer = Answer.from_response(await send(call.request))
+                prompt_tokens += answer.prompt_tokens
+                completion_tokens += answer.completion_tokens
+                verdict = accept(answer)
+                if verdict.ok:
+                    break
+            cost = token_cost(litellm, endpoint.model, prompt_tokens, completion_tokens)
+            latency = time.perf_counter() - started
+            stats.stored += store.put(
+                _record(
+                    call, answer, verdict, attempts=attempts, prompt_tokens=prompt_tokens,
+                    completion_tokens=completion_tokens, cost=cost, latency_s=latency,
+                    created=time.time(),
+                )
+            )  # fmt: skip
+            stats.unparsed += not verdict.ok
+            stats.prompt_tokens += prompt_tokens
+            stats.completion_tokens += completion_tokens
+            stats.cost += cost
+            stats.latency_s += latency
+            bar.update(1)
+
+    results = await asyncio.gather(*(one(c) for c in missing), return_exceptions=True)
+    bar.close()
+    for result in results:
+        if isinstance(result, BaseException):
+            stats.failed += 1
+            if len(stats.errors) < 5:
+                stats.errors.append(f"{type(result).__name__}: {redact(str(result), secret)}")
+
+
+def call_all(endpoint: Endpoint, calls: Sequence[Call], store: Store, **options: Any) -> RunStats:
+    """:func:`fill_store` from synchronous code; raises :class:`CallsIncomplete` if any call failed."""
+    stats = asyncio.run(fill_store(endpoint, calls, store, **options))
+    if stats.failed:
+        raise CallsIncomplete(
+            f"{stats.failed} of {stats.calls - stats.cached} calls to {endpoint} failed after "
+            f"retries (stored: {stats.stored}; a rerun asks only for the missing ones). "
+            "First errors: " + "; ".join(stats.errors)
+        )
+    return stats
+
+
+def records(store: Store, calls: Sequence[Call]) -> dict[str, Record]:
+    """The stored answer of every call, by key (calls not stored are absent)."""
+    return {record.key: record for record in store.get(c.key for c in calls)}
+
+
+__all__ = [
+    "Accept", "Answer", "Call", "CallsIncomplete", "RateLimiter", "RunStats", "Verdict",
+    "accept_any", "call_all", "fill_store", "has_price", "records", "token_cost",
+]  # fmt: skip

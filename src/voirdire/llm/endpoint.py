@@ -1,0 +1,95 @@
+"""Where and how fast to call a model: one :class:`Endpoint` per judge, ranker or assistant.
+
+The config keys users write (``model``, ``api_base``, ``api_key_env``, ``concurrency``,
+``rpm``, ``timeout_s``, ``num_retries``) sit beside the caller's own keys; they are read
+here once. Nothing in an endpoint enters a cache key: moving a judge from one proxy to
+another, or raising its concurrency, reuses every stored answer.
+
+``api_key_env`` names the environment variable holding the key. The key is read at call
+time and handed to litellm only; it never enters the config, the store, a log or a result.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import ConfigError
+
+KEYS = ("model", "api_base", "api_key_env", "concurrency", "rpm", "timeout_s", "num_retries")
+"""The config keys an endpoint is read from (in a judge entry, or a ranker's)."""
+
+PERMANENT_RETRY_CLASSES = (
+    "BadRequestErrorRetries", "AuthenticationErrorRetries", "NotFoundErrorRetries",
+    "ContentPolicyViolationErrorRetries",
+)  # fmt: skip
+"""litellm retry-policy fields of errors no retry can fix."""
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """A litellm model string and how to reach it: base URL, key, concurrency, rate, retries."""
+
+    model: str
+    api_base: str | None = None
+    api_key_env: str | None = None
+    concurrency: int = 8
+    rpm: float | None = None
+    timeout_s: float = 60.0
+    num_retries: int = 3
+
+    def __post_init__(self) -> None:
+        if self.concurrency < 1:
+            raise ValueError(f"concurrency must be at least 1, got {self.concurrency}")
+
+    def __str__(self) -> str:
+        return self.model + (f" at {self.api_base}" if self.api_base else "")
+
+    @classmethod
+    def from_config(cls, entry: Mapping[str, Any], *, key: str) -> Endpoint:
+        """The endpoint keys of one config entry (``key`` names it in errors)."""
+        if not entry.get("model"):
+            raise ConfigError("needs 'model' (a litellm model string)", key=f"{key}.model")
+        if int(entry.get("num_retries", 3)) < 3:
+            raise ConfigError("num_retries must be at least 3", key=f"{key}.num_retries")
+        if int(entry.get("concurrency", 1)) < 1:
+            raise ConfigError("concurrency must be at least 1", key=f"{key}.concurrency")
+        return cls(**{k: entry[k] for k in KEYS if entry.get(k) is not None})
+
+    @property
+    def is_local(self) -> bool:
+        """An in-process model (``local/...``) rather than an HTTP API."""
+        return self.model.startswith("local/")
+
+    def api_key(self, *, key: str | None = None) -> str | None:
+        """The key from the environment (None when no variable is named); ``key`` names the config entry."""
+        if self.api_key_env is None:
+            return None
+        value = os.environ.get(self.api_key_env)
+        if not value:
+            raise ConfigError(
+                f"environment variable {self.api_key_env} (the API key of {self.model}) is not set",
+                key=f"{key}.api_key_env" if key else "api_key_env",
+            )
+        return value
+
+    def connection(self, api_key: str | None) -> dict[str, Any]:
+        """litellm's connection arguments: never part of a cache key, never stored.
+
+        litellm retries every error class alike unless told otherwise; its retry policy here
+        keeps ``num_retries`` for transient errors and gives none to permanent ones (bad
+        request, authentication, not found, content policy), which fail at once.
+        """
+        retries = {name: 0 for name in PERMANENT_RETRY_CLASSES}
+        kwargs: dict[str, Any] = {
+            "timeout": self.timeout_s,
+            "num_retries": self.num_retries,
+            "retry_policy": {**retries, "DefaultRetries": self.num_retries},
+        }
+        if self.api_base:
+            kwargs["api_base"] = self.api_base
+        if api_key is not None:
+            kwargs["api_key"] = api_key
+        return kwargs

@@ -1,0 +1,253 @@
+"""Inference with the local SmolLM2 model: greedy chat completions and next-token logprobs, batched.
+
+Deterministic: decoding is greedy, and batched calls (left padding with an attention mask, and
+position ids derived from it for plain forward passes) give the same outputs as one-by-one
+calls. torch and transformers are imported lazily.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .weights import model_dir
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
+DEFAULT_MAX_TOKENS = 64
+DEFAULT_BATCH_SIZE = 8
+
+Message = Mapping[str, Any]
+Conversation = Sequence[Message]
+
+
+@dataclass(frozen=True)
+class Generation:
+    """One completion: the text (special tokens stripped) and its token counts.
+
+    ``completion_tokens`` counts every token the model produced, including the end-of-turn
+    token when it stopped on its own. ``finish_reason`` is ``"stop"`` (end-of-turn token) or
+    ``"length"`` (ran into ``max_tokens``).
+    """
+
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    finish_reason: str = "stop"
+
+
+_load_lock = threading.Lock()
+_model_lock = threading.RLock()
+"""Serialises forward passes: the model is shared, and two at once only fight for the cores."""
+
+
+@functools.lru_cache(maxsize=4)
+def _load_from(directory: str) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    threads = os.environ.get("VOIRDIRE_TORCH_THREADS", "").strip()
+    if threads:
+        torch.set_num_threads(int(threads))
+    tokenizer = AutoTokenizer.from_pretrained(directory, local_files_only=True)
+    tokenizer.padding_side = "left"
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    model = AutoModelForCausalLM.from_pretrained(
+        directory, dtype=torch.float32, local_files_only=True
+    )
+    model.eval()
+    return model, tokenizer
+
+
+def load(
+    cache_dir: str | Path | None = None,
+) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
+    """The model (float32, eval mode, CPU) and its tokenizer (left padding), once per process.
+
+    Converts the GGUF first if needed (see :func:`model_dir`). torch keeps its default thread
+    count unless ``$VOIRDIRE_TORCH_THREADS`` is set (then ``torch.set_num_threads`` is called on
+    first load): on a machine whose cores are busy with other work, one thread avoids OpenMP
+    threads waiting on each other and is much faster than the default.
+    """
+    directory = str(model_dir(cache_dir).resolve())
+    with _load_lock:  # two threads' first calls must not load two copies
+        return _load_from(directory)
+
+
+def _stop_ids(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase) -> list[int]:
+    """Token ids that end a turn: the tokenizer's and generation config's eos, and ``<|im_end|>``."""
+    ids: list[int] = []
+    configured = model.generation_config.eos_token_id
+    candidates: list[Any] = [tokenizer.eos_token_id]
+    candidates += configured if isinstance(configured, list) else [configured]
+    im_end = tokenizer.convert_tokens_to_ids("<|im_end|>")
+    if im_end != tokenizer.unk_token_id:
+        candidates.append(im_end)
+    for token_id in candidates:
+        if isinstance(token_id, int) and token_id not in ids:
+            ids.append(token_id)
+    return ids
+
+
+def _normalise(conversation: Conversation) -> list[dict[str, str]]:
+    """Messages as ``{"role", "content"}`` with string content (joins OpenAI-style text parts)."""
+    messages: list[dict[str, str]] = []
+    for message in conversation:
+        content = message.get("content")
+        if content is None:
+            text = ""
+        elif isinstance(content, str):
+            text = content
+        elif isinstance(content, Sequence):
+            parts = []
+            for part in content:
+                if isinstance(part, Mapping) and part.get("type", "text") == "text":
+                    parts.append(str(part.get("text", "")))
+                elif isinstance(part, str):
+                    parts.append(part)
+                else:
+                    raise ValueError(f"only text content is supported, got a {part!r} part")
+            text = "".join(parts)
+        else:
+            text = str(content)
+        messages.append({"role": str(message["role"]), "content": text})
+    if not messages:
+        raise ValueError("a conversation needs at least one message")
+    return messages
+
+
+def _encode(tokenizer: PreTrainedTokenizerBase, conversations: Sequence[Conversation]) -> Any:
+    """Chat template with the generation prompt, then one left-padded batch with attention mask."""
+    prompts = [
+        tokenizer.apply_chat_template(_normalise(c), tokenize=False, add_generation_prompt=True)
+        for c in conversations
+    ]
+    # The template already writes every special token, so add none.
+    return tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
+
+
+def _chunks(items: Sequence[Any], size: int) -> list[Sequence[Any]]:
+    if size < 1:
+        raise ValueError(f"batch_size must be at least 1, got {size}")
+    return [items[i : i + size] for i in range(0, len(items), size)]
+
+
+def generate(
+    conversations: Sequence[Conversation],
+    *,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    cache_dir: str | Path | None = None,
+) -> list[Generation]:
+    """Greedy chat completions, one per conversation, in order.
+
+    Each conversation is a list of ``{"role": ..., "content": ...}`` messages; the chat template
+    is applied with the generation prompt. Conversations are run ``batch_size`` at a time, left
+    padded with an attention mask, and decoded greedily until the end-of-turn token or
+    ``max_tokens`` new tokens. Deterministic, and batched results equal one-by-one results.
+    """
+    if max_tokens < 1:
+        raise ValueError(f"max_tokens must be at least 1, got {max_tokens}")
+    conversations = list(conversations)
+    if not conversations:
+        return []
+    import torch
+    from transformers import GenerationConfig
+
+    model, tokenizer = load(cache_dir)
+    stop = _stop_ids(model, tokenizer)
+    config = GenerationConfig(
+        max_new_tokens=max_tokens,
+        do_sample=False,
+        num_beams=1,
+        eos_token_id=stop,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.bos_token_id,
+    )
+    results: list[Generation] = []
+    for chunk in _chunks(conversations, batch_size):
+        batch = _encode(tokenizer, chunk)
+        width = batch["input_ids"].shape[1]
+        with _model_lock, torch.inference_mode():
+            output = model.generate(**batch, generation_config=config)
+        for row, mask in zip(output[:, width:].tolist(), batch["attention_mask"]):
+            produced = row
+            finish = "length"
+            for i, token in enumerate(row):
+                if token in stop:
+                    produced, finish = row[: i + 1], "stop"
+                    break
+            text = tokenizer.decode(produced, skip_special_tokens=True)
+            results.append(Generation(text, int(mask.sum()), len(produced), finish))
+    return results
+
+
+def next_token_logprobs(
+    conversations: Sequence[Conversation],
+    candidates: Sequence[str],
+    cache_dir: str | Path | None = None,
+    *,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+) -> list[dict[str, float]]:
+    """Log-probability of each candidate's first token as the reply's first token.
+
+    For each conversation (chat template with the generation prompt) this takes the log-softmax
+    over the full vocabulary at the next position and returns ``{candidate: logprob}`` for the
+    first token of each candidate string, tokenised as written (``"Yes"`` and ``" Yes"`` are
+    different tokens; the reply starts right after ``<|im_start|>assistant\n``, so no space).
+    Candidates sharing a first token get the same value.
+    """
+    model, tokenizer = load(cache_dir)
+    return logprobs_with(model, tokenizer, conversations, candidates, batch_size=batch_size)
+
+
+def logprobs_with(
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    conversations: Sequence[Conversation],
+    candidates: Sequence[str],
+    *,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+) -> list[dict[str, float]]:
+    """:func:`next_token_logprobs` for any causal chat model (left-padded tokenizer) on any device."""
+    candidates = list(candidates)
+    if not candidates:
+        raise ValueError("need at least one candidate")
+    conversations = list(conversations)
+    if not conversations:
+        return []
+    import torch
+
+    first: dict[str, int] = {}
+    for candidate in candidates:
+        ids = tokenizer.encode(candidate, add_special_tokens=False)
+        if not ids:
+            raise ValueError(f"candidate {candidate!r} has no tokens")
+        first[candidate] = ids[0]
+    index = torch.tensor(list(first.values()))
+    results: list[dict[str, float]] = []
+    for chunk in _chunks(conversations, batch_size):
+        batch = _encode(tokenizer, chunk).to(model.device)
+        mask = batch["attention_mask"]
+        # A plain forward pass does not derive positions from the mask (generate does), so with
+        # left padding they must be given, or padded rows would see shifted positions.
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)
+        with _model_lock, torch.inference_mode():
+            logits = model(
+                input_ids=batch["input_ids"],
+                attention_mask=mask,
+                position_ids=positions,
+                use_cache=False,
+                logits_to_keep=1,
+            ).logits[:, -1, :]
+        logprobs = torch.log_softmax(logits.float(), dim=-1)[:, index.to(logits.device)]
+        for row in logprobs.tolist():
+            results.append(dict(zip(first, row)))
+    return results

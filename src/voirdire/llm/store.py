@@ -1,0 +1,220 @@
+"""The call store: every LLM answer of every purpose, keyed by its request, in SQLite.
+
+SPEC section 3. One schema fits judges, rankers, assistants and probes: the purpose, the
+request key, the ids the caller gives (query, passage, pair, persona, provenance ... as a
+JSON object), the caller's name, the model and the version string the provider returned,
+the raw answer (and the first token's ``top_logprobs`` when they were asked for), what
+the caller's acceptance rule read from it (``status`` ``ok`` or ``unparsed``, ``value``,
+``rule``), tokens, cost, latency and time.
+
+A row is written and committed the moment its call returns, so a job killed with
+``kill -9`` loses only the calls in flight, and a rerun asks only for missing keys.
+Transport failures (timeouts, 429, 5xx) are never written. Rows are inserted with
+``INSERT OR IGNORE`` on the key, so two writers can never duplicate an answer.
+
+Layout: one store file per LLM job (dataset x judge x provenance; one per ranker), under
+``results/{dataset}/judgments/{provenance}/``. SQLite's WAL mode and locks are safe among
+processes of one machine; on NFS/Lustre they are not, which is why each job writes a shard
+of its own and other jobs only read finished shards (SPEC section 3, "Clusters").
+
+Stores written by voirdire 0.1 (table ``judgments``) are migrated when opened: their rows
+move into ``calls`` under their old keys, and the old table is kept as ``judgments_v0_1``.
+A caller that knows how 0.1 spelled a request's key passes it as an *alias*; the first
+lookup re-keys the row (:meth:`Store.adopt`), so paid answers are never asked for again.
+
+No API key, header or other secret ever reaches the store: keys hash the request body only.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator
+from dataclasses import astuple, dataclass, field
+from pathlib import Path
+from typing import Any
+
+SCHEMA_VERSION = "2"
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS calls (
+    key TEXT PRIMARY KEY,
+    purpose TEXT NOT NULL,
+    caller TEXT NOT NULL,
+    items TEXT NOT NULL,
+    sample INTEGER NOT NULL,
+    model TEXT NOT NULL,
+    model_version TEXT,
+    raw TEXT,
+    logprobs TEXT,
+    status TEXT NOT NULL CHECK (status IN ('ok', 'unparsed')),
+    value TEXT,
+    rule TEXT,
+    attempts INTEGER NOT NULL,
+    prompt_tokens INTEGER,
+    completion_tokens INTEGER,
+    cost REAL NOT NULL,
+    latency_s REAL,
+    created REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS calls_caller ON calls (purpose, caller);
+CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+
+# voirdire 0.1 kept one row per call in `judgments`; ranker rows had empty query and passage
+# ids and a JSON raw answer {"text", "top_logprobs"}. Everything it knew moves over.
+MIGRATE_V0_1 = """
+INSERT OR IGNORE INTO calls
+SELECT key,
+       CASE WHEN query_id = '' AND doc_id = '' THEN 'rank' ELSE 'judge' END,
+       judge,
+       CASE WHEN query_id = '' AND doc_id = '' THEN '{}'
+            ELSE json_object('query_id', query_id, 'doc_id', doc_id, 'provenance', provenance) END,
+       sample, model, model_version,
+       CASE WHEN query_id = '' AND doc_id = '' AND json_valid(raw) THEN json_extract(raw, '$.text') ELSE raw END,
+       CASE WHEN query_id = '' AND doc_id = '' AND json_valid(raw) THEN json_extract(raw, '$.top_logprobs') END,
+       status,
+       CASE WHEN label IS NULL THEN NULL ELSE CAST(label AS TEXT) END,
+       parse_rule, attempts, prompt_tokens, completion_tokens, cost, latency_s, created
+FROM judgments
+"""
+
+
+@dataclass(frozen=True)
+class Record:
+    """One stored answer (see the module docstring for what each field holds)."""
+
+    key: str
+    purpose: str
+    caller: str
+    items: dict[str, str] = field(hash=False)
+    sample: int
+    model: str
+    model_version: str | None
+    raw: str | None
+    logprobs: list[dict] | None = field(hash=False)
+    status: str
+    value: Any = field(hash=False)
+    rule: str | None
+    attempts: int
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    cost: float
+    latency_s: float | None
+    created: float
+
+    def row(self) -> tuple:
+        values = list(astuple(self))
+        for name in ("items", "logprobs", "value"):
+            index = COLUMNS.index(name)
+            if values[index] is not None:
+                values[index] = json.dumps(values[index], ensure_ascii=False)
+        return tuple(values)
+
+    @classmethod
+    def from_row(cls, row: tuple) -> Record:
+        values = list(row)
+        for name in ("items", "logprobs", "value"):
+            index = COLUMNS.index(name)
+            if values[index] is not None:
+                values[index] = json.loads(values[index])
+        return cls(*values)
+
+
+COLUMNS = tuple(Record.__dataclass_fields__)
+_CHUNK = 500
+
+
+class Store:
+    """A SQLite call store (WAL mode, one connection per process)."""
+
+    def __init__(self, path: str | Path, *, timeout_s: float = 60.0) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(self.path, timeout=timeout_s, isolation_level=None)
+        self._db.execute(f"PRAGMA busy_timeout={int(timeout_s * 1000)}")
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.executescript(SCHEMA)
+        self.migrated = self._migrate()
+
+    def _migrate(self) -> int:
+        """Move a voirdire 0.1 ``judgments`` table into ``calls``; returns the rows moved."""
+        tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if "judgments" not in tables:
+            self._db.execute(
+                "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,)
+            )
+            return 0
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            still = self._db.execute(
+                "SELECT COUNT(*) FROM sqlite_master WHERE type='table' AND name='judgments'"
+            ).fetchone()[0]
+            moved = 0
+            if still:  # another process may have migrated it while we waited for the lock
+                before = self._db.total_changes
+                self._db.execute(MIGRATE_V0_1)
+                moved = self._db.total_changes - before
+                self._db.execute("ALTER TABLE judgments RENAME TO judgments_v0_1")
+                self._db.execute("INSERT OR REPLACE INTO meta VALUES ('migrated_from', '0.1')")
+            self._db.execute(
+                "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,)
+            )
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        return moved
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _select(self, columns: str, keys: Iterable[str]) -> Iterator[tuple]:
+        keys = list(keys)
+        for start in range(0, len(keys), _CHUNK):
+            chunk = keys[start : start + _CHUNK]
+            marks = ",".join("?" * len(chunk))
+            yield from self._db.execute(f"SELECT {columns} FROM calls WHERE key IN ({marks})", chunk)
+
+    def existing(self, keys: Iterable[str]) -> set[str]:
+        """Which of ``keys`` are stored already."""
+        return {row[0] for row in self._select("key", keys)}
+
+    def put(self, record: Record) -> bool:
+        """Insert one answer, committed at once; False if its key was already stored."""
+        marks = ",".join("?" * len(COLUMNS))
+        cursor = self._db.execute(
+            f"INSERT OR IGNORE INTO calls ({','.join(COLUMNS)}) VALUES ({marks})", record.row()
+        )
+        return cursor.rowcount == 1
+
+    def get(self, keys: Iterable[str]) -> Iterator[Record]:
+        for row in self._select(",".join(COLUMNS), keys):
+            yield Record.from_row(row)
+
+    def adopt(self, alias: str, record: Record) -> bool:
+        """Replace the row stored under ``alias`` (an older key) by ``record``, in one transaction.
+
+        ``record`` carries today's key, ids and reading of the same answer. False when no
+        row is stored under ``alias`` (or another process adopted it first).
+        """
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            gone = self._db.execute("DELETE FROM calls WHERE key = ?", (alias,)).rowcount
+            if gone:
+                self.put(record)
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        return bool(gone)
+
+    def meta(self) -> dict[str, str]:
+        return dict(self._db.execute("SELECT name, value FROM meta"))

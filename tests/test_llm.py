@@ -1,0 +1,211 @@
+"""The one LLM call path (voirdire.llm): request keys, the store and its migration from 0.1,
+permanent errors, redaction, the in-flight cap, and an API PRP ranker under faults.
+
+Against the real loopback HTTP server on 127.0.0.1 and real SQLite files."""
+
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from legacy_inputs import JUDGE, PAIRS, PASSAGES, QUERIES, RANK_DOCS, RANK_QUERY
+from loopback import REJECT, Faults, LoopbackServer
+from voirdire.judges import LLMJudge
+from voirdire.judging.aggregate import judgments
+from voirdire.judging.job import run_judging_job
+from voirdire.judging.tasks import GradeAccept, judge_calls
+from voirdire.llm import Call, CallsIncomplete, Endpoint, Request, Store, accept_any, call_all
+from voirdire.rankers.api import REASKS, LiteLLMBackend
+from voirdire.rankers.llm import prp_rank, rg_scores
+from voirdire.rankers.rerank import rerank_all
+from voirdire.systems import Ranker
+
+V0_1 = Path(__file__).parent / "data" / "store-v0.1"
+SECRET = "sk-planted-c41l-path-never-log"
+MESSAGES = [{"role": "user", "content": "hello"}]
+
+
+@pytest.fixture(autouse=True)
+def fake_key(monkeypatch):
+    monkeypatch.setenv("VOIRDIRE_TEST_KEY", SECRET)
+
+
+# ----------------------------------------------------------------------------- request keys
+
+
+def test_the_key_covers_what_is_sent_and_what_decides_its_reading_and_nothing_else():
+    base = Request.chat("judge", "openai/m", MESSAGES, template_sha256="t", sample=0, accept="grade:0..3",
+                        temperature=0.0, max_tokens=16, seed=None)  # fmt: skip
+    assert base.body() == {"model": "openai/m", "messages": MESSAGES, "temperature": 0.0, "max_tokens": 16}
+    variants = [
+        Request.chat("judge", "openai/m2", MESSAGES, template_sha256="t", accept="grade:0..3", temperature=0.0, max_tokens=16),
+        Request.chat("judge", "openai/m", [{"role": "user", "content": "hello!"}], template_sha256="t",
+                     accept="grade:0..3", temperature=0.0, max_tokens=16),
+        Request.chat("judge", "openai/m", MESSAGES, template_sha256="t", accept="grade:0..3", temperature=0.5, max_tokens=16),
+        Request.chat("judge", "openai/m", MESSAGES, template_sha256="t", accept="grade:0..3", temperature=0.0, max_tokens=17),
+        Request.chat("judge", "openai/m", MESSAGES, template_sha256="t", accept="grade:0..3", temperature=0.0, max_tokens=16, seed=1),
+        Request.chat("judge", "openai/m", MESSAGES, template_sha256="u", accept="grade:0..3", temperature=0.0, max_tokens=16),
+        Request.chat("judge", "openai/m", MESSAGES, template_sha256="t", sample=1, accept="grade:0..3", temperature=0.0, max_tokens=16),
+        Request.chat("probe", "openai/m", MESSAGES, template_sha256="t", accept="grade:0..3", temperature=0.0, max_tokens=16),
+        Request.chat("judge", "openai/m", MESSAGES, template_sha256="t", accept="grade:1..5", temperature=0.0, max_tokens=16),
+    ]  # fmt: skip
+    keys = {base.key} | {v.key for v in variants}
+    assert len(keys) == 1 + len(variants)  # every one of them changes the key
+    same = Request.chat("judge", "openai/m", MESSAGES, template_sha256="t", accept="grade:0..3",
+                        max_tokens=16, temperature=0.0)  # fmt: skip
+    assert same.key == base.key  # parameter order and unsent Nones do not
+    with pytest.raises(ValueError, match="unknown purpose"):
+        Request.chat("grading", "openai/m", MESSAGES)
+
+
+def test_the_endpoint_is_not_in_the_key_and_the_key_is_read_from_the_environment(monkeypatch):
+    endpoint = Endpoint("openai/m", api_base="http://127.0.0.1:1/v1", api_key_env="VOIRDIRE_TEST_KEY")
+    assert endpoint.api_key() == SECRET
+    assert endpoint.connection(SECRET)["api_key"] == SECRET
+    monkeypatch.delenv("VOIRDIRE_TEST_KEY")
+    with pytest.raises(Exception, match="VOIRDIRE_TEST_KEY"):
+        endpoint.api_key(key="judges.x")
+
+
+# ----------------------------------------------------------------------------- store written by 0.1
+
+
+def legacy_judge(server):
+    endpoint = Endpoint(JUDGE["model"], api_base=server.url, api_key_env=JUDGE["api_key_env"])
+    return LLMJudge(name=JUDGE["name"], endpoint=endpoint, samples=JUDGE["samples"])
+
+
+def test_a_store_written_by_0_1_answers_a_rerun_of_the_same_judge_with_zero_calls(tmp_path):
+    store_path = tmp_path / "judge.sqlite"
+    shutil.copy(V0_1 / "judge.sqlite", store_path)
+    with sqlite3.connect(store_path) as db:
+        old = dict(db.execute("SELECT key, label FROM judgments"))
+    pairs = pd.DataFrame(PAIRS, columns=["query_id", "doc_id"])
+    with LoopbackServer() as server:
+        judge = legacy_judge(server)
+        result = run_judging_job(
+            judge, pairs=pairs, texts=PASSAGES, topics=QUERIES, store_path=store_path, provenance="original",
+            qrels_out=tmp_path / "q.txt", raw_out=tmp_path / "raw.parquet", summary_out=tmp_path / "s.json",
+            progress=False,
+        )  # fmt: skip
+        assert server.log == []  # nothing asked again
+    assert result["calls_this_run"] == 0 and result["cached"] == len(PAIRS) * 2 == len(old)
+    assert result["rekeyed_from_v0_1"] == len(old)
+    with Store(store_path) as store:
+        assert store.meta()["migrated_from"] == "0.1"
+        calls = judge_calls(judge, pairs, QUERIES, PASSAGES, provenance="original")
+        rows = list(store.get(c.key for c in calls))
+    assert len(rows) == len(old) and {r.purpose for r in rows} == {"judge"}
+    assert sorted(r.value for r in rows) == sorted(old.values())  # the same labels, read again
+    assert {tuple(sorted(r.items)) for r in rows} == {("doc_id", "provenance", "query_id")}
+    with sqlite3.connect(store_path) as db:  # nothing was lost: the old table is kept, renamed
+        assert db.execute("SELECT COUNT(*) FROM judgments_v0_1").fetchone()[0] == len(old)
+    # a second open finds nothing left to migrate, and reading by today's keys still works
+    with LoopbackServer() as server:
+        again = run_judging_job(
+            legacy_judge(server), pairs=pairs, texts=PASSAGES, topics=QUERIES, store_path=store_path,
+            provenance="original", qrels_out=tmp_path / "q2.txt", raw_out=tmp_path / "raw2.parquet",
+            summary_out=tmp_path / "s2.json", progress=False,
+        )  # fmt: skip
+        assert server.log == [] and again["rekeyed_from_v0_1"] == 0
+    assert (tmp_path / "q.txt").read_text() == (tmp_path / "q2.txt").read_text()
+
+
+def test_a_ranker_store_written_by_0_1_answers_rg_and_prp_with_zero_calls(tmp_path):
+    store_path = tmp_path / "ranker.sqlite"
+    shutil.copy(V0_1 / "ranker.sqlite", store_path)
+    passages = [PASSAGES[d] for d in RANK_DOCS]
+    with LoopbackServer() as server:
+        endpoint = Endpoint("openai/served", api_base=server.url, api_key_env="VOIRDIRE_TEST_KEY")
+        backend = LiteLLMBackend(endpoint=endpoint, store_path=store_path, ranker="api")
+        scores = rg_scores(backend, QUERIES[RANK_QUERY], passages, ids=RANK_DOCS, query_id=RANK_QUERY)
+        order, ledger = prp_rank(backend, QUERIES[RANK_QUERY], passages, variant="allpairs",
+                                 ids=RANK_DOCS, query_id=RANK_QUERY)  # fmt: skip
+        assert server.log == []
+    with LoopbackServer() as server:  # the same answers from a fresh store, by asking
+        endpoint = Endpoint("openai/served", api_base=server.url, api_key_env="VOIRDIRE_TEST_KEY")
+        backend = LiteLLMBackend(endpoint=endpoint, store_path=tmp_path / "new.sqlite", ranker="api")
+        assert rg_scores(backend, QUERIES[RANK_QUERY], passages) == pytest.approx(scores, abs=1e-12)
+        assert prp_rank(backend, QUERIES[RANK_QUERY], passages, variant="allpairs")[0] == order
+        assert len(server.log) == 3 + 6
+    with Store(store_path) as store:
+        with sqlite3.connect(store_path) as db:
+            items = [r[0] for r in db.execute("SELECT items FROM calls WHERE purpose = 'rank'")]
+    assert len(items) == 9 and all('"query_id": "q1"' in i for i in items)  # ids, no longer empty
+
+
+# ----------------------------------------------------------------------------- failures
+
+
+def test_permanent_errors_fail_at_once_without_aborting_the_others_and_are_redacted(tmp_path):
+    with LoopbackServer() as server:
+        endpoint = Endpoint("openai/loopback", api_base=server.url, api_key_env="VOIRDIRE_TEST_KEY", concurrency=4)
+        calls = [
+            Call(Request.chat("probe", endpoint.model, [{"role": "user", "content": f"prompt {i}" + (REJECT if i < 2 else "")}]), "p", {"i": str(i)})
+            for i in range(8)
+        ]  # fmt: skip
+        with Store(tmp_path / "s.sqlite") as store, pytest.raises(CallsIncomplete) as failure:
+            call_all(endpoint, calls, store, accept=accept_any, progress=False)
+        outcomes = server.outcomes()
+    rejected = [o for o in outcomes.values() if o[0] == "400"]
+    assert len(rejected) == 2 and all(o == ["400"] for o in rejected)  # asked once: no retry can fix it
+    message = str(failure.value)
+    assert "2 of 8 calls" in message and "BadRequestError" in message
+    assert SECRET not in message and "***" in message  # the server echoed the key; we did not
+    with Store(tmp_path / "s.sqlite") as store:
+        assert len(store.existing(c.key for c in calls)) == 6  # the others are stored
+
+
+def test_max_in_flight_caps_concurrency_below_the_endpoints(tmp_path):
+    with LoopbackServer(latency_s=0.05) as server:
+        endpoint = Endpoint("openai/loopback", api_base=server.url, api_key_env="VOIRDIRE_TEST_KEY", concurrency=16)
+        calls = [Call(Request.chat("probe", endpoint.model, [{"role": "user", "content": f"x{i}"}]), "p") for i in range(40)]
+        with Store(tmp_path / "s.sqlite") as store:
+            stats = call_all(endpoint, calls, store, max_in_flight=3, progress=False)
+        assert server.peak_in_flight <= 3 and stats.max_in_flight <= 3
+        with Store(tmp_path / "t.sqlite") as store:
+            call_all(endpoint, calls, store, progress=False)
+        assert server.peak_in_flight > 3  # uncapped, the same calls overlap more: the cap did it
+
+
+def test_an_api_prp_ranker_under_faults_ranks_as_on_a_fault_free_server(tmp_path):
+    pools = {f"q{i}": [f"d{i}{j}" for j in range(5)] for i in range(3)}
+    texts = {d: f"passage text of {d}" for docs in pools.values() for d in docs}
+    topics = {q: f"query about {q}" for q in pools}
+
+    def rank(server, name):
+        ranker = Ranker(name="prp-api", method="prp", model="openai/served", backend="litellm", variant="allpairs",
+                        endpoint=Endpoint("openai/served", api_base=server.url, api_key_env="VOIRDIRE_TEST_KEY",
+                                          concurrency=8, timeout_s=1.0))  # fmt: skip
+        return rerank_all(ranker, pools, topics, texts, tmp_path / f"{name}.jsonl",
+                          store_path=tmp_path / f"{name}.sqlite", progress=False)  # fmt: skip
+
+    with LoopbackServer() as clean:
+        expected = rank(clean, "clean")
+    # garbage at most twice for one prompt: within the ranker's re-asks (REASKS), so every
+    # prompt ends with a readable answer, as on the clean server
+    faults = Faults(rate_429=0.1, rate_500=0.1, rate_timeout=0.03, rate_malformed=0.15, timeout_s=3,
+                    max_malformed_per_prompt=REASKS)  # fmt: skip
+    with LoopbackServer(faults=faults, seed=11) as faulty:
+        got = rank(faulty, "faulty")
+        outcomes = faulty.outcomes()
+    assert {"429", "500", "timeout", "malformed"} <= {o for per in outcomes.values() for o in per}
+    assert {q: r["ranking"] for q, r in got.items()} == {q: r["ranking"] for q, r in expected.items()}
+    assert {q: r["bias"] for q, r in got.items()} == {q: r["bias"] for q, r in expected.items()}
+    for per_prompt in outcomes.values():  # no prompt answered again after a good answer
+        assert "ok" not in per_prompt[:-1]
+
+
+def test_judgments_table_keeps_the_raw_answer_columns(tmp_path):
+    with LoopbackServer() as server:
+        judge = legacy_judge(server)
+        pairs = pd.DataFrame(PAIRS, columns=["query_id", "doc_id"])
+        calls = judge_calls(judge, pairs, QUERIES, PASSAGES, provenance="original")
+        with Store(tmp_path / "s.sqlite") as store:
+            call_all(judge.endpoint, calls, store, accept=GradeAccept(judge.scale), progress=False)
+            frame = judgments(store.get(c.key for c in calls), PASSAGES)
+    assert len(frame) == len(calls) and frame["label"].notna().all()
+    assert (frame["passage_chars"] == frame["doc_id"].map(lambda d: len(PASSAGES[d]))).all()
+    assert set(frame["model_version"]) == {server.model_version}
