@@ -165,3 +165,40 @@ def test_llm_judge_in_the_workflow_plans_caches_and_keeps_the_key_secret(tmp_pat
     assert any(p.suffix == ".sqlite" for p in files)
     for file in files:
         assert secret.encode() not in file.read_bytes(), file
+
+
+@pytest.mark.workflow
+def test_llm_slots_cap_calls_in_flight_across_judging_jobs(tmp_path, monkeypatch):
+    """Two judging jobs against one server: `--resources llm_slots=N` keeps the peak at N or under."""
+    from loopback import LoopbackServer
+
+    monkeypatch.setenv("VOIRDIRE_TEST_KEY", "sk-slots-test")
+    out = tmp_path / "results"
+    with LoopbackServer(latency_s=0.05) as server:
+
+        def mutate(config, tmp):
+            config["systems"] = ["BM25", "Perfect"]
+            config["rankers"] = {}
+            config["judges"] = [
+                {"name": name, "kind": "llm", "model": "openai/loopback", "api_base": server.url,
+                 "api_key_env": "VOIRDIRE_TEST_KEY", "concurrency": 8, "prompt_file": str(prompt)}
+                for name, prompt in (("judge-a", ROOT / "src/voirdire/prompts/umbrela-style.txt"),
+                                     ("judge-b", tmp / "other.txt"))
+            ]  # fmt: skip
+            (tmp / "other.txt").write_text("Grade 0-3.\nQuery: {query}\nPassage: {passage}\n##final score: N\n")
+
+        path = bad_config(tmp_path, mutate)
+        snakemake("--cores", "4", "--configfile", str(path), "--resources", "llm_slots=4")
+        pairs = len((out / "demo/pairs/original.tsv").read_text().splitlines()) - 1
+        assert len(server.log) == 2 * pairs
+        capped = server.peak_in_flight
+        assert 1 <= capped <= 4  # each job was granted 4 of its 8, and the two never overlapped
+        summaries = [json.loads((out / f"demo/judgments/original/{j}.summary.json").read_text()) for j in ("judge-a", "judge-b")]
+        assert all(s["max_in_flight"] <= 4 for s in summaries)
+        # the same two jobs under the profile's default cap (32): they overlap, and the peak shows it
+        for store in (out / "demo/judgments/original").glob("*.sqlite*"):
+            store.unlink()
+        server.peak_in_flight = 0
+        snakemake("--cores", "4", "--configfile", str(path), "--forcerun", "llm_judge")
+        assert len(server.log) == 4 * pairs
+        assert server.peak_in_flight > 4

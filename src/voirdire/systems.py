@@ -78,10 +78,6 @@ class Swap:
         return self.positions
 
 
-RANKER_METHODS = ("rg", "prp", "rankt5", "monot5")
-RANKER_BACKENDS = ("transformers", "litellm")
-
-
 @dataclass(frozen=True)
 class Ranker:
     """An LLM reranker of the BM25 pool, named in config (``rankers:``); see voirdire.rankers."""

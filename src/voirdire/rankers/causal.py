@@ -19,9 +19,6 @@ from typing import Any
 
 from ..llm import local as local_llm
 
-DTYPES = ("auto", "float32", "bfloat16", "float16")
-
-
 @functools.lru_cache(maxsize=2)
 def load(model: str, dtype: str = "auto", device_map: str | None = None) -> tuple[Any, Any]:
     """Model and tokenizer for ``model``: the local SmolLM2, or a transformers causal LM."""
