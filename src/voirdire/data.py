@@ -12,7 +12,8 @@ Three sources (SPEC section 1):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import logging
+from dataclasses import dataclass, field
 
 import pandas as pd
 
@@ -20,12 +21,19 @@ from .errors import InputError
 from .formats import QRELS_COLUMNS, read_qrels, read_rankgpt, read_topics
 
 SOURCES = ("ir_datasets", "local", "rankgpt")
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
 class Dataset:
     topics: dict[str, str]
     qrels: pd.DataFrame
+    dropped: dict[str, int] = field(default_factory=dict)
+    """What a ``drop`` setting left out: topics without qrels, qrels of unknown queries,
+    topics without candidates (each counted in ``data/summary.json`` and said in the log)."""
+
+    def summary(self) -> dict[str, int]:
+        return {"topics": len(self.topics), "qrels": len(self.qrels), **self.dropped}
 
 
 def load_ir_datasets(dataset_id: str, scale: tuple[int, int] = (0, 3)) -> Dataset:
@@ -50,42 +58,66 @@ def load_ir_datasets(dataset_id: str, scale: tuple[int, int] = (0, 3)) -> Datase
     return Dataset(topics, qrels)
 
 
-def load_dataset(spec: dict, scale: tuple[int, int] = (0, 3)) -> Dataset:
-    """Topics and human qrels for one dataset entry of the config."""
+def load_dataset(spec: dict, scale: tuple[int, int] = (0, 3), *, name: str = "dataset") -> Dataset:
+    """Topics and human qrels for one dataset entry of the config (``name`` is its config key)."""
     source = spec["source"]
+    candidates = None
     if source == "ir_datasets":
         dataset = load_ir_datasets(spec["id"], scale)
     elif source == "local":
         dataset = Dataset(read_topics(spec["topics"]), read_qrels(spec["qrels"], scale))
     elif source == "rankgpt":
-        topics = (
-            read_topics(spec["topics"]) if spec.get("topics") else read_rankgpt(spec["candidates"])[0]
-        )
+        found, run, _ = read_rankgpt(spec["candidates"])
+        topics = read_topics(spec["topics"]) if spec.get("topics") else found
+        candidates = set(run["query_id"])
         dataset = Dataset(topics, read_qrels(spec["qrels"], scale))
     else:
         raise InputError(f"unknown dataset source {source!r}; expected one of {SOURCES}")
-    return judged_only(dataset, spec)
+    return reconcile(dataset, spec, name=name, candidates=candidates)
 
 
-def judged_only(dataset: Dataset, spec: dict) -> Dataset:
-    """Check that every topic has human qrels (or drop those without, if asked).
+def _where(spec: dict, *keys: str) -> str | None:
+    return next((spec[k] for k in keys if spec.get(k)), None)
 
-    A topic without qrels cannot be scored under humans; silently scoring it 0 would
-    distort every mean. By default it is an error naming the query; ``unjudged_topics:
-    drop`` keeps only judged topics (what ir_datasets' ``/judged`` subsets do for TREC DL).
-    Qrels for queries outside the topics are ignored.
+
+def reconcile(dataset: Dataset, spec: dict, *, name: str, candidates: set[str] | None = None) -> Dataset:
+    """Topics, qrels and candidates must name the same queries; what does not fit is an error.
+
+    * A topic without qrels cannot be scored under humans (``unjudged_topics``).
+    * Qrels of a query that is not a topic would be ignored without a word (a byte-order
+      mark once turned ``q01`` into ``\\ufeffq01`` this way) (``unknown_qrels``).
+    * A topic without candidates would score 0 for every system (``uncovered_topics``).
+
+    Each is an error naming the file, the config key and the first id, unless the dataset
+    sets the key to ``drop``: then the ids are left out and counted in ``dropped``.
     """
-    where = spec.get("topics") or spec.get("candidates") or spec.get("id")
+    dropped: dict[str, int] = {}
+
+    def settle(key: str, ids: list[str], what: str, where: str | None) -> None:
+        if not ids:
+            return
+        if spec.get(key, "error") == "error":
+            raise InputError(
+                f"{len(ids)} {what} (first: {ids[0]}); fix the files or set {key}: drop",
+                path=where,
+                key=f"datasets.{name}.{key}",
+            )
+        dropped[f"{key}_dropped"] = len(ids)
+        log.warning("%s: %s: dropped %d %s (first: %s)", name, key, len(ids), what, ids[0])
+
     judged = set(dataset.qrels["query_id"])
-    missing = [qid for qid in dataset.topics if qid not in judged]
-    if missing and spec.get("unjudged_topics", "error") == "error":
-        raise InputError(
-            f"{len(missing)} topic(s) have no qrels (first: {missing[0]}); fix the qrels or set "
-            "unjudged_topics: drop for this dataset",
-            path=where,
-        )
-    topics = {qid: text for qid, text in dataset.topics.items() if qid in judged}
+    topics_file = _where(spec, "topics", "candidates", "id")
+    settle("unknown_qrels", sorted(judged - set(dataset.topics)), "qrels' query ids are not topics",
+           _where(spec, "qrels", "id"))  # fmt: skip
+    settle("unjudged_topics", [q for q in dataset.topics if q not in judged], "topic(s) have no qrels", topics_file)
+    if candidates is not None:
+        settle("uncovered_topics", [q for q in dataset.topics if q not in candidates],
+               "topic(s) have no candidates", spec["candidates"])  # fmt: skip
+    topics = {
+        qid: text for qid, text in dataset.topics.items()
+        if qid in judged and (candidates is None or qid in candidates)
+    }  # fmt: skip
     if not topics:
-        raise InputError("no topic has qrels: topics and qrels share no query id", path=where)
+        raise InputError("no topic has qrels: topics and qrels share no query id", path=topics_file)
     qrels = dataset.qrels[dataset.qrels["query_id"].isin(topics)].reset_index(drop=True)
-    return Dataset(topics, qrels)
+    return Dataset(topics, qrels, dropped)

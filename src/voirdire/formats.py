@@ -52,13 +52,42 @@ def _require_file(path: str | Path) -> Path:
     return path
 
 
+def text_lines(path: str | Path) -> Iterator[tuple[int, str]]:
+    """Every line of a UTF-8 text file with its 1-based number, without the line end.
+
+    A byte-order mark at the start is dropped (``utf-8-sig``: ``\ufeffq01`` would otherwise
+    be a query id of its own). Bytes that are not UTF-8 are an error naming the byte offset
+    and the line, never a bare ``UnicodeDecodeError``. Streams, so corpora of any size work.
+    """
+    path = _require_file(path)
+    offset = 0
+    with path.open("rb") as fh:
+        for number, raw in enumerate(fh, start=1):
+            try:
+                text = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+            except UnicodeDecodeError as exc:
+                bom = 3 if number == 1 and raw.startswith(b"\xef\xbb\xbf") else 0
+                raise InputError(
+                    f"not UTF-8 at byte {offset + exc.start + bom} (line {number}); "
+                    "save the file as UTF-8",
+                    path=path,
+                    line=number,
+                ) from None
+            offset += len(raw)
+            yield number, text.rstrip("\r\n")
+
+
+def read_text(path: str | Path) -> str:
+    """A whole UTF-8 text file (byte-order mark dropped, non-UTF-8 named as in :func:`text_lines`)."""
+    return "\n".join(line for _, line in text_lines(path))
+
+
 def _lines(path: Path) -> Iterator[tuple[int, list[str]]]:
     """Non-blank lines split on whitespace, with 1-based line numbers."""
-    with path.open(encoding="utf-8") as fh:
-        for number, line in enumerate(fh, start=1):
-            fields = line.split()
-            if fields:
-                yield number, fields
+    for number, line in text_lines(path):
+        fields = line.split()
+        if fields:
+            yield number, fields
 
 
 # ----------------------------------------------------------------------------- qrels
@@ -195,19 +224,15 @@ def read_topics(path: str | Path) -> dict[str, str]:
     """Read ``qid<TAB>text`` lines (text may contain spaces)."""
     path = _require_file(path)
     topics: dict[str, str] = {}
-    with path.open(encoding="utf-8") as fh:
-        for number, line in enumerate(fh, start=1):
-            line = line.rstrip("\n")
-            if not line.strip():
-                continue
-            qid, sep, text = line.partition("\t")
-            if not sep or not qid.strip() or not text.strip():
-                raise InputError(
-                    "topics line must be 'qid<TAB>query text'", path=path, line=number
-                )
-            if qid in topics:
-                raise InputError(f"query {qid} is defined twice", path=path, line=number)
-            topics[qid.strip()] = text.strip()
+    for number, line in text_lines(path):
+        if not line.strip():
+            continue
+        qid, sep, text = line.partition("\t")
+        if not sep or not qid.strip() or not text.strip():
+            raise InputError("topics line must be 'qid<TAB>query text'", path=path, line=number)
+        if qid.strip() in topics:
+            raise InputError(f"query {qid.strip()} is defined twice", path=path, line=number)
+        topics[qid.strip()] = text.strip()
     if not topics:
         raise InputError("topics file has no queries", path=path)
     return topics
@@ -227,26 +252,27 @@ def read_corpus(path: str | Path) -> Iterator[tuple[str, str]]:
     path = _require_file(path)
     count = 0
     seen: set[str] = set()
-    with path.open(encoding="utf-8") as fh:
-        for number, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"not valid JSON ({exc.msg})", path=path, line=number) from None
-            docid = record.get("id", record.get("docid")) if isinstance(record, dict) else None
-            text = record.get("contents", record.get("text")) if isinstance(record, dict) else None
-            if docid is None or not isinstance(text, str):
-                raise InputError(
-                    "corpus record needs an 'id' and a string 'contents'", path=path, line=number
-                )
-            docid = str(docid)
-            if docid in seen:
-                raise InputError(f"document id {docid} is repeated", path=path, line=number)
-            seen.add(docid)
-            count += 1
-            yield docid, text
+    for number, line in text_lines(path):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(
+                f"not valid JSON at column {exc.colno} ({exc.msg})", path=path, line=number
+            ) from None
+        docid = record.get("id", record.get("docid")) if isinstance(record, dict) else None
+        text = record.get("contents", record.get("text")) if isinstance(record, dict) else None
+        if docid is None or not isinstance(text, str):
+            raise InputError(
+                "corpus record needs an 'id' and a string 'contents'", path=path, line=number
+            )
+        docid = str(docid)
+        if docid in seen:
+            raise InputError(f"document id {docid} is repeated", path=path, line=number)
+        seen.add(docid)
+        count += 1
+        yield docid, text
     if count == 0:
         raise InputError("corpus is empty", path=path)
 
@@ -285,9 +311,11 @@ def read_rankgpt(path: str | Path) -> tuple[dict[str, str], pd.DataFrame, dict[s
     """
     path = _require_file(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_text(path))
     except json.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON ({exc.msg})", path=path, line=exc.lineno) from None
+        raise InputError(
+            f"not valid JSON at column {exc.colno} ({exc.msg})", path=path, line=exc.lineno
+        ) from None
     if not isinstance(data, list) or not data:
         raise InputError("expected a non-empty JSON list of {query, hits}", path=path)
     topics: dict[str, str] = {}

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .errors import ConfigError
+from .errors import ConfigError, InputError
 from .llm.endpoint import Endpoint
 from .prompts import DEFAULT_PROMPT
 
@@ -169,6 +169,35 @@ def needed_pairs(pool: pd.DataFrame, human_qrels: pd.DataFrame) -> pd.DataFrame:
     pairs = pool[["query_id", "doc_id"]].drop_duplicates()
     judged = human_qrels[["query_id", "doc_id"]].drop_duplicates()
     return pairs.merge(judged, on=["query_id", "doc_id"]).reset_index(drop=True)
+
+
+def recorded_coverage(name: str, path: str | Path, labels: pd.DataFrame, pairs: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
+    """A recorded judge's labels for exactly ``pairs``, and what the file held beyond them.
+
+    Labels of the dataset's queries for passages outside the pool, and labels of other
+    queries, are counted, never dropped without a word. A file that labels none of the pairs
+    (qrels of another dataset, say) is an error naming the judge and the file.
+    """
+    kept = restrict(labels, pairs)
+    of_these_queries = labels["query_id"].isin(set(pairs["query_id"]))
+    if len(pairs) and kept.empty:
+        raise InputError(
+            f"recorded judge {name!r} labels none of the {len(pairs)} pairs to judge "
+            f"({int(of_these_queries.sum())} of its {len(labels)} labels are for this dataset's "
+            "queries); is it the qrels of another dataset?",
+            path=path,
+        )
+    summary = {
+        "judge": name,
+        "kind": "recorded",
+        "labels_in_file": len(labels),
+        "labels_outside_pool": int(of_these_queries.sum()) - len(kept),
+        "labels_other_queries": int((~of_these_queries).sum()),
+        "pairs": len(pairs),
+        "pairs_labelled": len(kept),
+        "coverage": len(kept) / len(pairs) if len(pairs) else None,
+    }
+    return kept, summary
 
 
 def restrict(labels: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:

@@ -20,6 +20,10 @@ class Layout:
     def human_qrels(self, dataset: str) -> str:
         return f"{self.root}/{dataset}/data/qrels.human.txt"
 
+    def data_summary(self, dataset: str) -> str:
+        """Counts of the normalised dataset, and of what a ``drop`` setting left out."""
+        return f"{self.root}/{dataset}/data/summary.json"
+
     def passages(self, dataset: str) -> str:
         return f"{self.root}/{dataset}/data/passages.parquet"
 
@@ -57,6 +61,10 @@ class Layout:
 
     def eval(self, dataset: str, provenance: str, name: str) -> str:
         return f"{self.root}/{dataset}/eval/{provenance}/{name}.parquet"
+
+    def manifest(self) -> str:
+        """Systems, judges, datasets and evaluation settings: an input of every aggregate rule."""
+        return f"{self.root}/manifest.json"
 
     def plan(self, provenance: str) -> str:
         return f"{self.root}/plan/{provenance}.md"

@@ -17,7 +17,7 @@ def preflight(plan: Plan) -> None:
     """Parse every topics/qrels file the plan names; raises InputError on the first fault."""
     for name, spec in plan.config["datasets"].items():
         if spec["source"] != "ir_datasets":
-            load_dataset(spec)
+            load_dataset(spec, name=name)
         for judge in plan.judges[name]:
             if isinstance(judge, RecordedJudge):
                 read_qrels(judge.qrels, (judge.scale.low, judge.scale.high))

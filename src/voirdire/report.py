@@ -88,12 +88,20 @@ def judge_agreement(
     return row, significance
 
 
-def write_table(frame: pd.DataFrame, stem: str | Path, *, title: str, floatfmt: str = ".4f") -> None:
-    """Write ``stem``.csv and ``stem``.md (one Markdown section per dataset)."""
+def write_table(
+    frame: pd.DataFrame, stem: str | Path, *, title: str, floatfmt: str = ".4f", manifest: str | None = None
+) -> None:
+    """Write ``stem``.csv and ``stem``.md (one Markdown section per dataset).
+
+    ``manifest`` (the manifest's SHA-256) is printed under the Markdown title, so a table
+    says which systems, judges and settings it was made from.
+    """
     stem = Path(stem)
     with atomic_write(stem.with_suffix(".csv")) as fh:
         frame.to_csv(fh, index=False, float_format="%.12g")
     lines = [f"# {title}", ""]
+    if manifest:
+        lines += [f"manifest sha256: `{manifest}` (see fingerprint.json)", ""]
     if frame.empty:
         lines.append("(no rows: no judge besides the human labels is configured)")
     for dataset, block in frame.groupby("dataset", sort=False) if not frame.empty else []:

@@ -2,20 +2,30 @@
 # Paths come from voirdire.layout.Layout, the one place the library reads them from too.
 # Inputs and params that name judges or systems are dicts keyed by name, never parallel lists.
 import re
+import sys
 
 from snakemake.utils import validate
 
 from voirdire.config import SCHEMA, as_plain, check
+from voirdire.errors import InputError
 from voirdire.layout import Layout
+from voirdire.manifest import manifest, write_if_changed
 from voirdire.preflight import preflight
 
 
 validate(config, schema=str(SCHEMA))
-PLAN = check(config)
-preflight(PLAN)
+try:
+    PLAN = check(config)
+    preflight(PLAN)
+except InputError as error:  # one line, naming the file:line or config key; no traceback
+    sys.exit(f"voirdire: {error}")
 
 R = config["results"]
 L = Layout(R)
+# What the tables are made of; rewritten only when that changes, so the aggregate rules that
+# take it as input rerun on any --rerun-triggers setting (jobs on cluster nodes only read it).
+if workflow.is_main_process:
+    write_if_changed(L.manifest(), manifest(PLAN))
 PROVENANCES = ["original"]
 # wildcard patterns for rule inputs/outputs
 D, P, J = "{dataset}", "{provenance}", "{judge}"
@@ -78,11 +88,12 @@ def bm25_inputs(wildcards):
 
 
 def judge_summaries(wildcards):
-    """Judge name -> summary of each LLM judge of the dataset (calls, unparsed, cost), for Table 2."""
+    """Judge name -> summary of each LLM judge (calls, unparsed, cost) and recorded judge (labels
+    outside the pool, coverage) of the dataset, for Table 2."""
     return {
         judge.name: L.judgments(wildcards.dataset, wildcards.provenance, judge.name, "summary.json")
         for judge in PLAN.judges[wildcards.dataset]
-        if judge.kind == "llm"
+        if judge.kind in ("llm", "recorded")
     }
 
 

@@ -7,6 +7,7 @@ rule dataset:
     output:
         topics=L.topics(D),
         qrels=L.human_qrels(D),
+        summary=L.data_summary(D),
     params:
         spec=dataset_spec,
     log:

@@ -26,6 +26,7 @@ rule agreement:
         qrels=paths(judge_qrels),
         pairs=L.pairs(D, P),
         summaries=paths(judge_summaries),
+        manifest=L.manifest(),
     output:
         agreement=L.eval(D, P, "agreement"),
         significance=L.eval(D, P, "significance"),
@@ -37,6 +38,7 @@ rule agreement:
         oracles=[str(o) for o in PLAN.oracles],
         alpha=config["evaluation"]["alpha"],
         rbo_p=config["evaluation"]["rbo_p"],
+        min_coverage=config["evaluation"]["min_coverage"],
     log:
         f"{R}/logs/{{dataset}}/{{provenance}}/agreement.log",
     conda:

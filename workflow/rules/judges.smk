@@ -34,7 +34,8 @@ rule recorded_judge:
         pairs=L.pairs(D, P),
         labels=recorded_qrels,
     output:
-        L.qrels(D, P, J),
+        qrels=L.qrels(D, P, J),
+        summary=L.judgments(D, P, J, "summary.json"),
     wildcard_constraints:
         judge=judges_of_kind("recorded"),
     params:

@@ -6,7 +6,15 @@ rule tables:
         agreement=all_datasets(L.eval(D, P, "agreement")),
         significance=all_datasets(L.eval(D, P, "significance")),
         judge_evals=all_judge_evals,
+        manifest=L.manifest(),
+        data_summaries=all_datasets(L.data_summary(D)),
     output:
+        datasets=report(
+            f"{R}/tables/{{provenance}}/datasets.csv",
+            caption="../report/datasets.rst",
+            category="Tables",
+        ),
+        datasets_md=f"{R}/tables/{{provenance}}/datasets.md",
         table1=report(
             f"{R}/tables/{{provenance}}/table1.csv",
             caption="../report/table1.rst",
@@ -62,7 +70,8 @@ rule figure3:
 
 rule position_bias:
     input:
-        position_bias_files,
+        bias=position_bias_files,
+        manifest=L.manifest(),
     output:
         csv=report(
             f"{R}/tables/{{provenance}}/position_bias.csv",

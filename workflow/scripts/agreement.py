@@ -48,6 +48,12 @@ for row in rows:
     row["unparsed_pairs"] = found.get("unparsed_pairs")
     row["repeat_disagreement"] = found.get("repeat_disagreement_rate")
     row["cost_usd"] = found.get("cost_ledger_usd")
+    # recorded judges: labels the file holds for passages outside the pool (not used)
+    row["labels_outside_pool"] = found.get("labels_outside_pool")
+    row["low_coverage"] = bool(row["coverage"] < params.min_coverage)
+    if row["low_coverage"]:
+        log.warning("%s labels %.1f%% of the needed pairs, under min_coverage %.0f%%: its scores rest on "
+                    "fewer documents than the humans'", row["judge"], 100 * row["coverage"], 100 * params.min_coverage)  # fmt: skip
 agreement = pd.DataFrame(rows)
 significance = pd.concat(significance, ignore_index=True) if significance else pd.DataFrame()
 with atomic_write(snakemake.output.agreement, "wb") as fh:  # noqa: F821

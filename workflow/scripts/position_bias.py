@@ -5,12 +5,13 @@ from pathlib import Path
 
 import pandas as pd
 
+from voirdire.manifest import sha256
 from voirdire.report import write_table
 from voirdire.wf import start
 
 log = start(snakemake)  # noqa: F821
 rows = []
-for path in snakemake.input:  # noqa: F821
+for path in snakemake.input.bias:  # noqa: F821
     found = json.loads(Path(path).read_text())
     rows.append({"dataset": Path(path).parents[2].name, "ranker": found["ranker"],
                  "variant": found["variant"], "model": found["model"], **(found["bias"] or {})})  # fmt: skip
@@ -19,5 +20,6 @@ write_table(
     Path(snakemake.output.csv).with_suffix(""),  # noqa: F821
     title="Position bias of the PRP rankers (each pair asked in both orders)",
     floatfmt=".3f",
+    manifest=sha256(snakemake.input.manifest),  # noqa: F821
 )
 log.info("%d rows", len(rows))

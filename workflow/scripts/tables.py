@@ -1,26 +1,33 @@
 """Stage 6a: Table 1 (system x judge nDCG@10), Table 2 (agreement), significance, fingerprint."""
 
 import json
+from pathlib import Path
 
 import pandas as pd
 
 from voirdire.fingerprint import fingerprint
 from voirdire.formats import atomic_write
 from voirdire.judges import HUMAN
+from voirdire.manifest import sha256
 from voirdire.report import table1, write_table
 from voirdire.wf import start
 
 log = start(snakemake)  # noqa: F821
 out = snakemake.output  # noqa: F821
+manifest = sha256(snakemake.input.manifest)  # noqa: F821
 per_query = pd.concat([pd.read_parquet(p) for p in snakemake.input.judge_evals], ignore_index=True)  # noqa: F821
 judges = [HUMAN] + [j for j in dict.fromkeys(per_query["judge"]) if j != HUMAN]
 with atomic_write(out.per_query, "wb") as fh:
     per_query.to_parquet(fh, index=False)
 
+datasets = pd.DataFrame([json.loads(Path(p).read_text()) for p in snakemake.input.data_summaries])  # noqa: F821
+write_table(datasets, out.datasets, title="Datasets: topics and qrels used, and what a drop setting left out",
+            manifest=manifest)  # fmt: skip
 write_table(
     table1(per_query, snakemake.params.systems, judges),  # noqa: F821
     out.table1,
     title="Table 1: mean nDCG@10 (judged only) per system under each judge",
+    manifest=manifest,
 )
 agreement = pd.concat([pd.read_parquet(p) for p in snakemake.input.agreement], ignore_index=True)  # noqa: F821
 write_table(
@@ -28,13 +35,15 @@ write_table(
     out.table2,
     title="Table 2: agreement of each judge with the human labels",
     floatfmt=".3f",
+    manifest=manifest,
 )
 write_table(
     pd.concat([pd.read_parquet(p) for p in snakemake.input.significance], ignore_index=True),  # noqa: F821
     out.significance,
     title="Paired t-tests for every pair of systems: human vs judge",
     floatfmt=".4g",
+    manifest=manifest,
 )
 with atomic_write(out.fingerprint) as fh:
-    json.dump(fingerprint(snakemake.params.config), fh, indent=2)  # noqa: F821
+    json.dump({**fingerprint(snakemake.params.config), "manifest_sha256": manifest}, fh, indent=2)  # noqa: F821
 log.info("tables written for %d datasets", per_query["dataset"].nunique())

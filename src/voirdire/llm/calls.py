@@ -40,7 +40,24 @@ PERMANENT_ERRORS = (
     "AuthenticationError", "BadRequestError", "NotFoundError", "PermissionDeniedError",
     "UnprocessableEntityError", "ContentPolicyViolationError", "ContextWindowExceededError",
 )  # fmt: skip
-"""litellm exception classes that no retry can fix: the job fails at once."""
+"""litellm exception classes that no retry can fix: the call fails at once."""
+
+PERMANENT_MESSAGES = ("Missing credentials",)
+"""Failures litellm reports under a transient class that no retry can fix either (the OpenAI
+client raises "Missing credentials" before sending anything; litellm wraps it as a 500)."""
+
+
+def is_permanent(error: BaseException) -> bool:
+    return type(error).__name__ in PERMANENT_ERRORS or any(m in str(error) for m in PERMANENT_MESSAGES)
+
+CONNECTION_FAILURES = ("APIConnectionError", "Timeout", "APITimeoutError")
+"""Errors that say the endpoint is not answering at all (refused, unreachable, hanging)."""
+CONNECTION_MESSAGES = ("Connection error",)
+"""litellm reports a refused connection as an InternalServerError with this message."""
+
+
+def is_connection_failure(error: BaseException) -> bool:
+    return type(error).__name__ in CONNECTION_FAILURES or any(m in str(error) for m in CONNECTION_MESSAGES)
 
 OK, UNPARSED = "ok", "unparsed"
 
@@ -135,6 +152,7 @@ class RunStats:
     wall_s: float = 0.0
     max_in_flight: int = 0
     errors: list[str] = field(default_factory=list)
+    endpoint_down: str | None = None  # the circuit breaker's one line, when it tripped
 
     def as_dict(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if k != "errors"}
@@ -142,6 +160,36 @@ class RunStats:
 
 class CallsIncomplete(RuntimeError):
     """Some calls failed for good; what succeeded is stored, a rerun asks only for the rest."""
+
+
+class EndpointDown(CallsIncomplete):
+    """The circuit breaker tripped: the endpoint answered nothing, many times in a row."""
+
+
+@dataclass
+class Breaker:
+    """Counts connection failures in a row; any answer resets it.
+
+    A timeout counts once per ``timeout_s`` it cost: litellm retries a timed-out request
+    inside one call, so one failed call against a hanging server is several timeouts.
+    """
+
+    limit: int
+    timeout_s: float
+    in_a_row: int = 0
+    last_error: str = ""
+
+    @property
+    def tripped(self) -> bool:
+        return self.in_a_row >= self.limit
+
+    def record(self, error: BaseException | None, secret: str | None, elapsed_s: float = 0.0) -> None:
+        if error is None:
+            self.in_a_row = 0
+        elif is_connection_failure(error):
+            timeouts = int(elapsed_s // self.timeout_s) if "Timeout" in type(error).__name__ else 0
+            self.in_a_row += max(1, timeouts)
+            self.last_error = f"{type(error).__name__}: {redact(str(error), secret)}".splitlines()[0][:300]
 
 
 class RateLimiter:
@@ -279,7 +327,9 @@ async def _call_missing(
     slots = min(endpoint.concurrency, max_in_flight or endpoint.concurrency)
     semaphore = asyncio.Semaphore(slots)
     limiter = RateLimiter(endpoint.rpm)
+    breaker = Breaker(endpoint.max_connection_failures, endpoint.timeout_s)
     in_flight = 0
+    tasks: list[asyncio.Task] = []
 
     from tqdm.auto import tqdm
 
@@ -292,11 +342,20 @@ async def _call_missing(
             stats.requests += 1
             in_flight += 1
             stats.max_in_flight = max(stats.max_in_flight, in_flight)
+            started = time.monotonic()
             try:
-                return await litellm.acompletion(**request.body(), **connection)
+                response = await litellm.acompletion(**request.body(), **connection)
             except Exception as exc:  # noqa: BLE001 - classified below
-                if type(exc).__name__ in PERMANENT_ERRORS or attempt == transport_attempts:
+                breaker.record(exc, secret, time.monotonic() - started)
+                if breaker.tripped:  # stop every call of this run now; what is stored stays
+                    for task in tasks:
+                        task.cancel()
                     raise
+                if is_permanent(exc) or attempt == transport_attempts:
+                    raise
+            else:
+                breaker.record(None, secret)
+                return response
             finally:
                 in_flight -= 1
             await asyncio.sleep(min(8.0, 0.5 * 2 ** (attempt - 1)))
@@ -329,18 +388,27 @@ async def _call_missing(
             stats.latency_s += latency
             bar.update(1)
 
-    results = await asyncio.gather(*(one(c) for c in missing), return_exceptions=True)
+    tasks.extend(asyncio.ensure_future(one(c)) for c in missing)
+    results = await asyncio.gather(*tasks, return_exceptions=True)
     bar.close()
     for result in results:
         if isinstance(result, BaseException):
             stats.failed += 1
-            if len(stats.errors) < 5:
+            if len(stats.errors) < 5 and not isinstance(result, asyncio.CancelledError):
                 stats.errors.append(f"{type(result).__name__}: {redact(str(result), secret)}")
+    if breaker.tripped:
+        stats.endpoint_down = (
+            f"{desc or endpoint.model}: endpoint {endpoint} is not answering: {breaker.in_a_row} "
+            f"connection failures in a row and no success, so the job stopped ({stats.stored} "
+            f"answers stored and kept). Last error: {breaker.last_error}"
+        )
 
 
 def call_all(endpoint: Endpoint, calls: Sequence[Call], store: Store, **options: Any) -> RunStats:
     """:func:`fill_store` from synchronous code; raises :class:`CallsIncomplete` if any call failed."""
     stats = asyncio.run(fill_store(endpoint, calls, store, **options))
+    if stats.endpoint_down:
+        raise EndpointDown(stats.endpoint_down)
     if stats.failed:
         raise CallsIncomplete(
             f"{stats.failed} of {stats.calls - stats.cached} calls to {endpoint} failed after "
@@ -356,6 +424,6 @@ def records(store: Store, calls: Sequence[Call]) -> dict[str, Record]:
 
 
 __all__ = [
-    "Accept", "Answer", "Call", "CallsIncomplete", "RateLimiter", "RunStats", "Verdict",
+    "Accept", "Answer", "Call", "CallsIncomplete", "EndpointDown", "RateLimiter", "RunStats", "Verdict",
     "accept_any", "call_all", "fill_store", "has_price", "records", "token_cost",
 ]  # fmt: skip

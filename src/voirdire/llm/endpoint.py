@@ -18,7 +18,10 @@ from typing import Any
 
 from ..errors import ConfigError
 
-KEYS = ("model", "api_base", "api_key_env", "concurrency", "rpm", "timeout_s", "num_retries")
+KEYS = (
+    "model", "api_base", "api_key_env", "concurrency", "rpm", "timeout_s", "num_retries",
+    "max_connection_failures",
+)  # fmt: skip
 """The config keys an endpoint is read from (in a judge entry, or a ranker's)."""
 
 PERMANENT_RETRY_CLASSES = (
@@ -39,6 +42,9 @@ class Endpoint:
     rpm: float | None = None
     timeout_s: float = 60.0
     num_retries: int = 3
+    max_connection_failures: int = 20
+    """The circuit breaker: this many connection failures or timeouts in a row, with no
+    success, stop the job at once (a dead or hanging endpoint costs seconds, not hours)."""
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:
