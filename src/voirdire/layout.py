@@ -20,6 +20,10 @@ class Layout:
     def human_qrels(self, dataset: str) -> str:
         return f"{self.root}/{dataset}/data/qrels.human.txt"
 
+    def index_marker(self, dataset: str) -> str:
+        """The completion marker of a dataset's Lucene index (the folder is its parent)."""
+        return f"{self.root}/{dataset}/index/voirdire-index.json"
+
     def data_summary(self, dataset: str) -> str:
         """Counts of the normalised dataset, and of what a ``drop`` setting left out."""
         return f"{self.root}/{dataset}/data/summary.json"

@@ -1,23 +1,82 @@
-"""Checks of input files that run when the DAG is built, before any job starts.
+"""Checks of input files and the environment that run when the DAG is built, before any job.
 
 Topics and qrels are small, so reading them up front costs little and turns a malformed
-line into an error before hours of BM25 or judging. Corpora and candidate files can be
-large; their readers check them inside the jobs that read them.
+line into an error before hours of BM25 or judging. A JSONL corpus is checked line by line
+too (valid JSON, an id and a text, UTF-8); a large one is checked once and remembered by its
+path, size and modification time under ``results/.preflight/``. LLM judges and API rankers
+need their key in the environment: an unset ``api_key_env`` fails here, not in the job.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
+from pathlib import Path
+
 from .config import Plan
 from .data import load_dataset
-from .formats import read_qrels
-from .judges import RecordedJudge
+from .errors import ConfigError, InputError
+from .formats import read_corpus, read_qrels
+from .judges import LLMJudge, RecordedJudge
+
+
+def check_results_dir(results: str | Path) -> None:
+    """The results folder can be created: no part of its path is a regular file."""
+    path = Path(results).absolute()
+    for parent in [path, *path.parents]:
+        if parent.exists():
+            if not parent.is_dir():
+                raise ConfigError(f"{parent} is a file, so {path} cannot be a folder", key="results")
+            return
+
+
+def check_keys(plan: Plan) -> None:
+    """Every LLM judge's and API ranker's ``api_key_env`` is set in the environment."""
+    endpoints = {f"judges.{j.name}": j.endpoint for js in plan.judges.values() for j in js if isinstance(j, LLMJudge)}
+    endpoints.update({f"rankers.{r.name}": r.endpoint for r in plan.rankers if r.endpoint is not None})
+    for key, endpoint in endpoints.items():
+        if endpoint.api_key_env and not os.environ.get(endpoint.api_key_env):
+            raise ConfigError(
+                f"environment variable {endpoint.api_key_env} (the API key of {endpoint.model}) is "
+                "not set; export it before running", key=f"{key}.api_key_env",
+            )  # fmt: skip
+
+
+def check_corpus(path: str | Path, results: str | Path) -> None:
+    """Read a JSONL corpus through once (file:line of the first bad record); remembered if good."""
+    stat = Path(path).stat()
+    token = hashlib.sha256(f"{Path(path).absolute()}|{stat.st_size}|{stat.st_mtime_ns}".encode()).hexdigest()
+    marker = Path(results) / ".preflight" / f"corpus-{token[:16]}.ok"
+    if marker.is_file():
+        return
+    for _ in read_corpus(path):
+        pass
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    marker.write_text(f"{path}\n", encoding="utf-8")
 
 
 def preflight(plan: Plan) -> None:
-    """Parse every topics/qrels file the plan names; raises InputError on the first fault."""
+    """Parse every topics/qrels/corpus/candidates file the plan names, check keys and results.
+
+    Raises :class:`~voirdire.errors.InputError` naming the file:line or config key.
+    """
+    results = plan.config["results"]
+    check_results_dir(results)
+    check_keys(plan)
     for name, spec in plan.config["datasets"].items():
+        topics = None
         if spec["source"] != "ir_datasets":
-            load_dataset(spec, name=name)
+            topics = set(load_dataset(spec, name=name).topics)
+        if "corpus" in spec:
+            check_corpus(spec["corpus"], results)
         for judge in plan.judges[name]:
-            if isinstance(judge, RecordedJudge):
-                read_qrels(judge.qrels, (judge.scale.low, judge.scale.high))
+            if not isinstance(judge, RecordedJudge):
+                continue
+            labels = read_qrels(judge.qrels, (judge.scale.low, judge.scale.high))
+            if topics is not None and not topics & set(labels["query_id"]):
+                raise InputError(
+                    f"recorded judge {judge.name!r} has no label for any query of dataset {name!r} "
+                    f"(its query ids: {', '.join(sorted(set(labels['query_id']))[:3])}, ...; is it "
+                    "the qrels of another dataset?)",
+                    path=judge.qrels,
+                )

@@ -4,16 +4,39 @@ from __future__ import annotations
 
 import logging
 import sys
+import traceback
+
+from .errors import InputError
 
 
 def start(snakemake) -> logging.Logger:
-    """Send stderr and logging to the rule's log file, as every script's first act."""
-    if snakemake.log:
-        sys.stderr = open(snakemake.log[0], "w", buffering=1, encoding="utf-8")  # noqa: SIM115
+    """Send stderr and logging to the rule's log file, as every script's first act.
+
+    An uncaught error then leaves its full traceback in the log and one line on the
+    terminal: ``voirdire: <file:line or config key>: <message>`` for bad input, or the
+    error's type and message with the log's path for anything else.
+    """
+    log_path = snakemake.log[0] if snakemake.log else None
+    if log_path:
+        sys.stderr = open(log_path, "w", buffering=1, encoding="utf-8")  # noqa: SIM115
     logging.basicConfig(
         level=logging.INFO,
         stream=sys.stderr,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         force=True,
     )
+
+    def one_line(kind, error, tb) -> None:
+        traceback.print_exception(kind, error, tb, file=sys.stderr)
+        sys.stderr.flush()
+        if isinstance(error, InputError):
+            line = f"voirdire: {error}"
+        else:
+            first = str(error).splitlines()[0] if str(error) else ""
+            line = f"voirdire: rule {snakemake.rule}: {kind.__name__}: {first}"
+            if log_path:
+                line += f" (traceback in {log_path})"
+        print(line, file=sys.__stderr__, flush=True)
+
+    sys.excepthook = one_line
     return logging.getLogger(f"voirdire.{snakemake.rule}")

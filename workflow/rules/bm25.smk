@@ -5,7 +5,8 @@ rule bm25_index:
     input:
         corpus=lambda wildcards: config["datasets"][wildcards.dataset]["corpus"],
     output:
-        directory(f"{R}/{{dataset}}/index"),
+        # the completion marker, written last: an emptied or partial index folder is rebuilt
+        L.index_marker(D),
     threads: 2
     resources:
         mem_mb=4000,

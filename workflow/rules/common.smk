@@ -83,7 +83,7 @@ def bm25_inputs(wildcards):
     if spec["source"] == "rankgpt":
         inputs["candidates"] = spec["candidates"]
     elif "prebuilt" not in spec.get("index", {}):
-        inputs["index"] = f"{R}/{wildcards.dataset}/index"
+        inputs["index"] = L.index_marker(wildcards.dataset)
     return inputs
 
 
