@@ -210,6 +210,11 @@ def test_an_unset_api_key_fails_before_any_job(tmp_path, monkeypatch):
     config = demo_config(tmp_path)
     config["judges"].append({"name": "api", "kind": "llm", "model": "openai/gpt-4o", "api_key_env": "VOIRDIRE_UNSET_KEY"})
     fails_before_any_job(tmp_path, config, "config key 'judges.api.api_key_env'", "VOIRDIRE_UNSET_KEY", "not set")
+    assert not (tmp_path / "results" / "demo").exists()  # nothing ran
+    dry = snakemake("-n", "--cores", "1", "--configfile", str(tmp_path / "bad.yaml"), check=False)
+    assert dry.returncode != 0 and "VOIRDIRE_UNSET_KEY" in dry.stderr  # a dry run says so too
+    lint = snakemake("--lint", "--configfile", str(tmp_path / "bad.yaml"), check=False)
+    assert "Congratulations" in lint.stdout + lint.stderr  # linting needs no key
 
 
 def test_a_bad_corpus_line_fails_before_any_job_and_keeps_what_was_computed(tmp_path):

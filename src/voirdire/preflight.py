@@ -55,14 +55,16 @@ def check_corpus(path: str | Path, results: str | Path) -> None:
     marker.write_text(f"{path}\n", encoding="utf-8")
 
 
-def preflight(plan: Plan) -> None:
+def preflight(plan: Plan, *, keys: bool = True) -> None:
     """Parse every topics/qrels/corpus/candidates file the plan names, check keys and results.
 
+    ``keys=False`` skips the API-key check, for what makes no call (``--lint``, ``--report``).
     Raises :class:`~voirdire.errors.InputError` naming the file:line or config key.
     """
     results = plan.config["results"]
     check_results_dir(results)
-    check_keys(plan)
+    if keys:
+        check_keys(plan)
     for name, spec in plan.config["datasets"].items():
         topics = None
         if spec["source"] != "ir_datasets":

@@ -13,10 +13,14 @@ from voirdire.manifest import manifest, write_if_changed
 from voirdire.preflight import preflight
 
 
+# command-line modes that read the workflow without running or planning jobs
+NO_RUN = {"--lint", "--report", "--list", "--list-rules", "--dag", "--rulegraph", "--filegraph", "--summary", "--detailed-summary"}
+
 validate(config, schema=str(SCHEMA))
 try:
     PLAN = check(config)
-    preflight(PLAN)
+    # API keys matter to runs and dry runs, not to what reads the workflow without running it
+    preflight(PLAN, keys=not NO_RUN.intersection(sys.argv))
 except InputError as error:  # one line, naming the file:line or config key; no traceback
     sys.exit(f"voirdire: {error}")
 

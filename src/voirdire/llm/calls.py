@@ -154,9 +154,6 @@ class RunStats:
     errors: list[str] = field(default_factory=list)
     endpoint_down: str | None = None  # the circuit breaker's one line, when it tripped
 
-    def as_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if k != "errors"}
-
 
 class CallsIncomplete(RuntimeError):
     """Some calls failed for good; what succeeded is stored, a rerun asks only for the rest."""
