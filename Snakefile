@@ -25,6 +25,7 @@ include: "workflow/rules/judges.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/plan.smk"
 include: "workflow/rules/report.smk"
+include: "workflow/rules/audits.smk"
 
 
 rule all:

@@ -131,3 +131,24 @@ def test_ir_datasets_loader_reads_local_files(dl19, tmp_path, monkeypatch):
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["43", "9260", "do", "goldfish", "grow"]
+
+
+def test_the_label_audit_reproduces_table2_and_counts_leniency_independently(results, dl19):
+    """The label test on DL19 gives the binary kappa of Table 2 (0.482, 0.519), and its missed
+    failures and false alarms equal a count made here from the raw files."""
+    pools, nist = raw(dl19)
+    pairs = [(q, d) for q, pool in pools.items() for d, _ in pool if d in nist[q]]
+    audit = pd.read_csv(results / "audits/original/label_test.csv").set_index("judge")
+    agreement = pd.read_csv(results / "tables/original/table2.csv").set_index("judge")
+    assert round(audit.loc["monot5-3b", "kappa_binary"], 3) == 0.482
+    assert round(audit.loc["rank1-7b", "kappa_binary"], 3) == 0.519
+    for judge in JUDGES:
+        labels = read_qrels(dl19 / f"qrels.{judge}.txt")
+        assert audit.loc[judge, "kappa_binary"] == pytest.approx(agreement.loc[judge, "kappa_binary"], abs=1e-12)
+        missed = sum(nist[q][d] < 2 and labels[q][d] >= 1 for q, d in pairs)
+        alarms = sum(nist[q][d] >= 2 and labels[q][d] < 1 for q, d in pairs)
+        assert (audit.loc[judge, "missed_failures"], audit.loc[judge, "false_alarms"]) == (missed, alarms)
+    for name in ("lojo", "self_preference", "length"):
+        assert (results / f"audits/original/{name}.csv").stat().st_size > 0
+    for name in ("confusion", "lojo", "length"):
+        assert (results / f"audits/original/{name}.png").stat().st_size > 10_000

@@ -111,6 +111,10 @@ def test_demo_end_to_end_then_nothing_to_do(tmp_path):
     assert bias[0].startswith("dataset,ranker,variant,model,prompts,pairs,order_dependent")
     assert bias[1].startswith("demo,prp-smollm2,sliding,local/smollm2-135m,")
     assert (out / "figures/original/figure3.png").stat().st_size > 10_000
+    audit = pd.read_csv(out / "audits/original/label_test.csv")
+    assert list(audit["judge"]) == ["smollm2", "assessor-b", "length", "overlap"]
+    length = pd.read_csv(out / "audits/original/length.csv").set_index("judge")
+    assert length.loc["length", "length_biased"] and not length.loc["assessor-b", "length_biased"]
     fingerprint = json.loads((out / "tables/original/fingerprint.json").read_text())
     assert set(fingerprint["inputs"]) == {
         "datasets.demo.topics", "datasets.demo.qrels", "datasets.demo.corpus",

@@ -54,6 +54,7 @@ class HumanJudge:
     scale: Scale = Scale()
     name: str = HUMAN
     kind: str = "human"
+    family: str | None = "human"
 
     def __str__(self) -> str:
         return "human"
@@ -67,6 +68,7 @@ class RecordedJudge:
     qrels: Path
     scale: Scale
     kind: str = "recorded"
+    family: str | None = None
 
     def __str__(self) -> str:
         return f"{self.name} (recorded, {self.scale})"
@@ -80,6 +82,7 @@ class NullJudge:
     method: str
     scale: Scale = Scale()
     kind: str = "baseline"
+    family: str | None = None
 
     def __str__(self) -> str:
         return f"{self.name} (null baseline: {self.method})"
@@ -103,6 +106,7 @@ class LLMJudge:
     samples: int = 1
     parse_retries: int = 2
     kind: str = "llm"
+    family: str | None = None
 
     def __str__(self) -> str:
         return f"{self.name} ({self.model}, {self.scale})"
@@ -130,12 +134,13 @@ def judge_from_config(entry: dict, *, key: str) -> Judge:
         )
     except ValueError as exc:
         raise ConfigError(str(exc), key=key) from None
+    family = entry.get("family")
     if kind == "human":
         return HumanJudge(scale=scale)
     if kind == "recorded":
         if "qrels" not in entry:
             raise ConfigError("a recorded judge needs 'qrels' (a TREC qrels file)", key=key)
-        return RecordedJudge(name=entry["name"], qrels=Path(entry["qrels"]), scale=scale)
+        return RecordedJudge(name=entry["name"], qrels=Path(entry["qrels"]), scale=scale, family=family)
     if kind == "baseline":
         from .null_judges import METHODS
 
@@ -143,7 +148,7 @@ def judge_from_config(entry: dict, *, key: str) -> Judge:
             raise ConfigError(
                 f"a baseline (null) judge needs 'method', one of {', '.join(METHODS)}", key=f"{key}.method"
             )
-        return NullJudge(name=entry["name"], method=entry["method"])
+        return NullJudge(name=entry["name"], method=entry["method"], family=family)
     if kind == "llm":
         endpoint = Endpoint.from_config(entry, key=key)
         prompt = Path(entry.get("prompt_file") or DEFAULT_PROMPT)
@@ -154,7 +159,9 @@ def judge_from_config(entry: dict, *, key: str) -> Judge:
             if slot not in text:
                 raise ConfigError(f"prompt template {prompt} lacks {slot}", key=f"{key}.prompt_file")
         options = {field: entry[field] for field in LLM_FIELDS if entry.get(field) is not None}
-        return LLMJudge(name=entry["name"], endpoint=endpoint, prompt_file=prompt, scale=scale, **options)
+        return LLMJudge(
+            name=entry["name"], endpoint=endpoint, prompt_file=prompt, scale=scale, family=family, **options
+        )
     raise ConfigError(
         f"unknown judge kind {kind!r}; expected one of {', '.join(JUDGE_KINDS)}", key=key
     )

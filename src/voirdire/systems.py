@@ -95,6 +95,7 @@ class Ranker:
     gpus: int = 0
     mem_mb: int = 8000
     endpoint: Endpoint | None = None  # backend litellm: the model and how to reach it
+    family: str | None = None  # model family (gemini, gpt, t5, ...), for the self-preference audit
 
     def __str__(self) -> str:
         return self.name
@@ -106,6 +107,15 @@ class Ranker:
 
 Oracle = Perfect | Swap
 System = BM25 | Oracle | Ranker
+
+
+def family_of(system: System) -> str | None:
+    """The model family a system belongs to: ``bm25``, ``oracle``, or what a ranker declares."""
+    if isinstance(system, BM25):
+        return "bm25"
+    if isinstance(system, Ranker):
+        return system.family
+    return "oracle"
 
 _SWAP = re.compile(r"^swap\[(.*)\]$", re.IGNORECASE)
 _SWAP_SLUG = re.compile(r"^swap((?:-\d+)+)$")

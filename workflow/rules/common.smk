@@ -11,6 +11,7 @@ from voirdire.errors import InputError
 from voirdire.layout import Layout
 from voirdire.manifest import manifest, write_if_changed
 from voirdire.preflight import preflight
+from voirdire.systems import family_of
 
 
 # command-line modes that read the workflow without running or planning jobs
@@ -178,6 +179,31 @@ def all_datasets(pattern):
     return inputs
 
 
+def audit_judges(wildcards):
+    """Dataset -> judge -> scale, kind and family, for every judge of every dataset."""
+    return {
+        dataset: {
+            judge.name: {**judge_scale(dataset, judge.name), "kind": judge.kind, "family": judge.family}
+            for judge in PLAN.judges[dataset]
+        }
+        for dataset in PLAN.datasets
+    }
+
+
+def audit_qrels(wildcards):
+    """Dataset -> judge -> qrels file, for every judge of every dataset."""
+    return {
+        dataset: {judge: L.qrels(dataset, wildcards.provenance, judge) for judge in PLAN.judge_names(dataset)}
+        for dataset in PLAN.datasets
+    }
+
+
+def audit_inputs(wildcards):
+    files = [p for per in audit_qrels(wildcards).values() for p in per.values()]
+    files += [L.pairs(d, wildcards.provenance) for d in PLAN.datasets]
+    return files + [L.passages(d) for d in PLAN.datasets]
+
+
 def get_final_output():
     names = ["table1", "table2", "significance"]
     if any(r.method == "prp" for r in PLAN.rankers):
@@ -188,7 +214,13 @@ def get_final_output():
         for ext in ("csv", "md")
     ]
     figures = [f"{R}/figures/{{provenance}}/figure3.{ext}" for ext in ("png", "pdf")]
+    audits = [f"{R}/audits/{{provenance}}/{name}.csv" for name in AUDIT_TABLES]
+    audits += [f"{R}/audits/{{provenance}}/{name}.png" for name in AUDIT_FIGURES]
     return expand(
-        tables + figures + [f"{R}/tables/{{provenance}}/fingerprint.json"],
+        tables + figures + audits + [f"{R}/tables/{{provenance}}/fingerprint.json"],
         provenance=PROVENANCES,
     )
+
+
+AUDIT_TABLES = ("label_test", "lojo", "self_preference", "length")
+AUDIT_FIGURES = ("confusion", "lojo", "length")

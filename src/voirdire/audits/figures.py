@@ -1,0 +1,91 @@
+"""Figures of the label audits: confusion heatmaps, the leave-one-judge-out chart, length by decile."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import pandas as pd
+
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _save(fig, png: str | Path) -> None:
+    fig.tight_layout()
+    fig.savefig(png, dpi=130)
+    fig.savefig(Path(png).with_suffix(".pdf"))
+
+
+def confusion_heatmaps(tables: Mapping[tuple[str, str], pd.DataFrame], png: str | Path) -> None:
+    """One heatmap per (dataset, judge): human grade (rows) x judge grade (columns), row shares."""
+    plt = _plt()
+    keys = list(tables) or [("", "")]
+    cols = min(4, len(keys))
+    rows = (len(keys) + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.9 * rows), squeeze=False)
+    for ax in axes.flat[len(tables):]:
+        ax.axis("off")
+    for ax, (dataset, judge) in zip(axes.flat, tables, strict=False):
+        counts = tables[dataset, judge]
+        shares = counts.div(counts.sum(axis=1).where(lambda s: s > 0, 1), axis=0)
+        ax.imshow(shares.to_numpy(), cmap="Blues", vmin=0, vmax=1)
+        for (i, j), value in pd.DataFrame(counts.to_numpy()).stack().items():
+            ax.text(j, i, str(value), ha="center", va="center", fontsize=7)
+        ax.set_xticks(range(len(counts.columns)), counts.columns)
+        ax.set_yticks(range(len(counts.index)), counts.index)
+        ax.set_xlabel(f"{judge} grade")
+        ax.set_ylabel("human grade")
+        ax.set_title(f"{dataset}: {judge}", fontsize=9)
+    _save(fig, png)
+    plt.close(fig)
+
+
+def lojo_chart(lojo: pd.DataFrame, png: str | Path) -> None:
+    """Share of each adjacent margin that survives without each judge (1 = untouched, < 0 = flipped)."""
+    plt = _plt()
+    datasets = list(dict.fromkeys(lojo["dataset"])) if len(lojo) else [""]
+    fig, axes = plt.subplots(1, len(datasets), figsize=(6 * len(datasets), 4), squeeze=False)
+    for ax, dataset in zip(axes[0], datasets, strict=True):
+        block = lojo[lojo["dataset"] == dataset] if len(lojo) else lojo
+        if block.empty:
+            ax.text(0.5, 0.5, "fewer than two judges", ha="center")
+            continue
+        block = block.assign(pair=block["upper"] + " > " + block["lower"])
+        wide = block.pivot(index="pair", columns="left_out", values="margin_share")
+        wide = wide.reindex(list(dict.fromkeys(block["pair"])))
+        wide.plot.barh(ax=ax, width=0.8)
+        ax.axvline(0, color="black", lw=0.8)
+        ax.axvline(1, color="grey", lw=0.8, ls="--")
+        ax.set_xlabel("share of the panel margin kept without the judge")
+        ax.set_title(dataset)
+        ax.invert_yaxis()
+    _save(fig, png)
+    plt.close(fig)
+
+
+def length_chart(deciles: pd.DataFrame, png: str | Path) -> None:
+    """Mean judge grade by length decile within each human grade, one panel per (dataset, judge)."""
+    plt = _plt()
+    keys = list(dict.fromkeys(zip(deciles["dataset"], deciles["judge"], strict=True))) or [("", "")]
+    cols = min(4, len(keys))
+    rows = (len(keys) + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(3.4 * cols, 2.8 * rows), squeeze=False, sharey=True)
+    for ax in axes.flat[len(keys):]:
+        ax.axis("off")
+    for ax, (dataset, judge) in zip(axes.flat, keys, strict=False):
+        block = deciles[(deciles["dataset"] == dataset) & (deciles["judge"] == judge)]
+        for column in [c for c in block.columns if c.startswith("human_")]:
+            ax.plot(block["decile"], block[column], marker=".", label=column.replace("_", " "))
+        ax.set_title(f"{dataset}: {judge}", fontsize=9)
+        ax.set_xlabel("length decile (within the human grade)")
+    axes.flat[0].set_ylabel("mean judge grade")
+    axes.flat[0].legend(fontsize=7)
+    _save(fig, png)
+    plt.close(fig)

@@ -1,0 +1,149 @@
+"""Judge audits, inject -> recover: a planted bias of known sign and size is found, a clean
+judge is not flagged. Synthetic labels and scores, seeded; every expected number is computed
+from what was planted."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from voirdire.audits.labels import aligned, confusion, label_test
+from voirdire.audits.length import by_decile, length_bias, with_lengths
+from voirdire.audits.panel import leave_one_judge_out, self_preference
+from voirdire.judges import Scale
+
+RNG = np.random.default_rng(7)
+N = 400
+HUMAN = pd.DataFrame({"query_id": [f"q{i % 20}" for i in range(N)], "doc_id": [f"d{i}" for i in range(N)],
+                      "relevance": RNG.integers(0, 4, N)})  # fmt: skip
+SCALE = Scale()
+
+
+def judge_from(grades):
+    return HUMAN.assign(relevance=np.asarray(grades))
+
+
+# ----------------------------------------------------------------------------- label test
+
+
+def test_label_test_finds_a_planted_lenient_judge_and_a_planted_strict_one():
+    human = HUMAN["relevance"].to_numpy()
+    non_relevant = np.flatnonzero(human < 2)
+    relevant = np.flatnonzero(human >= 2)
+    lenient, strict = human.copy(), human.copy()
+    promoted = non_relevant[: len(non_relevant) // 3]
+    lenient[promoted] = 2  # leniency: a third of the non-relevant pairs called relevant
+    demoted = relevant[: len(relevant) // 4]
+    strict[demoted] = 1  # strictness: a quarter of the relevant pairs called non-relevant
+
+    clean = label_test(aligned(HUMAN, judge_from(human)), SCALE, SCALE)
+    assert clean["missed_failures"] == clean["false_alarms"] == 0 and clean["agreement_graded"] == 1.0
+
+    found = label_test(aligned(HUMAN, judge_from(lenient)), SCALE, SCALE)
+    assert found["missed_failures"] == len(promoted) and found["false_alarms"] == 0
+    assert found["missed_failure_rate"] == pytest.approx(len(promoted) / len(non_relevant))
+    assert found["mean_judge_grade_at_human_0"] > clean["mean_judge_grade_at_human_0"]
+
+    found = label_test(aligned(HUMAN, judge_from(strict)), SCALE, SCALE)
+    assert found["false_alarms"] == len(demoted) and found["missed_failures"] == 0
+    assert found["false_alarm_rate"] == pytest.approx(len(demoted) / len(relevant))
+
+
+def test_confusion_has_every_grade_of_both_scales_and_counts_every_pair():
+    binary = Scale(0, 1, 1)
+    judge = judge_from((HUMAN["relevance"] >= 2).astype(int))
+    table = confusion(aligned(HUMAN, judge), SCALE, binary)
+    assert table.shape == (4, 2) and table.to_numpy().sum() == N
+    assert (table.loc[[0, 1], 1] == 0).all() and (table.loc[[2, 3], 0] == 0).all()
+    row = label_test(aligned(HUMAN, judge), SCALE, binary)
+    assert row["kappa_binary"] == 1.0 and np.isnan(row["kappa_graded"])
+
+
+# ----------------------------------------------------------------------------- panels
+
+
+def per_query_scores(means, queries=30, noise=0.02, seed=3):
+    """Per-query nDCG around given (judge, system) means, with small seeded noise."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for (judge, system), mean in means.items():
+        for q in range(queries):
+            rows.append({"judge": judge, "system": system, "query_id": f"q{q}",
+                         "ndcg": mean + rng.normal(0, noise)})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_leave_one_judge_out_names_the_judge_that_flips_a_pair():
+    means = {}
+    for judge in ("j1", "j2"):
+        means |= {(judge, "A"): 0.8, (judge, "B"): 0.6, (judge, "C"): 0.5}
+    means |= {("odd", "A"): 0.8, ("odd", "B"): 0.2, ("odd", "C"): 0.9}
+    result = leave_one_judge_out(per_query_scores(means, noise=0.0), ["j1", "j2", "odd"])
+    # full panel: A 0.8, C 0.633, B 0.467 -> adjacent pairs (A, C) and (C, B)
+    pair = result[(result["upper"] == "C") & (result["lower"] == "B")].set_index("left_out")
+    assert not pair.loc["odd", "order_kept"]  # without the odd judge, B is above C again
+    assert pair.loc["odd", "margin_share"] == pytest.approx(-0.1 / (0.7333333333 - 0.5666666667), rel=1e-6)
+    assert pair.loc["j1", "order_kept"] and pair.loc["j2", "order_kept"]
+    assert pair.loc["odd", "tau_full_vs_reduced"] < 1 and pair.loc["j1", "tau_full_vs_reduced"] == 1
+
+
+SYSTEMS = {"gpt-a": "gpt", "gpt-b": "gpt", "claude-a": "claude", "bm25": "bm25", "perfect": "oracle"}
+BASE = {"gpt-a": 0.60, "gpt-b": 0.55, "claude-a": 0.58, "bm25": 0.50, "perfect": 0.90}
+
+
+def panel(bias):
+    """Judges' per-query scores: BASE plus each judge's planted bias per system."""
+    means = {}
+    for judge, shift in bias.items():
+        means |= {(judge, s): BASE[s] + shift(s) for s in SYSTEMS}
+    return per_query_scores(means, noise=0.03)
+
+
+def test_self_preference_finds_a_planted_family_bonus_and_forgives_plain_strictness():
+    bias = {
+        "gpt-judge": lambda s: 0.10 if SYSTEMS[s] == "gpt" else 0.0,  # +0.1 to its own family
+        "claude-judge": lambda s: -0.10,  # uniformly stricter, no self-preference
+        "neutral": lambda s: 0.0,
+        "llama-judge": lambda s: 0.0,
+    }
+    families = {"gpt-judge": "gpt", "claude-judge": "claude", "neutral": None, "llama-judge": "llama"}
+    found = self_preference(panel(bias), families, SYSTEMS, resamples=500).set_index("judge")
+    gpt = found.loc["gpt-judge"]
+    # others give gpt systems the same as BASE except claude-judge's -0.1: mean of others = BASE - 0.1/3
+    assert gpt["raw"] == pytest.approx(0.10 + 0.10 / 3, abs=0.02)
+    assert gpt["strictness"] == pytest.approx(0.10 / 3, abs=0.02)
+    assert gpt["corrected"] == pytest.approx(0.10, abs=0.02) and gpt["self_preferring"]
+    claude = found.loc["claude-judge"]
+    assert claude["raw"] < -0.05 and claude["strictness"] < -0.05  # strict everywhere ...
+    assert abs(claude["corrected"]) < 0.03 and not claude["self_preferring"]  # ... is not self-preference
+    assert found.loc["neutral", "reason"] == "the judge declares no family"
+    assert found.loc["llama-judge", "reason"] == "no system of family 'llama'"
+
+
+# ----------------------------------------------------------------------------- length
+
+
+def length_data(length_bonus, seed=5, n=2000):
+    """Relevant passages are shorter here, so length and relevance are negatively related."""
+    rng = np.random.default_rng(seed)
+    human = rng.integers(0, 4, n)
+    words = np.maximum(5, (120 - 25 * human + rng.normal(0, 15, n)).astype(int))
+    noise = rng.choice([-1, 0, 0, 0, 1], n)  # a clean judge's disagreements, independent of length
+    judge = human + noise
+    if length_bonus:  # within each human grade, the longer half gets +1
+        medians = pd.Series(words).groupby(human).transform("median").to_numpy()
+        judge = human + (words > medians).astype(int)
+    pairs = pd.DataFrame({"query_id": "q", "doc_id": [f"d{i}" for i in range(n)],
+                          "human": human, "judge": np.clip(judge, 0, 3)})  # fmt: skip
+    texts = {f"d{i}": "w " * w for i, w in enumerate(words)}
+    return with_lengths(pairs, texts)
+
+
+def test_length_bias_is_found_within_grades_even_where_the_overall_sign_is_opposite():
+    clean = length_bias(length_data(False))
+    assert abs(clean["rho_within"]) < 0.05 and not clean["length_biased"] and not clean["simpson"]
+    loving = length_bias(length_data(True))
+    assert loving["rho_within"] > 0.4 and loving["length_biased"]  # longer -> higher, relevance fixed
+    assert loving["rho_overall"] < 0  # across grades, longer passages are the less relevant
+    assert loving["simpson"]
+    deciles = by_decile(length_data(True))
+    assert len(deciles) == 10 and deciles["human_0"].iloc[-1] > deciles["human_0"].iloc[0]

@@ -1,0 +1,43 @@
+# Stage 7 (SPEC section 6): judge audits that need only labels -- every kind of judge,
+# no LLM call: label test, leave-one-judge-out, self-preference corrected for strictness,
+# length bias and Simpson's paradox.
+
+
+def audit_output(name, ext, caption=None):
+    path = f"{R}/audits/{{provenance}}/{name}.{ext}"
+    return report(path, caption=f"../report/audit_{caption}.rst", category="Audits") if caption else path
+
+
+rule audits:
+    input:
+        per_query=f"{R}/tables/{{provenance}}/per_query.parquet",
+        labels=audit_inputs,
+        manifest=L.manifest(),
+    output:
+        label_test=audit_output("label_test", "csv", "label_test"),
+        label_test_md=audit_output("label_test", "md"),
+        confusion=audit_output("confusion", "png", "confusion"),
+        confusion_pdf=audit_output("confusion", "pdf"),
+        lojo=audit_output("lojo", "csv", "lojo"),
+        lojo_md=audit_output("lojo", "md"),
+        lojo_png=audit_output("lojo", "png", "lojo_chart"),
+        lojo_pdf=audit_output("lojo", "pdf"),
+        self_preference=audit_output("self_preference", "csv", "self_preference"),
+        self_preference_md=audit_output("self_preference", "md"),
+        length=audit_output("length", "csv", "length"),
+        length_md=audit_output("length", "md"),
+        length_png=audit_output("length", "png", "length_chart"),
+        length_pdf=audit_output("length", "pdf"),
+    params:
+        judges=audit_judges,
+        qrels=audit_qrels,
+        pairs=lambda wildcards: {d: L.pairs(d, wildcards.provenance) for d in PLAN.datasets},
+        passages={d: L.passages(d) for d in PLAN.datasets},
+        system_families={str(s): family_of(s) for s in PLAN.systems},
+        seed=config["evaluation"]["seed"],
+    log:
+        f"{R}/logs/{{provenance}}/audits.log",
+    conda:
+        "../../envs/voirdire.yaml"
+    script:
+        "../scripts/audits.py"

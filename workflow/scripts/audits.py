@@ -1,0 +1,69 @@
+"""Stage 7: judge audits from labels (SPEC section 6): label test, leave-one-judge-out,
+family self-preference corrected for strictness, length bias and Simpson's paradox."""
+
+import pandas as pd
+
+from voirdire.audits.figures import confusion_heatmaps, length_chart, lojo_chart
+from voirdire.audits.labels import aligned, confusion, label_test
+from voirdire.audits.length import by_decile, length_bias, with_lengths
+from voirdire.audits.panel import leave_one_judge_out, self_preference
+from voirdire.formats import read_pairs, read_passages, read_qrels
+from voirdire.judges import HUMAN, Scale
+from voirdire.manifest import sha256
+from voirdire.report import write_table
+from voirdire.wf import start
+
+log = start(snakemake)  # noqa: F821
+params, out = snakemake.params, snakemake.output  # noqa: F821
+manifest = sha256(snakemake.input.manifest)  # noqa: F821
+per_query = pd.read_parquet(snakemake.input.per_query)  # noqa: F821
+
+labels_rows, length_rows, decile_rows, lojo_rows, preference_rows, heatmaps = [], [], [], [], [], {}
+for dataset, judges in params.judges.items():
+    scales = {j: Scale(m["min"], m["max"], m["binary_threshold"]) for j, m in judges.items()}
+    pairs = read_pairs(params.pairs[dataset])
+    texts = read_passages(params.passages[dataset])
+    human = read_qrels(params.qrels[dataset][HUMAN], (scales[HUMAN].low, scales[HUMAN].high))
+    human = human.merge(pairs, on=["query_id", "doc_id"])
+    others = [j for j in judges if j != HUMAN]
+    for judge in others:
+        labels = read_qrels(params.qrels[dataset][judge], (scales[judge].low, scales[judge].high), allow_empty=True)
+        both = aligned(human, labels)
+        labels_rows.append({"dataset": dataset, "judge": judge, "kind": judges[judge]["kind"],
+                            **label_test(both, scales[HUMAN], scales[judge])})  # fmt: skip
+        heatmaps[dataset, judge] = confusion(both, scales[HUMAN], scales[judge])
+        if len(both) >= 3:
+            measured = with_lengths(both, texts)
+            length_rows.append({"dataset": dataset, "judge": judge, **length_bias(measured)})
+            decile_rows.append(by_decile(measured).assign(dataset=dataset, judge=judge))
+    block = per_query[per_query["dataset"] == dataset]
+    lojo = leave_one_judge_out(block, others)
+    if len(lojo):
+        lojo_rows.append(lojo.assign(dataset=dataset))
+    families = {j: judges[j]["family"] for j in others}
+    preference = self_preference(block[block["judge"].isin(others)], families, params.system_families,
+                                 seed=params.seed)  # fmt: skip
+    preference_rows.append(preference.assign(dataset=dataset))
+
+
+def first(frame, column="dataset"):
+    return frame[[column] + [c for c in frame.columns if c != column]] if len(frame) else frame
+
+
+label_table = pd.DataFrame(labels_rows)
+write_table(label_table, out.label_test.removesuffix(".csv"), floatfmt=".3f", manifest=manifest,
+            title="Label test: each judge against the human labels, pair by pair")  # fmt: skip
+lojo_table = first(pd.concat(lojo_rows, ignore_index=True)) if lojo_rows else pd.DataFrame()
+write_table(lojo_table, out.lojo.removesuffix(".csv"), floatfmt=".3f", manifest=manifest,
+            title="Leave one judge out: does each adjacent pair of the panel ranking hold without the judge?")  # fmt: skip
+write_table(first(pd.concat(preference_rows, ignore_index=True)), out.self_preference.removesuffix(".csv"),
+            floatfmt=".4f", manifest=manifest,
+            title="Self-preference corrected for strictness (per-query nDCG@10, 95% bootstrap CIs)")  # fmt: skip
+write_table(first(pd.DataFrame(length_rows)), out.length.removesuffix(".csv"), floatfmt=".3f", manifest=manifest,
+            title="Length bias: passage length vs judge grade, overall and within human grades")  # fmt: skip
+deciles = pd.concat(decile_rows, ignore_index=True) if decile_rows else pd.DataFrame(columns=["dataset", "judge", "decile"])
+confusion_heatmaps(heatmaps, out.confusion)
+lojo_chart(lojo_table, out.lojo_png)
+length_chart(deciles, out.length_png)
+flagged = label_table.loc[label_table["missed_failure_rate"] > 0.5, "judge"].tolist() if len(label_table) else []
+log.info("%d label-test rows; judges calling most non-relevant pairs relevant: %s", len(label_table), flagged)
