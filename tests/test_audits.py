@@ -147,3 +147,41 @@ def test_length_bias_is_found_within_grades_even_where_the_overall_sign_is_oppos
     assert loving["simpson"]
     deciles = by_decile(length_data(True))
     assert len(deciles) == 10 and deciles["human_0"].iloc[-1] > deciles["human_0"].iloc[0]
+
+
+# ----------------------------------------------------------------------------- calibration
+
+
+def calibration_data(judge_bias, seed=11, queries=40):
+    """Oracles above LLM rankers under humans; the judge adds a planted bias per system."""
+    from voirdire.audits.calibration import calibration_curve  # noqa: F401 - imported by the tests below
+
+    rng = np.random.default_rng(seed)
+    means = {"oracle-1": 0.90, "oracle-2": 0.82, "oracle-3": 0.74, "llm-a": 0.62, "llm-b": 0.55}
+    query_effect = rng.normal(0, 0.08, queries)
+    human = pd.DataFrame({s: np.clip(m + query_effect + rng.normal(0, 0.05, queries), 0, 1) for s, m in means.items()},
+                         index=[f"q{i}" for i in range(queries)])  # fmt: skip
+    judge = human.copy()
+    for system in judge.columns:
+        judge[system] = human[system] + judge_bias(system) + rng.normal(0, 0.03, queries)
+    return human, judge
+
+
+def test_ppi_recovers_the_human_order_a_planted_inverting_judge_loses():
+    from voirdire.audits.calibration import calibration_curve
+
+    human, inverting = calibration_data(lambda s: 0.35 if s.startswith("llm") else 0.0)
+    curve = calibration_curve(human, inverting, ks=(5, 20), draws=40).set_index("k")
+    assert curve.loc[20, "tau_judge"] < 0.2  # the judge puts the LLM rankers above the oracles
+    assert curve.loc[20, "tau_corrected"] > 0.8  # 20 human-labelled queries undo it
+    assert curve.loc[20, "tau_corrected"] > curve.loc[5, "tau_corrected"] - 0.05
+    assert curve.loc[20, "coverage_corrected"] >= 0.85  # the intervals stay honest
+
+
+def test_ppi_with_a_clean_judge_is_as_right_as_the_humans_and_tighter():
+    from voirdire.audits.calibration import calibration_curve
+
+    human, clean = calibration_data(lambda s: 0.0)
+    curve = calibration_curve(human, clean, ks=(5, 10), draws=40).set_index("k")
+    assert np.allclose(curve["tau_judge"], 1.0) and (curve["tau_corrected"] > 0.95).all()
+    assert (curve["ci_width_corrected"] < curve["ci_width_human_only"]).all()  # the judge's scores help

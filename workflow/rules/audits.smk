@@ -28,6 +28,10 @@ rule audits:
         length_md=audit_output("length", "md"),
         length_png=audit_output("length", "png", "length_chart"),
         length_pdf=audit_output("length", "pdf"),
+        calibration=audit_output("calibration", "csv", "calibration"),
+        calibration_md=audit_output("calibration", "md"),
+        calibration_png=audit_output("calibration", "png", "calibration"),
+        calibration_pdf=audit_output("calibration", "pdf"),
     params:
         judges=audit_judges,
         qrels=audit_qrels,
@@ -35,6 +39,8 @@ rule audits:
         passages={d: L.passages(d) for d in PLAN.datasets},
         system_families={str(s): family_of(s) for s in PLAN.systems},
         seed=config["evaluation"]["seed"],
+        # k human-labelled queries (those below the query count minus one), seeded draws per k
+        calibration={"ks": [3, 5, 10, 20], "draws": 50},
     log:
         f"{R}/logs/{{provenance}}/audits.log",
     conda:

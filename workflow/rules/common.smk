@@ -222,5 +222,5 @@ def get_final_output():
     )
 
 
-AUDIT_TABLES = ("label_test", "lojo", "self_preference", "length")
-AUDIT_FIGURES = ("confusion", "lojo", "length")
+AUDIT_TABLES = ("label_test", "lojo", "self_preference", "length", "calibration")
+AUDIT_FIGURES = ("confusion", "lojo", "length", "calibration")

@@ -3,7 +3,8 @@ family self-preference corrected for strictness, length bias and Simpson's parad
 
 import pandas as pd
 
-from voirdire.audits.figures import confusion_heatmaps, length_chart, lojo_chart
+from voirdire.audits.calibration import calibration_curve
+from voirdire.audits.figures import calibration_chart, confusion_heatmaps, length_chart, lojo_chart
 from voirdire.audits.labels import aligned, confusion, label_test
 from voirdire.audits.length import by_decile, length_bias, with_lengths
 from voirdire.audits.panel import leave_one_judge_out, self_preference
@@ -19,6 +20,7 @@ manifest = sha256(snakemake.input.manifest)  # noqa: F821
 per_query = pd.read_parquet(snakemake.input.per_query)  # noqa: F821
 
 labels_rows, length_rows, decile_rows, lojo_rows, preference_rows, heatmaps = [], [], [], [], [], {}
+curves = []
 for dataset, judges in params.judges.items():
     scales = {j: Scale(m["min"], m["max"], m["binary_threshold"]) for j, m in judges.items()}
     pairs = read_pairs(params.pairs[dataset])
@@ -44,6 +46,11 @@ for dataset, judges in params.judges.items():
     preference = self_preference(block[block["judge"].isin(others)], families, params.system_families,
                                  seed=params.seed)  # fmt: skip
     preference_rows.append(preference.assign(dataset=dataset))
+    wide = block.pivot_table(index="query_id", columns=["judge", "system"], values="ndcg")
+    for judge in others:
+        curve = calibration_curve(wide[HUMAN], wide[judge], ks=params.calibration["ks"],
+                                  draws=params.calibration["draws"], seed=params.seed)  # fmt: skip
+        curves.append(curve.assign(dataset=dataset, judge=judge))
 
 
 def first(frame, column="dataset"):
@@ -62,6 +69,11 @@ write_table(first(pd.concat(preference_rows, ignore_index=True)), out.self_prefe
 write_table(first(pd.DataFrame(length_rows)), out.length.removesuffix(".csv"), floatfmt=".3f", manifest=manifest,
             title="Length bias: passage length vs judge grade, overall and within human grades")  # fmt: skip
 deciles = pd.concat(decile_rows, ignore_index=True) if decile_rows else pd.DataFrame(columns=["dataset", "judge", "decile"])
+calibration = pd.concat(curves, ignore_index=True) if curves else pd.DataFrame(columns=["dataset", "judge", "k"])
+calibration = calibration[["dataset", "judge"] + [c for c in calibration.columns if c not in ("dataset", "judge")]]
+write_table(calibration, out.calibration.removesuffix(".csv"), floatfmt=".3f", manifest=manifest,
+            title="Calibration with k human-labelled queries: PPI-corrected system scores vs the judge alone")  # fmt: skip
+calibration_chart(calibration, out.calibration_png)
 confusion_heatmaps(heatmaps, out.confusion)
 lojo_chart(lojo_table, out.lojo_png)
 length_chart(deciles, out.length_png)

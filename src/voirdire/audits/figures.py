@@ -70,6 +70,28 @@ def lojo_chart(lojo: pd.DataFrame, png: str | Path) -> None:
     plt.close(fig)
 
 
+def calibration_chart(curve: pd.DataFrame, png: str | Path) -> None:
+    """Kendall's tau against the humans over k labelled queries: PPI-corrected, judge alone, humans alone."""
+    plt = _plt()
+    datasets = list(dict.fromkeys(curve["dataset"])) if len(curve) else [""]
+    fig, axes = plt.subplots(1, len(datasets), figsize=(5.5 * len(datasets), 3.8), squeeze=False)
+    for ax, dataset in zip(axes[0], datasets, strict=True):
+        block = curve[curve["dataset"] == dataset] if len(curve) else curve
+        for index, (judge, rows) in enumerate(block.groupby("judge", sort=False)):
+            color = f"C{index}"
+            ax.plot(rows["k"], rows["tau_corrected"], marker="o", color=color, label=f"{judge}: PPI-corrected")
+            ax.plot(rows["k"], rows["tau_judge"], ls="--", color=color, label=f"{judge}: judge alone")
+        if len(block):
+            human = block.groupby("k")["tau_human_only"].mean()
+            ax.plot(human.index, human.values, ls=":", color="black", label="humans alone (k queries)")
+        ax.set_xlabel("human-labelled queries k")
+        ax.set_ylabel("Kendall's tau vs the humans (all queries)")
+        ax.set_title(dataset)
+        ax.legend(fontsize=6)
+    _save(fig, png)
+    plt.close(fig)
+
+
 def length_chart(deciles: pd.DataFrame, png: str | Path) -> None:
     """Mean judge grade by length decile within each human grade, one panel per (dataset, judge)."""
     plt = _plt()
