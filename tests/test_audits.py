@@ -185,3 +185,29 @@ def test_ppi_with_a_clean_judge_is_as_right_as_the_humans_and_tighter():
     curve = calibration_curve(human, clean, ks=(5, 10), draws=40).set_index("k")
     assert np.allclose(curve["tau_judge"], 1.0) and (curve["tau_corrected"] > 0.95).all()
     assert (curve["ci_width_corrected"] < curve["ci_width_human_only"]).all()  # the judge's scores help
+
+
+# ----------------------------------------------------------------------------- drift
+
+
+def test_drift_finds_a_planted_10_percent_flip_and_a_clean_rerun_is_still():
+    from voirdire.audits.drift import control_chart, drift
+
+    first = HUMAN.copy()
+    flipped = HUMAN.copy()
+    chosen = np.random.default_rng(2).choice(N, size=N // 10, replace=False)
+    flipped.loc[chosen, "relevance"] = (flipped.loc[chosen, "relevance"] + 1) % 4  # every chosen label changes
+    systems = pd.Series({"A": 0.8, "B": 0.6, "C": 0.4})
+    found = drift({"run-1": first, "run-2": first.copy(), "run-3": flipped}, SCALE,
+                  {"run-1": systems, "run-2": systems, "run-3": pd.Series({"A": 0.4, "B": 0.6, "C": 0.8})})  # fmt: skip
+    found = found.set_index("run")
+    assert found.loc["run-2", "flips"] == 0 and found.loc["run-2", "kappa_graded"] == 1.0
+    assert found.loc["run-3", "flips"] == N // 10 and found.loc["run-3", "flip_rate"] == pytest.approx(0.10)
+    assert found.loc["run-3", "kappa_graded"] < 0.95
+    assert found.loc["run-2", "tau_systems"] == pytest.approx(1.0)
+    assert found.loc["run-3", "tau_systems"] == pytest.approx(-1.0)  # its labels reverse the systems
+
+    inflated = HUMAN.assign(relevance=np.minimum(HUMAN["relevance"] + 1, 3))  # a later run, one grade kinder
+    chart = control_chart({"run-1": first, "run-2": first.copy(), "run-3": inflated}).set_index("run")
+    assert not chart.loc["run-2", "out_of_control"] and chart.loc["run-3", "out_of_control"]
+    assert drift({"only": first}, SCALE).empty and control_chart({"a": first, "b": first}).empty

@@ -161,12 +161,22 @@ def test_coverage_and_outside_pool_labels_reach_table2_and_a_new_judge_reaches_t
     half.write_text("\n".join(lines[::2]) + "\n")
     extra = tmp_path / "extra.txt"
     extra.write_text((DEMO / "qrels.assessor-b.txt").read_text() + "q01 0 d9999 3\nq02 0 d9998 1\n")
+    rerun = tmp_path / "rerun.txt"  # assessor-b asked again: every 10th label one grade off
+    rerun.write_text("".join(f"{q} 0 {d} {(int(g) + 1) % 4 if i % 10 == 0 else g}\n"
+                             for i, (q, _, d, g) in enumerate(line.split() for line in lines)))  # fmt: skip
     config = demo_config(tmp_path)
     config["judges"] += [{"name": "half", "kind": "recorded", "qrels": str(half)},
-                         {"name": "extra", "kind": "recorded", "qrels": str(extra)}]  # fmt: skip
+                         {"name": "extra", "kind": "recorded", "qrels": str(extra)},
+                         {"name": "b-again", "kind": "recorded", "qrels": str(DEMO / "qrels.assessor-b.txt"),
+                          "reruns": [str(rerun)]}]  # fmt: skip
     path = write_config(tmp_path, config)
     snakemake("--cores", "2", "--configfile", str(path))
     out = tmp_path / "results"
+    needed = {tuple(line.split()[:2]) for line in (out / "demo/pairs/original.tsv").read_text().splitlines()[1:]}
+    planted = sum(i % 10 == 0 and (q, d) in needed for i, (q, _, d, _) in enumerate(line.split() for line in lines))
+    drifted = pd.read_csv(out / "audits/original/drift.csv").set_index("judge")
+    assert drifted.loc["b-again", "flips"] == planted > 0  # the drift audit finds every planted flip
+    assert drifted.loc["b-again", "flip_rate"] == pytest.approx(planted / len(needed))
     table2 = pd.read_csv(out / "tables/original/table2.csv").set_index("judge")
     assert bool(table2.loc["half", "low_coverage"]) and table2.loc["half", "coverage"] < 0.9
     assert not table2.loc["assessor-b", "low_coverage"]
@@ -176,7 +186,7 @@ def test_coverage_and_outside_pool_labels_reach_table2_and_a_new_judge_reaches_t
     assert table2.loc["extra", "labels_outside_pool"] == outside >= 2
     assert "under min_coverage" in (out / "logs/demo/original/agreement.log").read_text()
     manifest = json.loads((out / "manifest.json").read_text())["judges"]
-    assert [j["name"] for j in manifest][-2:] == ["half", "extra"]
+    assert [j["name"] for j in manifest][-3:] == ["half", "extra", "b-again"]
     assert (out / "tables/original/fingerprint.json").read_text().count("manifest_sha256") == 1
 
     # a new judge in the config reaches the tables even with --rerun-triggers mtime

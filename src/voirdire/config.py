@@ -213,7 +213,11 @@ def _check_judges(config: dict) -> dict[str, tuple[Judge, ...]]:
             if dataset not in config["datasets"]:
                 raise ConfigError(f"unknown dataset {dataset!r}", key=f"{key}.qrels.{dataset}")
             _check_file(path, f"{key}.qrels" + (f".{dataset}" if isinstance(qrels, dict) else ""))
-            judges[dataset].append(judge_from_config({**entry, "qrels": path}, key=key))
+            reruns = entry.get("reruns") or []
+            reruns = reruns.get(dataset, []) if isinstance(reruns, dict) else reruns
+            for index_rerun, rerun in enumerate(reruns):
+                _check_file(rerun, f"{key}.reruns[{index_rerun}]")
+            judges[dataset].append(judge_from_config({**entry, "qrels": path, "reruns": reruns}, key=key))
     return {dataset: tuple(items) for dataset, items in judges.items()}
 
 

@@ -49,6 +49,10 @@ def input_files(config: dict) -> dict[str, str]:
         items = qrels.items() if isinstance(qrels, dict) else [("", qrels)] if qrels else []
         for dataset, path in items:
             files[f"judges[{index}].qrels{'.' + dataset if dataset else ''}"] = path
+        reruns = judge.get("reruns") or []
+        for dataset, paths in (reruns.items() if isinstance(reruns, dict) else [("", reruns)]):
+            for number, path in enumerate(paths):
+                files[f"judges[{index}].reruns{'.' + dataset if dataset else ''}[{number}]"] = path
         if judge.get("kind") == "llm":
             files[f"judges[{index}].prompt_file"] = judge.get("prompt_file") or str(DEFAULT_PROMPT)
     return {key: f"{path} sha256:{file_sha256(path)}" for key, path in files.items()}

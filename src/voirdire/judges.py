@@ -69,6 +69,7 @@ class RecordedJudge:
     scale: Scale
     kind: str = "recorded"
     family: str | None = None
+    reruns: tuple[Path, ...] = ()  # more label sets of the same judge, for the drift audit
 
     def __str__(self) -> str:
         return f"{self.name} (recorded, {self.scale})"
@@ -140,7 +141,10 @@ def judge_from_config(entry: dict, *, key: str) -> Judge:
     if kind == "recorded":
         if "qrels" not in entry:
             raise ConfigError("a recorded judge needs 'qrels' (a TREC qrels file)", key=key)
-        return RecordedJudge(name=entry["name"], qrels=Path(entry["qrels"]), scale=scale, family=family)
+        reruns = tuple(Path(p) for p in entry.get("reruns") or ())
+        return RecordedJudge(
+            name=entry["name"], qrels=Path(entry["qrels"]), scale=scale, family=family, reruns=reruns
+        )
     if kind == "baseline":
         from .null_judges import METHODS
 

@@ -74,6 +74,8 @@ def preflight(plan: Plan, *, keys: bool = True) -> None:
         for judge in plan.judges[name]:
             if not isinstance(judge, RecordedJudge):
                 continue
+            for rerun in judge.reruns:
+                read_qrels(rerun, (judge.scale.low, judge.scale.high))
             labels = read_qrels(judge.qrels, (judge.scale.low, judge.scale.high))
             if topics is not None and not topics & set(labels["query_id"]):
                 raise InputError(

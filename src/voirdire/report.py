@@ -89,7 +89,8 @@ def judge_agreement(
 
 
 def write_table(
-    frame: pd.DataFrame, stem: str | Path, *, title: str, floatfmt: str = ".4f", manifest: str | None = None
+    frame: pd.DataFrame, stem: str | Path, *, title: str, floatfmt: str = ".4f", manifest: str | None = None,
+    empty: str = "no judge besides the human labels is configured",
 ) -> None:
     """Write ``stem``.csv and ``stem``.md (one Markdown section per dataset).
 
@@ -103,7 +104,7 @@ def write_table(
     if manifest:
         lines += [f"manifest sha256: `{manifest}` (see fingerprint.json)", ""]
     if frame.empty:
-        lines.append("(no rows: no judge besides the human labels is configured)")
+        lines.append(f"(no rows: {empty})")
     for dataset, block in frame.groupby("dataset", sort=False) if not frame.empty else []:
         shown = block.drop(columns="dataset").astype(object)
         shown = shown.where(shown.notna(), None)

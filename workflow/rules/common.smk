@@ -127,15 +127,16 @@ def judges_meta(wildcards):
     }
 
 
-def system_runs(wildcards):
+def system_runs_of(dataset, provenance):
     """System (as tables print it) -> its run files (several: an oracle's random tie-break draws)."""
     return {
-        str(system): [
-            L.run(wildcards.dataset, wildcards.provenance, name)
-            for name in PLAN.run_names(system)
-        ]
+        str(system): [L.run(dataset, provenance, name) for name in PLAN.run_names(system)]
         for system in PLAN.systems
     }
+
+
+def system_runs(wildcards):
+    return system_runs_of(wildcards.dataset, wildcards.provenance)
 
 
 def judge_qrels(wildcards):
@@ -198,9 +199,36 @@ def audit_qrels(wildcards):
     }
 
 
+def audit_drift_sources(wildcards):
+    """Dataset -> judge -> its extra label sets: a recorded judge's reruns, or an LLM judge's
+    raw answers when it asks each pair more than once (samples >= 2)."""
+    sources = {}
+    for dataset in PLAN.datasets:
+        for judge in PLAN.judges[dataset]:
+            if judge.kind == "recorded" and judge.reruns:
+                sources.setdefault(dataset, {})[judge.name] = {"reruns": [str(p) for p in judge.reruns]}
+            elif judge.kind == "llm" and judge.samples >= 2:
+                raw = L.judgments(dataset, wildcards.provenance, judge.name, "parquet")
+                sources.setdefault(dataset, {})[judge.name] = {"raw": raw}
+    return sources
+
+
+def audit_runs(wildcards):
+    """Dataset -> system -> run files, and dataset -> topics, for re-evaluating drifted labels."""
+    return {
+        dataset: system_runs_of(dataset, wildcards.provenance)
+        for dataset in PLAN.datasets
+    }
+
+
 def audit_inputs(wildcards):
     files = [p for per in audit_qrels(wildcards).values() for p in per.values()]
     files += [L.pairs(d, wildcards.provenance) for d in PLAN.datasets]
+    files += [L.topics(d) for d in PLAN.datasets]
+    files += [p for per in audit_runs(wildcards).values() for paths in per.values() for p in paths]
+    for per in audit_drift_sources(wildcards).values():
+        for source in per.values():
+            files += source.get("reruns", []) + ([source["raw"]] if "raw" in source else [])
     return files + [L.passages(d) for d in PLAN.datasets]
 
 
@@ -222,5 +250,5 @@ def get_final_output():
     )
 
 
-AUDIT_TABLES = ("label_test", "lojo", "self_preference", "length", "calibration")
+AUDIT_TABLES = ("label_test", "lojo", "self_preference", "length", "drift", "control_chart", "calibration")
 AUDIT_FIGURES = ("confusion", "lojo", "length", "calibration")

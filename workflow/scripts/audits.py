@@ -4,11 +4,14 @@ family self-preference corrected for strictness, length bias and Simpson's parad
 import pandas as pd
 
 from voirdire.audits.calibration import calibration_curve
+from voirdire.audits.drift import control_chart, drift
+from voirdire.evaluation import evaluate_systems
 from voirdire.audits.figures import calibration_chart, confusion_heatmaps, length_chart, lojo_chart
 from voirdire.audits.labels import aligned, confusion, label_test
 from voirdire.audits.length import by_decile, length_bias, with_lengths
 from voirdire.audits.panel import leave_one_judge_out, self_preference
-from voirdire.formats import read_pairs, read_passages, read_qrels
+from voirdire.formats import read_pairs, read_passages, read_qrels, read_run, read_topics
+from voirdire.judges import restrict
 from voirdire.judges import HUMAN, Scale
 from voirdire.manifest import sha256
 from voirdire.report import write_table
@@ -20,7 +23,24 @@ manifest = sha256(snakemake.input.manifest)  # noqa: F821
 per_query = pd.read_parquet(snakemake.input.per_query)  # noqa: F821
 
 labels_rows, length_rows, decile_rows, lojo_rows, preference_rows, heatmaps = [], [], [], [], [], {}
-curves = []
+curves, drift_rows, chart_rows = [], [], []
+
+
+def label_sets_of(dataset, judge, pairs, scale):
+    """A judge's label sets for the drift audit (name -> qrels of the needed pairs), in order."""
+    source = params.drift.get(dataset, {}).get(judge)
+    if source is None:
+        return {}
+    bounds = (scale.low, scale.high)
+    if "reruns" in source:
+        sets = {"qrels": read_qrels(params.qrels[dataset][judge], bounds, allow_empty=True)}
+        sets |= {f"rerun-{i + 1}": read_qrels(p, bounds, allow_empty=True) for i, p in enumerate(source["reruns"])}
+        return {name: restrict(labels, pairs) for name, labels in sets.items()}
+    raw = pd.read_parquet(source["raw"])
+    raw = raw[raw["status"] == "ok"].rename(columns={"label": "relevance"})
+    return {f"sample-{s}": block[["query_id", "doc_id", "relevance"]].astype({"relevance": int})
+            for s, block in raw.groupby("sample")}  # fmt: skip
+
 for dataset, judges in params.judges.items():
     scales = {j: Scale(m["min"], m["max"], m["binary_threshold"]) for j, m in judges.items()}
     pairs = read_pairs(params.pairs[dataset])
@@ -38,6 +58,14 @@ for dataset, judges in params.judges.items():
             measured = with_lengths(both, texts)
             length_rows.append({"dataset": dataset, "judge": judge, **length_bias(measured)})
             decile_rows.append(by_decile(measured).assign(dataset=dataset, judge=judge))
+        sets = label_sets_of(dataset, judge, pairs, scales[judge])
+        if len(sets) >= 2:
+            runs = {s: [read_run(p) for p in paths] for s, paths in params.runs[dataset].items()}
+            topics = read_topics(params.topics[dataset])
+            means = {name: evaluate_systems(runs, labels, topics).groupby("system")["ndcg"].mean()
+                     for name, labels in sets.items()}  # fmt: skip
+            drift_rows.append(drift(sets, scales[judge], means).assign(dataset=dataset, judge=judge))
+            chart_rows.append(control_chart(sets, seed=params.seed).assign(dataset=dataset, judge=judge))
     block = per_query[per_query["dataset"] == dataset]
     lojo = leave_one_judge_out(block, others)
     if len(lojo):
@@ -69,6 +97,14 @@ write_table(first(pd.concat(preference_rows, ignore_index=True)), out.self_prefe
 write_table(first(pd.DataFrame(length_rows)), out.length.removesuffix(".csv"), floatfmt=".3f", manifest=manifest,
             title="Length bias: passage length vs judge grade, overall and within human grades")  # fmt: skip
 deciles = pd.concat(decile_rows, ignore_index=True) if decile_rows else pd.DataFrame(columns=["dataset", "judge", "decile"])
+for rows, name, title in (
+    (drift_rows, "drift", "Drift: each later label set of a judge against its first (re-runs, samples)"),
+    (chart_rows, "control_chart", "Control chart: mean grade per run, limits from the first run's bootstrap (99.7%)"),
+):
+    frame = pd.concat(rows, ignore_index=True) if rows else pd.DataFrame(columns=["dataset", "judge"])
+    frame = frame[["dataset", "judge"] + [c for c in frame.columns if c not in ("dataset", "judge")]]
+    write_table(frame, getattr(out, name).removesuffix(".csv"), floatfmt=".3f", manifest=manifest, title=title,
+                empty="no judge has two label sets or more (reruns: of a recorded judge, samples: k of a live one)")  # fmt: skip
 calibration = pd.concat(curves, ignore_index=True) if curves else pd.DataFrame(columns=["dataset", "judge", "k"])
 calibration = calibration[["dataset", "judge"] + [c for c in calibration.columns if c not in ("dataset", "judge")]]
 write_table(calibration, out.calibration.removesuffix(".csv"), floatfmt=".3f", manifest=manifest,
