@@ -37,6 +37,7 @@ def test_label_test_finds_a_planted_lenient_judge_and_a_planted_strict_one():
 
     clean = label_test(aligned(HUMAN, judge_from(human)), SCALE, SCALE)
     assert clean["missed_failures"] == clean["false_alarms"] == 0 and clean["agreement_graded"] == 1.0
+    assert (clean["binary_tp"], clean["binary_tn"]) == (len(relevant), len(non_relevant))
 
     found = label_test(aligned(HUMAN, judge_from(lenient)), SCALE, SCALE)
     assert found["missed_failures"] == len(promoted) and found["false_alarms"] == 0
@@ -211,3 +212,17 @@ def test_drift_finds_a_planted_10_percent_flip_and_a_clean_rerun_is_still():
     chart = control_chart({"run-1": first, "run-2": first.copy(), "run-3": inflated}).set_index("run")
     assert not chart.loc["run-2", "out_of_control"] and chart.loc["run-3", "out_of_control"]
     assert drift({"only": first}, SCALE).empty and control_chart({"a": first, "b": first}).empty
+
+
+def test_a_live_judges_label_sets_come_from_its_samples_or_its_model_versions():
+    from voirdire.audits.drift import label_sets_from_answers
+
+    answers = pd.DataFrame({
+        "query_id": ["q"] * 6, "doc_id": ["a", "b", "c", "a", "b", "c"], "sample": [0, 0, 0, 1, 1, 1],
+        "label": [2, 1, None, 3, 1, 0], "status": ["ok", "ok", "unparsed", "ok", "ok", "ok"],
+        "model_version": ["v1"] * 6,
+    })  # fmt: skip
+    sets = label_sets_from_answers(answers)
+    assert list(sets) == ["sample=0", "sample=1"] and len(sets["sample=0"]) == 2  # unparsed left out
+    updated = answers.assign(sample=0, model_version=["v1", "v1", "v1", "v2", "v2", "v2"])
+    assert list(label_sets_from_answers(updated)) == ["model_version=v1", "model_version=v2"]

@@ -130,9 +130,8 @@ def test_a_ranker_store_written_by_0_1_answers_rg_and_prp_with_zero_calls(tmp_pa
         assert rg_scores(backend, QUERIES[RANK_QUERY], passages) == pytest.approx(scores, abs=1e-12)
         assert prp_rank(backend, QUERIES[RANK_QUERY], passages, variant="allpairs")[0] == order
         assert len(server.log) == 3 + 6
-    with Store(store_path) as store:
-        with sqlite3.connect(store_path) as db:
-            items = [r[0] for r in db.execute("SELECT items FROM calls WHERE purpose = 'rank'")]
+    with sqlite3.connect(store_path) as db:
+        items = [r[0] for r in db.execute("SELECT items FROM calls WHERE purpose = 'rank'")]
     assert len(items) == 9 and all('"query_id": "q1"' in i for i in items)  # ids, no longer empty
 
 

@@ -3,11 +3,6 @@
 # length bias and Simpson's paradox.
 
 
-def audit_output(name, ext, caption=None):
-    path = f"{R}/audits/{{provenance}}/{name}.{ext}"
-    return report(path, caption=f"../report/audit_{caption}.rst", category="Audits") if caption else path
-
-
 rule audits:
     input:
         per_query=f"{R}/tables/{{provenance}}/per_query.parquet",

@@ -180,6 +180,12 @@ def all_datasets(pattern):
     return inputs
 
 
+def audit_output(name, ext, caption=None):
+    """An audit table or figure; with a caption, it joins the report under Audits."""
+    path = f"{R}/audits/{{provenance}}/{name}.{ext}"
+    return report(path, caption=f"../report/audit_{caption}.rst", category="Audits") if caption else path
+
+
 def audit_judges(wildcards):
     """Dataset -> judge -> scale, kind and family, for every judge of every dataset."""
     return {
@@ -201,13 +207,13 @@ def audit_qrels(wildcards):
 
 def audit_drift_sources(wildcards):
     """Dataset -> judge -> its extra label sets: a recorded judge's reruns, or an LLM judge's
-    raw answers when it asks each pair more than once (samples >= 2)."""
+    raw answers (label sets by sample when samples >= 2, else by the provider's model version)."""
     sources = {}
     for dataset in PLAN.datasets:
         for judge in PLAN.judges[dataset]:
             if judge.kind == "recorded" and judge.reruns:
                 sources.setdefault(dataset, {})[judge.name] = {"reruns": [str(p) for p in judge.reruns]}
-            elif judge.kind == "llm" and judge.samples >= 2:
+            elif judge.kind == "llm":
                 raw = L.judgments(dataset, wildcards.provenance, judge.name, "parquet")
                 sources.setdefault(dataset, {})[judge.name] = {"raw": raw}
     return sources

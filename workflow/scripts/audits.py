@@ -4,7 +4,7 @@ family self-preference corrected for strictness, length bias and Simpson's parad
 import pandas as pd
 
 from voirdire.audits.calibration import calibration_curve
-from voirdire.audits.drift import control_chart, drift
+from voirdire.audits.drift import control_chart, drift, label_sets_from_answers
 from voirdire.evaluation import evaluate_systems
 from voirdire.audits.figures import calibration_chart, confusion_heatmaps, length_chart, lojo_chart
 from voirdire.audits.labels import aligned, confusion, label_test
@@ -36,10 +36,7 @@ def label_sets_of(dataset, judge, pairs, scale):
         sets = {"qrels": read_qrels(params.qrels[dataset][judge], bounds, allow_empty=True)}
         sets |= {f"rerun-{i + 1}": read_qrels(p, bounds, allow_empty=True) for i, p in enumerate(source["reruns"])}
         return {name: restrict(labels, pairs) for name, labels in sets.items()}
-    raw = pd.read_parquet(source["raw"])
-    raw = raw[raw["status"] == "ok"].rename(columns={"label": "relevance"})
-    return {f"sample-{s}": block[["query_id", "doc_id", "relevance"]].astype({"relevance": int})
-            for s, block in raw.groupby("sample")}  # fmt: skip
+    return label_sets_from_answers(pd.read_parquet(source["raw"]))
 
 for dataset, judges in params.judges.items():
     scales = {j: Scale(m["min"], m["max"], m["binary_threshold"]) for j, m in judges.items()}

@@ -21,6 +21,18 @@ from ..judges import Scale
 from ..stats import kappas, kendall_tau
 
 
+def label_sets_from_answers(answers: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """A live judge's label sets from its raw answers (the judging job's parquet): one per
+    sample when it asked each pair several times, else one per model version the provider
+    reported (a model silently updated between runs); parsed answers only."""
+    ok = answers[answers["status"] == "ok"].rename(columns={"label": "relevance"})
+    by = "sample" if ok["sample"].nunique() >= 2 else "model_version"
+    return {
+        f"{by}={key}": block[["query_id", "doc_id", "relevance"]].astype({"relevance": int}).reset_index(drop=True)
+        for key, block in ok.groupby(by, sort=True)
+    }
+
+
 def drift(
     label_sets: Mapping[str, pd.DataFrame], scale: Scale, system_means: Mapping[str, pd.Series] | None = None
 ) -> pd.DataFrame:

@@ -47,6 +47,9 @@ def label_test(pairs: pd.DataFrame, human_scale: Scale, judge_scale: Scale) -> d
             if n and (human_scale.low, human_scale.high) == (judge_scale.low, judge_scale.high)
             else math.nan
         ),
+        # the binary confusion matrix: tp, tn, and its two errors, named as seed 001 names them
+        "binary_tp": int(np.sum(~human_non & (judge_rel == 1))),
+        "binary_tn": int(np.sum(human_non & (judge_rel == 0))),
         "missed_failures": int(np.sum(human_non & (judge_rel == 1))),
         "missed_failure_rate": float(np.mean(judge_rel[human_non] == 1)) if human_non.any() else math.nan,
         "false_alarms": int(np.sum(~human_non & (judge_rel == 0))),
