@@ -226,3 +226,33 @@ def test_a_live_judges_label_sets_come_from_its_samples_or_its_model_versions():
     assert list(sets) == ["sample=0", "sample=1"] and len(sets["sample=0"]) == 2  # unparsed left out
     updated = answers.assign(sample=0, model_version=["v1", "v1", "v1", "v2", "v2", "v2"])
     assert list(label_sets_from_answers(updated)) == ["model_version=v1", "model_version=v2"]
+
+
+# ----------------------------------------------------------------------------- circularity
+
+
+def test_a_judge_without_signal_loves_its_own_ranking_and_the_humans_do_not():
+    from voirdire.audits.circularity import circularity_table, judge_ranking
+    from voirdire.evaluation import evaluate_systems
+
+    rng = np.random.default_rng(4)
+    queries = [f"q{i}" for i in range(15)]
+    pool = pd.DataFrame([(q, f"{q}-d{j}", j + 1, 100.0 - j) for q in queries for j in range(30)],
+                        columns=["query_id", "doc_id", "rank", "score"])  # fmt: skip
+    human = pool.assign(relevance=rng.integers(0, 4, len(pool)))[["query_id", "doc_id", "relevance"]]
+    labels = {
+        "human": human,
+        "copy": human.copy(),  # agrees with the humans on every pair
+        "noise": human.assign(relevance=rng.integers(0, 4, len(human))),  # no relevance signal
+    }
+    runs = {name: [judge_ranking(pool, qrels)] for name, qrels in labels.items()}
+    first = runs["noise"][0][runs["noise"][0]["query_id"] == "q0"]
+    grades = first.merge(labels["noise"], on=["query_id", "doc_id"])["relevance"].tolist()
+    assert grades == sorted(grades, reverse=True)  # sorted by the judge's grade
+    scores = pd.DataFrame({
+        judge: evaluate_systems(runs, qrels, queries).groupby("system")["ndcg"].mean() for judge, qrels in labels.items()
+    })  # fmt: skip
+    table = circularity_table(scores).set_index("ranker")
+    assert table.loc["copy", "self_score"] == pytest.approx(1.0) and table.loc["copy", "inflation"] == pytest.approx(0.0)
+    assert table.loc["noise", "self_score"] == pytest.approx(1.0)  # perfect under its own labels ...
+    assert table.loc["noise", "human_score"] < 0.8 and table.loc["noise", "inflation"] > 0.2  # ... not under humans

@@ -27,6 +27,10 @@ rule audits:
         drift_md=audit_output("drift", "md"),
         control_chart=audit_output("control_chart", "csv", "control_chart"),
         control_chart_md=audit_output("control_chart", "md"),
+        circularity=audit_output("circularity", "csv", "circularity"),
+        circularity_md=audit_output("circularity", "md"),
+        circularity_png=audit_output("circularity", "png", "circularity"),
+        circularity_pdf=audit_output("circularity", "pdf"),
         calibration=audit_output("calibration", "csv", "calibration"),
         calibration_md=audit_output("calibration", "md"),
         calibration_png=audit_output("calibration", "png", "calibration"),
@@ -40,6 +44,7 @@ rule audits:
         drift=audit_drift_sources,
         runs=audit_runs,
         topics={d: L.topics(d) for d in PLAN.datasets},
+        pool={d: L.pool(d) for d in PLAN.datasets},
         seed=config["evaluation"]["seed"],
         # k human-labelled queries (those below the query count minus one), seeded draws per k
         calibration={"ks": [3, 5, 10, 20], "draws": 50},

@@ -230,7 +230,7 @@ def audit_runs(wildcards):
 def audit_inputs(wildcards):
     files = [p for per in audit_qrels(wildcards).values() for p in per.values()]
     files += [L.pairs(d, wildcards.provenance) for d in PLAN.datasets]
-    files += [L.topics(d) for d in PLAN.datasets]
+    files += [L.topics(d) for d in PLAN.datasets] + [L.pool(d) for d in PLAN.datasets]
     files += [p for per in audit_runs(wildcards).values() for paths in per.values() for p in paths]
     for per in audit_drift_sources(wildcards).values():
         for source in per.values():
@@ -256,5 +256,7 @@ def get_final_output():
     )
 
 
-AUDIT_TABLES = ("label_test", "lojo", "self_preference", "length", "drift", "control_chart", "calibration")
-AUDIT_FIGURES = ("confusion", "lojo", "length", "calibration")
+AUDIT_TABLES = (
+    "label_test", "lojo", "self_preference", "length", "drift", "control_chart", "circularity", "calibration"
+)
+AUDIT_FIGURES = ("confusion", "lojo", "length", "circularity", "calibration")

@@ -4,9 +4,16 @@ family self-preference corrected for strictness, length bias and Simpson's parad
 import pandas as pd
 
 from voirdire.audits.calibration import calibration_curve
+from voirdire.audits.circularity import circularity_table, judge_ranking
 from voirdire.audits.drift import control_chart, drift, label_sets_from_answers
 from voirdire.evaluation import evaluate_systems
-from voirdire.audits.figures import calibration_chart, confusion_heatmaps, length_chart, lojo_chart
+from voirdire.audits.figures import (
+    calibration_chart,
+    circularity_heatmap,
+    confusion_heatmaps,
+    length_chart,
+    lojo_chart,
+)
 from voirdire.audits.labels import aligned, confusion, label_test
 from voirdire.audits.length import by_decile, length_bias, with_lengths
 from voirdire.audits.panel import leave_one_judge_out, self_preference
@@ -23,7 +30,7 @@ manifest = sha256(snakemake.input.manifest)  # noqa: F821
 per_query = pd.read_parquet(snakemake.input.per_query)  # noqa: F821
 
 labels_rows, length_rows, decile_rows, lojo_rows, preference_rows, heatmaps = [], [], [], [], [], {}
-curves, drift_rows, chart_rows = [], [], []
+curves, drift_rows, chart_rows, circular_rows = [], [], [], []
 
 
 def label_sets_of(dataset, judge, pairs, scale):
@@ -45,8 +52,20 @@ for dataset, judges in params.judges.items():
     human = read_qrels(params.qrels[dataset][HUMAN], (scales[HUMAN].low, scales[HUMAN].high))
     human = human.merge(pairs, on=["query_id", "doc_id"])
     others = [j for j in judges if j != HUMAN]
+    topics = read_topics(params.topics[dataset])
+    all_labels = {j: read_qrels(params.qrels[dataset][j], (scales[j].low, scales[j].high), allow_empty=True)
+                  for j in judges}  # fmt: skip
+    # every judge (the humans too) as a ranker of the pool, scored under every judge
+    pool = read_run(params.pool[dataset])
+    rankings = {j: [judge_ranking(pool, labels)] for j, labels in all_labels.items()}
+    scores = pd.DataFrame({j: evaluate_systems(rankings, labels, topics).groupby("system")["ndcg"].mean()
+                           for j, labels in all_labels.items()})  # fmt: skip
+    scores = scores.loc[list(judges), list(judges)]
+    circular = circularity_table(scores)
+    circular_rows.append(pd.concat([circular.set_index("ranker"), scores.add_prefix("under_")], axis=1)
+                         .reset_index(names="ranker").assign(dataset=dataset))  # fmt: skip
     for judge in others:
-        labels = read_qrels(params.qrels[dataset][judge], (scales[judge].low, scales[judge].high), allow_empty=True)
+        labels = all_labels[judge]
         both = aligned(human, labels)
         labels_rows.append({"dataset": dataset, "judge": judge, "kind": judges[judge]["kind"],
                             **label_test(both, scales[HUMAN], scales[judge])})  # fmt: skip
@@ -58,7 +77,6 @@ for dataset, judges in params.judges.items():
         sets = label_sets_of(dataset, judge, pairs, scales[judge])
         if len(sets) >= 2:
             runs = {s: [read_run(p) for p in paths] for s, paths in params.runs[dataset].items()}
-            topics = read_topics(params.topics[dataset])
             means = {name: evaluate_systems(runs, labels, topics).groupby("system")["ndcg"].mean()
                      for name, labels in sets.items()}  # fmt: skip
             drift_rows.append(drift(sets, scales[judge], means).assign(dataset=dataset, judge=judge))
@@ -102,6 +120,11 @@ for rows, name, title in (
     frame = frame[["dataset", "judge"] + [c for c in frame.columns if c not in ("dataset", "judge")]]
     write_table(frame, getattr(out, name).removesuffix(".csv"), floatfmt=".3f", manifest=manifest, title=title,
                 empty="no judge has two label sets or more (reruns: of a recorded judge, samples: k of a live one)")  # fmt: skip
+circularity = pd.concat(circular_rows, ignore_index=True)
+circularity = circularity[["dataset"] + [c for c in circularity.columns if c != "dataset"]]
+write_table(circularity, out.circularity.removesuffix(".csv"), floatfmt=".3f", manifest=manifest,
+            title="Each judge as a ranker: its ranking of the pool scored under the humans and every judge")  # fmt: skip
+circularity_heatmap(circularity, out.circularity_png)
 calibration = pd.concat(curves, ignore_index=True) if curves else pd.DataFrame(columns=["dataset", "judge", "k"])
 calibration = calibration[["dataset", "judge"] + [c for c in calibration.columns if c not in ("dataset", "judge")]]
 write_table(calibration, out.calibration.removesuffix(".csv"), floatfmt=".3f", manifest=manifest,

@@ -47,6 +47,26 @@ def confusion_heatmaps(tables: Mapping[tuple[str, str], pd.DataFrame], png: str 
     plt.close(fig)
 
 
+def circularity_heatmap(table: pd.DataFrame, png: str | Path) -> None:
+    """Mean nDCG@10 of each judge's ranking (rows) under each judge (columns), per dataset."""
+    plt = _plt()
+    datasets = list(dict.fromkeys(table["dataset"]))
+    fig, axes = plt.subplots(1, len(datasets), figsize=(4.8 * len(datasets), 4.2), squeeze=False)
+    for ax, dataset in zip(axes[0], datasets, strict=True):
+        block = table[table["dataset"] == dataset].set_index("ranker")
+        matrix = block[[c for c in block.columns if c.startswith("under_")]]
+        ax.imshow(matrix.to_numpy(dtype=float), cmap="viridis", vmin=0, vmax=1)
+        for (i, j), value in pd.DataFrame(matrix.to_numpy(dtype=float)).stack().items():
+            ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=7, color="white" if value < 0.6 else "black")
+        ax.set_xticks(range(matrix.shape[1]), [c.removeprefix("under_") for c in matrix.columns], rotation=45, ha="right")
+        ax.set_yticks(range(matrix.shape[0]), matrix.index)
+        ax.set_xlabel("scored under")
+        ax.set_ylabel("ranking by")
+        ax.set_title(dataset)
+    _save(fig, png)
+    plt.close(fig)
+
+
 def lojo_chart(lojo: pd.DataFrame, png: str | Path) -> None:
     """Share of each adjacent margin that survives without each judge (1 = untouched, < 0 = flipped)."""
     plt = _plt()
