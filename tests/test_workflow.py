@@ -103,16 +103,20 @@ def test_demo_end_to_end_then_nothing_to_do(tmp_path):
     out = tmp_path / "results"
     snakemake("--cores", "2", "--config", f"results={out}")
     table1 = pd.read_csv(out / "tables/original/table1.csv")
-    assert list(table1.columns) == ["dataset", "system", "human", "smollm2", "assessor-b", "length", "overlap"]
+    assert list(table1.columns) == ["dataset", "system", "human", "smollm2", "minilm", "assessor-b", "length", "overlap"]
     assert list(table1["system"]) == [
         "BM25", "Perfect", "Swap[3]", "Swap[2]", "Swap[1]", "Swap[2,3]", "Swap[1,2]",
-        "rg-smollm2", "prp-smollm2"]  # fmt: skip
+        "rg-smollm2", "prp-smollm2", "dense-minilm"]  # fmt: skip
+    # the demo's circularity case: the MiniLM judge scores the MiniLM ranker above Perfect, humans do not
+    scores = table1.set_index("system")
+    assert scores.loc["dense-minilm", "minilm"] > scores.loc["Perfect", "minilm"]
+    assert scores.loc["dense-minilm", "human"] < scores.loc["Perfect", "human"]
     bias = (out / "tables/original/position_bias.csv").read_text().splitlines()
     assert bias[0].startswith("dataset,ranker,variant,model,prompts,pairs,order_dependent")
     assert bias[1].startswith("demo,prp-smollm2,sliding,local/smollm2-135m,")
     assert (out / "figures/original/figure3.png").stat().st_size > 10_000
     audit = pd.read_csv(out / "audits/original/label_test.csv")
-    assert list(audit["judge"]) == ["smollm2", "assessor-b", "length", "overlap"]
+    assert list(audit["judge"]) == ["smollm2", "minilm", "assessor-b", "length", "overlap"]
     length = pd.read_csv(out / "audits/original/length.csv").set_index("judge")
     assert length.loc["length", "length_biased"] and not length.loc["assessor-b", "length_biased"]
     fingerprint = json.loads((out / "tables/original/fingerprint.json").read_text())

@@ -168,8 +168,8 @@ def _check_rankers(config: dict) -> dict[str, Ranker]:
         if builtin is not None:
             raise ConfigError(f"ranker name {name!r} is taken by {builtin}", key=key)
         backend = spec.get("backend", "transformers")
-        if spec["method"] in ("rankt5", "monot5") and backend != "transformers":
-            raise ConfigError("T5 rankers run with transformers only", key=f"{key}.backend")
+        if spec["method"] in ("rankt5", "monot5", "dense") and backend != "transformers":
+            raise ConfigError("T5 and dense rankers run with transformers only", key=f"{key}.backend")
         endpoint = Endpoint.from_config(spec, key=key) if backend == "litellm" else None
         own = {k: v for k, v in spec.items() if k not in ENDPOINT_KEYS or k == "model"}
         rankers[name] = Ranker(name=name, endpoint=endpoint, **own)

