@@ -256,3 +256,23 @@ def test_a_judge_without_signal_loves_its_own_ranking_and_the_humans_do_not():
     assert table.loc["copy", "self_score"] == pytest.approx(1.0) and table.loc["copy", "inflation"] == pytest.approx(0.0)
     assert table.loc["noise", "self_score"] == pytest.approx(1.0)  # perfect under its own labels ...
     assert table.loc["noise", "human_score"] < 0.8 and table.loc["noise", "inflation"] > 0.2  # ... not under humans
+
+
+def test_length_across_systems_vs_within_a_tier_is_seed_004s_simpson_case():
+    from voirdire.audits.length import system_lengths, tier_correlation
+
+    texts = {f"d{n}": "w " * n for n in range(1, 200)}
+    # tier "deep": long and good, but within it longer is a little worse; tier "shallow": short and weak
+    plan = {"deep-1": (150, 0.80), "deep-2": (160, 0.78), "deep-3": (170, 0.76),
+            "shallow-1": (20, 0.40), "shallow-2": (30, 0.42), "shallow-3": (40, 0.44)}  # fmt: skip
+    runs = {s: [pd.DataFrame({"query_id": "q", "doc_id": [f"d{n}"] * 1, "rank": [1], "score": [1.0]})]
+            for s, (n, _) in plan.items()}  # fmt: skip
+    lengths = system_lengths(runs, texts, depth=10)
+    assert lengths["deep-2"] == 160
+    scores = pd.Series({s: score for s, (_, score) in plan.items()})
+    tiers = {s: s.split("-")[0] for s in plan}
+    found = tier_correlation(lengths, scores, tiers)
+    assert found["r_all"] > 0.9  # across all systems, longer looks better ...
+    assert found["r_within_deep"] < 0 and found["simpson"]  # ... but not among peers
+    clean = tier_correlation(lengths, pd.Series({s: n / 200 for s, (n, _) in plan.items()}), tiers)
+    assert clean["r_all"] > 0.9 and not clean["simpson"]

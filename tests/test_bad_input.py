@@ -25,12 +25,12 @@ BOM = "\ufeff"
 
 
 def demo_config(tmp_path, **changes):
-    """The demo config without its LLM judge and rankers (fast), writing under tmp_path."""
+    """The demo config without its model-based judges and rankers (fast), writing under tmp_path."""
     config = yaml.safe_load((ROOT / "config/config.yaml").read_text())
     config["results"] = str(tmp_path / "results")
+    config["systems"] = [s for s in config["systems"] if s not in config["rankers"]]
     config["rankers"] = {}
-    config["systems"] = [s for s in config["systems"] if s not in ("rg-smollm2", "prp-smollm2")]
-    config["judges"] = [j for j in config["judges"] if j["kind"] != "llm"]
+    config["judges"] = [j for j in config["judges"] if j["kind"] not in ("llm", "embedding")]
     for key, value in changes.items():
         config[key] = value
     return config

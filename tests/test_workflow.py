@@ -122,7 +122,7 @@ def test_demo_end_to_end_then_nothing_to_do(tmp_path):
     fingerprint = json.loads((out / "tables/original/fingerprint.json").read_text())
     assert set(fingerprint["inputs"]) == {
         "datasets.demo.topics", "datasets.demo.qrels", "datasets.demo.corpus",
-        "judges[0].prompt_file", "judges[1].qrels",
+        "judges[0].prompt_file", "judges[2].qrels",
     }
     again = snakemake("--cores", "2", "--config", f"results={out}")
     assert "Nothing to be done" in again.stdout + again.stderr

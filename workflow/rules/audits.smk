@@ -23,6 +23,8 @@ rule audits:
         length_md=audit_output("length", "md"),
         length_png=audit_output("length", "png", "length_chart"),
         length_pdf=audit_output("length", "pdf"),
+        length_systems=audit_output("length_systems", "csv", "length_systems"),
+        length_systems_md=audit_output("length_systems", "md"),
         drift=audit_output("drift", "csv", "drift"),
         drift_md=audit_output("drift", "md"),
         control_chart=audit_output("control_chart", "csv", "control_chart"),

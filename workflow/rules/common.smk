@@ -257,6 +257,6 @@ def get_final_output():
 
 
 AUDIT_TABLES = (
-    "label_test", "lojo", "self_preference", "length", "drift", "control_chart", "circularity", "calibration"
+    "label_test", "lojo", "self_preference", "length", "length_systems", "drift", "control_chart", "circularity", "calibration"
 )
 AUDIT_FIGURES = ("confusion", "lojo", "length", "circularity", "calibration")

@@ -15,7 +15,7 @@ from voirdire.audits.figures import (
     lojo_chart,
 )
 from voirdire.audits.labels import aligned, confusion, label_test
-from voirdire.audits.length import by_decile, length_bias, with_lengths
+from voirdire.audits.length import by_decile, length_bias, system_lengths, tier_correlation, with_lengths
 from voirdire.audits.panel import leave_one_judge_out, self_preference
 from voirdire.formats import read_pairs, read_passages, read_qrels, read_run, read_topics
 from voirdire.judges import restrict
@@ -30,7 +30,7 @@ manifest = sha256(snakemake.input.manifest)  # noqa: F821
 per_query = pd.read_parquet(snakemake.input.per_query)  # noqa: F821
 
 labels_rows, length_rows, decile_rows, lojo_rows, preference_rows, heatmaps = [], [], [], [], [], {}
-curves, drift_rows, chart_rows, circular_rows = [], [], [], []
+curves, drift_rows, chart_rows, circular_rows, tier_rows = [], [], [], [], []
 
 
 def label_sets_of(dataset, judge, pairs, scale):
@@ -57,6 +57,7 @@ for dataset, judges in params.judges.items():
                   for j in judges}  # fmt: skip
     # every judge (the humans too) as a ranker of the pool, scored under every judge
     pool = read_run(params.pool[dataset])
+    all_runs = {s: [read_run(p) for p in paths] for s, paths in params.runs[dataset].items()}
     rankings = {j: [judge_ranking(pool, labels)] for j, labels in all_labels.items()}
     scores = pd.DataFrame({j: evaluate_systems(rankings, labels, topics).groupby("system")["ndcg"].mean()
                            for j, labels in all_labels.items()})  # fmt: skip
@@ -76,12 +77,16 @@ for dataset, judges in params.judges.items():
             decile_rows.append(by_decile(measured).assign(dataset=dataset, judge=judge))
         sets = label_sets_of(dataset, judge, pairs, scales[judge])
         if len(sets) >= 2:
-            runs = {s: [read_run(p) for p in paths] for s, paths in params.runs[dataset].items()}
-            means = {name: evaluate_systems(runs, labels, topics).groupby("system")["ndcg"].mean()
+            means = {name: evaluate_systems(all_runs, labels, topics).groupby("system")["ndcg"].mean()
                      for name, labels in sets.items()}  # fmt: skip
             drift_rows.append(drift(sets, scales[judge], means).assign(dataset=dataset, judge=judge))
             chart_rows.append(control_chart(sets, seed=params.seed).assign(dataset=dataset, judge=judge))
     block = per_query[per_query["dataset"] == dataset]
+    # length across systems vs within tiers (families) of systems, under every judge
+    lengths = system_lengths(all_runs, texts)
+    for judge in judges:
+        scores = block[block["judge"] == judge].groupby("system")["ndcg"].mean()
+        tier_rows.append({"dataset": dataset, "judge": judge, **tier_correlation(lengths, scores, params.system_families)})
     lojo = leave_one_judge_out(block, others)
     if len(lojo):
         lojo_rows.append(lojo.assign(dataset=dataset))
@@ -111,6 +116,8 @@ write_table(first(pd.concat(preference_rows, ignore_index=True)), out.self_prefe
             title="Self-preference corrected for strictness (per-query nDCG@10, 95% bootstrap CIs)")  # fmt: skip
 write_table(first(pd.DataFrame(length_rows)), out.length.removesuffix(".csv"), floatfmt=".3f", manifest=manifest,
             title="Length bias: passage length vs judge grade, overall and within human grades")  # fmt: skip
+write_table(pd.DataFrame(tier_rows), out.length_systems.removesuffix(".csv"), floatfmt=".3f", manifest=manifest,
+            title="Length across systems vs within tiers: r of a system's top-10 passage length and its nDCG@10")  # fmt: skip
 deciles = pd.concat(decile_rows, ignore_index=True) if decile_rows else pd.DataFrame(columns=["dataset", "judge", "decile"])
 for rows, name, title in (
     (drift_rows, "drift", "Drift: each later label set of a judge against its first (re-runs, samples)"),

@@ -66,3 +66,43 @@ def by_decile(pairs: pd.DataFrame) -> pd.DataFrame:
     frame = pd.DataFrame(columns)
     frame.index.name = "decile"
     return frame.reset_index()
+
+
+def system_lengths(runs: dict[str, list[pd.DataFrame]], texts: dict[str, str], depth: int = 10) -> pd.Series:
+    """Per system: the mean length (words) of its top-``depth`` passages, averaged over queries
+    (and over an oracle's tie-break draws)."""
+    words = {d: len(t.split()) for d, t in texts.items()}
+    out = {}
+    for system, system_runs in runs.items():
+        means = []
+        for run in system_runs:
+            top = run[run["rank"] <= depth]
+            means.append(top["doc_id"].map(words).groupby(top["query_id"]).mean().mean())
+        out[system] = float(np.mean(means))
+    return pd.Series(out)
+
+
+def tier_correlation(lengths: pd.Series, scores: pd.Series, tiers: dict[str, str | None]) -> dict:
+    """Pearson r of system length and score across all systems and within each tier (a family
+    with three systems or more); Simpson's paradox when a tier's sign differs from the overall."""
+    systems = [s for s in scores.index if s in lengths.index]
+    row: dict = {"systems": len(systems)}
+    row["r_all"] = _pearson(lengths[systems], scores[systems])
+    within = []
+    for tier in sorted({tiers.get(s) for s in systems if tiers.get(s)}):
+        members = [s for s in systems if tiers.get(s) == tier]
+        if len(members) >= 3:
+            r = _pearson(lengths[members], scores[members])
+            row[f"r_within_{tier}"] = r
+            if not math.isnan(r):
+                within.append(r)
+    row["simpson"] = bool(
+        not math.isnan(row["r_all"]) and any(np.sign(r) != np.sign(row["r_all"]) for r in within)
+    )
+    return row
+
+
+def _pearson(x: pd.Series, y: pd.Series) -> float:
+    if len(x) < 3 or x.nunique() < 2 or y.nunique() < 2:
+        return math.nan
+    return float(stats.pearsonr(x, y).statistic)
