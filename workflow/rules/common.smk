@@ -259,4 +259,4 @@ def get_final_output():
 AUDIT_TABLES = (
     "label_test", "lojo", "self_preference", "length", "length_systems", "drift", "control_chart", "circularity", "calibration"
 )
-AUDIT_FIGURES = ("confusion", "lojo", "length", "circularity", "calibration")
+AUDIT_FIGURES = ("confusion", "leniency", "lojo", "length", "drift", "circularity", "calibration")

@@ -11,6 +11,8 @@ from voirdire.audits.figures import (
     calibration_chart,
     circularity_heatmap,
     confusion_heatmaps,
+    drift_chart,
+    leniency_chart,
     length_chart,
     lojo_chart,
 )
@@ -119,14 +121,18 @@ write_table(first(pd.DataFrame(length_rows)), out.length.removesuffix(".csv"), f
 write_table(pd.DataFrame(tier_rows), out.length_systems.removesuffix(".csv"), floatfmt=".3f", manifest=manifest,
             title="Length across systems vs within tiers: r of a system's top-10 passage length and its nDCG@10")  # fmt: skip
 deciles = pd.concat(decile_rows, ignore_index=True) if decile_rows else pd.DataFrame(columns=["dataset", "judge", "decile"])
+drift_frames = {}
 for rows, name, title in (
     (drift_rows, "drift", "Drift: each later label set of a judge against its first (re-runs, samples)"),
     (chart_rows, "control_chart", "Control chart: mean grade per run, limits from the first run's bootstrap (99.7%)"),
 ):
     frame = pd.concat(rows, ignore_index=True) if rows else pd.DataFrame(columns=["dataset", "judge"])
     frame = frame[["dataset", "judge"] + [c for c in frame.columns if c not in ("dataset", "judge")]]
+    drift_frames[name] = frame
     write_table(frame, getattr(out, name).removesuffix(".csv"), floatfmt=".3f", manifest=manifest, title=title,
                 empty="no judge has two label sets or more (reruns: of a recorded judge, samples: k of a live one)")  # fmt: skip
+drift_chart(drift_frames["control_chart"], drift_frames["drift"], out.drift_png)
+leniency_chart(label_table, out.leniency_png)
 circularity = pd.concat(circular_rows, ignore_index=True)
 circularity = circularity[["dataset"] + [c for c in circularity.columns if c != "dataset"]]
 write_table(circularity, out.circularity.removesuffix(".csv"), floatfmt=".3f", manifest=manifest,

@@ -67,6 +67,52 @@ def circularity_heatmap(table: pd.DataFrame, png: str | Path) -> None:
     plt.close(fig)
 
 
+def leniency_chart(label_test: pd.DataFrame, png: str | Path) -> None:
+    """Mean judge grade per human grade, one line per judge (the diagonal: a judge that agrees)."""
+    plt = _plt()
+    datasets = list(dict.fromkeys(label_test["dataset"])) if len(label_test) else [""]
+    fig, axes = plt.subplots(1, len(datasets), figsize=(5 * len(datasets), 3.8), squeeze=False)
+    for ax, dataset in zip(axes[0], datasets, strict=True):
+        block = label_test[label_test["dataset"] == dataset] if len(label_test) else label_test
+        columns = [c for c in block.columns if c.startswith("mean_judge_grade_at_human_")]
+        grades = [int(c.rsplit("_", 1)[1]) for c in columns]
+        for _, row in block.iterrows():
+            ax.plot(grades, row[columns].to_numpy(dtype=float), marker="o", label=row["judge"])
+        if grades:
+            ax.plot(grades, grades, color="black", lw=0.8, ls="--", label="agrees with the humans")
+        ax.set_xlabel("human grade")
+        ax.set_ylabel("mean judge grade")
+        ax.set_title(dataset)
+        ax.legend(fontsize=7)
+    _save(fig, png)
+    plt.close(fig)
+
+
+def drift_chart(chart: pd.DataFrame, drifted: pd.DataFrame, png: str | Path) -> None:
+    """The control chart (mean grade per run, first run's limits) and flip rates, per judge."""
+    plt = _plt()
+    judges = list(dict.fromkeys(zip(drifted["dataset"], drifted["judge"], strict=True))) if len(drifted) else []
+    fig, axes = plt.subplots(1, max(1, len(judges)), figsize=(4.5 * max(1, len(judges)), 3.6), squeeze=False)
+    if not judges:
+        axes[0][0].text(0.5, 0.5, "no judge has two label sets or more", ha="center")
+        axes[0][0].axis("off")
+    for ax, (dataset, judge) in zip(axes[0], judges, strict=False):
+        rows = chart[(chart["dataset"] == dataset) & (chart["judge"] == judge)] if len(chart) else chart
+        flips = drifted[(drifted["dataset"] == dataset) & (drifted["judge"] == judge)]
+        if len(rows):
+            ax.plot(rows["run"], rows["mean_grade"], marker="o", label="mean grade")
+            ax.axhline(rows["lower_limit"].iloc[0], color="red", ls="--", lw=0.8, label="limits (first run)")
+            ax.axhline(rows["upper_limit"].iloc[0], color="red", ls="--", lw=0.8)
+            ax.set_ylabel("mean grade")
+        else:
+            ax.bar(flips["run"], flips["flip_rate"], color="C1")
+            ax.set_ylabel("share of pairs whose label flips")
+        ax.set_title(f"{dataset}: {judge}", fontsize=9)
+        ax.tick_params(axis="x", rotation=30)
+    _save(fig, png)
+    plt.close(fig)
+
+
 def lojo_chart(lojo: pd.DataFrame, png: str | Path) -> None:
     """Share of each adjacent margin that survives without each judge (1 = untouched, < 0 = flipped)."""
     plt = _plt()

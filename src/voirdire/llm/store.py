@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import astuple, dataclass, field
 from pathlib import Path
@@ -133,10 +134,25 @@ class Store:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(self.path, timeout=timeout_s, isolation_level=None)
         self._db.execute(f"PRAGMA busy_timeout={int(timeout_s * 1000)}")
-        self._db.execute("PRAGMA journal_mode=WAL")
+        self._wal(timeout_s)
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(SCHEMA)
         self.migrated = self._migrate()
+
+    def _wal(self, timeout_s: float) -> None:
+        """Switch to WAL mode (persistent in the file). Two processes opening a new file at once
+        can see SQLITE_BUSY here, which SQLite's busy handler does not cover: retry until the
+        timeout."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                if self._db.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                    self._db.execute("PRAGMA journal_mode=WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
 
     def _migrate(self) -> int:
         """Move a voirdire 0.1 ``judgments`` table into ``calls``; returns the rows moved."""
