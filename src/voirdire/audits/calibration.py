@@ -85,8 +85,9 @@ def calibration_curve(
             taus["corrected"].append(kendall_tau(truth.values, pd.Series(corrected)[truth.index].values))
             taus["human_only"].append(kendall_tau(truth.values, pd.Series(human_only)[truth.index].values))
         row = {"k": k, "draws": draws}
-        for name, values in taus.items():
-            row[f"tau_{name}"] = float(np.nanmean(values))
+        for name, values in taus.items():  # tau is undefined (NaN) for a judge that ties every system
+            defined = [v for v in values if not math.isnan(v)]
+            row[f"tau_{name}"] = float(np.mean(defined)) if defined else math.nan
         for name in widths:
             row[f"ci_width_{name}"] = float(np.mean(widths[name]))
             row[f"coverage_{name}"] = float(np.mean(covered[name]))

@@ -17,10 +17,21 @@ def _plt():
     return plt
 
 
+def _per_dataset(frame: pd.DataFrame, width: float, height: float):
+    """A figure with one panel per dataset of ``frame``: (fig, [(axis, dataset, rows)])."""
+    plt = _plt()
+    datasets = list(dict.fromkeys(frame["dataset"])) if len(frame) else [""]
+    fig, axes = plt.subplots(1, len(datasets), figsize=(width * len(datasets), height), squeeze=False)
+    panels = [(ax, d, frame[frame["dataset"] == d] if len(frame) else frame) for ax, d in zip(axes[0], datasets, strict=True)]
+    return fig, panels
+
+
 def _save(fig, png: str | Path) -> None:
+    """Write the figure as PNG and PDF, then close it."""
     fig.tight_layout()
     fig.savefig(png, dpi=130)
     fig.savefig(Path(png).with_suffix(".pdf"))
+    _plt().close(fig)
 
 
 def confusion_heatmaps(tables: Mapping[tuple[str, str], pd.DataFrame], png: str | Path) -> None:
@@ -44,16 +55,13 @@ def confusion_heatmaps(tables: Mapping[tuple[str, str], pd.DataFrame], png: str 
         ax.set_ylabel("human grade")
         ax.set_title(f"{dataset}: {judge}", fontsize=9)
     _save(fig, png)
-    plt.close(fig)
 
 
 def circularity_heatmap(table: pd.DataFrame, png: str | Path) -> None:
     """Mean nDCG@10 of each judge's ranking (rows) under each judge (columns), per dataset."""
-    plt = _plt()
-    datasets = list(dict.fromkeys(table["dataset"]))
-    fig, axes = plt.subplots(1, len(datasets), figsize=(4.8 * len(datasets), 4.2), squeeze=False)
-    for ax, dataset in zip(axes[0], datasets, strict=True):
-        block = table[table["dataset"] == dataset].set_index("ranker")
+    fig, panels = _per_dataset(table, 4.8, 4.2)
+    for ax, dataset, rows in panels:
+        block = rows.set_index("ranker")
         matrix = block[[c for c in block.columns if c.startswith("under_")]]
         ax.imshow(matrix.to_numpy(dtype=float), cmap="viridis", vmin=0, vmax=1)
         for (i, j), value in pd.DataFrame(matrix.to_numpy(dtype=float)).stack().items():
@@ -64,16 +72,12 @@ def circularity_heatmap(table: pd.DataFrame, png: str | Path) -> None:
         ax.set_ylabel("ranking by")
         ax.set_title(dataset)
     _save(fig, png)
-    plt.close(fig)
 
 
 def leniency_chart(label_test: pd.DataFrame, png: str | Path) -> None:
     """Mean judge grade per human grade, one line per judge (the diagonal: a judge that agrees)."""
-    plt = _plt()
-    datasets = list(dict.fromkeys(label_test["dataset"])) if len(label_test) else [""]
-    fig, axes = plt.subplots(1, len(datasets), figsize=(5 * len(datasets), 3.8), squeeze=False)
-    for ax, dataset in zip(axes[0], datasets, strict=True):
-        block = label_test[label_test["dataset"] == dataset] if len(label_test) else label_test
+    fig, panels = _per_dataset(label_test, 5, 3.8)
+    for ax, dataset, block in panels:
         columns = [c for c in block.columns if c.startswith("mean_judge_grade_at_human_")]
         grades = [int(c.rsplit("_", 1)[1]) for c in columns]
         for _, row in block.iterrows():
@@ -85,7 +89,6 @@ def leniency_chart(label_test: pd.DataFrame, png: str | Path) -> None:
         ax.set_title(dataset)
         ax.legend(fontsize=7)
     _save(fig, png)
-    plt.close(fig)
 
 
 def drift_chart(chart: pd.DataFrame, drifted: pd.DataFrame, png: str | Path) -> None:
@@ -110,16 +113,12 @@ def drift_chart(chart: pd.DataFrame, drifted: pd.DataFrame, png: str | Path) -> 
         ax.set_title(f"{dataset}: {judge}", fontsize=9)
         ax.tick_params(axis="x", rotation=30)
     _save(fig, png)
-    plt.close(fig)
 
 
 def lojo_chart(lojo: pd.DataFrame, png: str | Path) -> None:
     """Share of each adjacent margin that survives without each judge (1 = untouched, < 0 = flipped)."""
-    plt = _plt()
-    datasets = list(dict.fromkeys(lojo["dataset"])) if len(lojo) else [""]
-    fig, axes = plt.subplots(1, len(datasets), figsize=(6 * len(datasets), 4), squeeze=False)
-    for ax, dataset in zip(axes[0], datasets, strict=True):
-        block = lojo[lojo["dataset"] == dataset] if len(lojo) else lojo
+    fig, panels = _per_dataset(lojo, 6, 4)
+    for ax, dataset, block in panels:
         if block.empty:
             ax.text(0.5, 0.5, "fewer than two judges", ha="center")
             continue
@@ -133,16 +132,12 @@ def lojo_chart(lojo: pd.DataFrame, png: str | Path) -> None:
         ax.set_title(dataset)
         ax.invert_yaxis()
     _save(fig, png)
-    plt.close(fig)
 
 
 def calibration_chart(curve: pd.DataFrame, png: str | Path) -> None:
     """Kendall's tau against the humans over k labelled queries: PPI-corrected, judge alone, humans alone."""
-    plt = _plt()
-    datasets = list(dict.fromkeys(curve["dataset"])) if len(curve) else [""]
-    fig, axes = plt.subplots(1, len(datasets), figsize=(5.5 * len(datasets), 3.8), squeeze=False)
-    for ax, dataset in zip(axes[0], datasets, strict=True):
-        block = curve[curve["dataset"] == dataset] if len(curve) else curve
+    fig, panels = _per_dataset(curve, 5.5, 3.8)
+    for ax, dataset, block in panels:
         for index, (judge, rows) in enumerate(block.groupby("judge", sort=False)):
             color = f"C{index}"
             ax.plot(rows["k"], rows["tau_corrected"], marker="o", color=color, label=f"{judge}: PPI-corrected")
@@ -155,7 +150,6 @@ def calibration_chart(curve: pd.DataFrame, png: str | Path) -> None:
         ax.set_title(dataset)
         ax.legend(fontsize=6)
     _save(fig, png)
-    plt.close(fig)
 
 
 def length_chart(deciles: pd.DataFrame, png: str | Path) -> None:
@@ -176,4 +170,3 @@ def length_chart(deciles: pd.DataFrame, png: str | Path) -> None:
     axes.flat[0].set_ylabel("mean judge grade")
     axes.flat[0].legend(fontsize=7)
     _save(fig, png)
-    plt.close(fig)
