@@ -47,16 +47,16 @@ def label_sets_of(dataset, judge, pairs, scale):
         return {name: restrict(labels, pairs) for name, labels in sets.items()}
     return label_sets_from_answers(pd.read_parquet(source["raw"]))
 
+
 for dataset, judges in params.judges.items():
     scales = {j: Scale(m["min"], m["max"], m["binary_threshold"]) for j, m in judges.items()}
     pairs = read_pairs(params.pairs[dataset])
     texts = read_passages(params.passages[dataset])
-    human = read_qrels(params.qrels[dataset][HUMAN], (scales[HUMAN].low, scales[HUMAN].high))
-    human = human.merge(pairs, on=["query_id", "doc_id"])
     others = [j for j in judges if j != HUMAN]
     topics = read_topics(params.topics[dataset])
     all_labels = {j: read_qrels(params.qrels[dataset][j], (scales[j].low, scales[j].high), allow_empty=True)
                   for j in judges}  # fmt: skip
+    human = all_labels[HUMAN].merge(pairs, on=["query_id", "doc_id"])  # the pool pairs every judge labels
     # every judge (the humans too) as a ranker of the pool, scored under every judge
     pool = read_run(params.pool[dataset])
     all_runs = {s: [read_run(p) for p in paths] for s, paths in params.runs[dataset].items()}
