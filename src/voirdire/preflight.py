@@ -10,7 +10,6 @@ need their key in the environment: an unset ``api_key_env`` fails here, not in t
 from __future__ import annotations
 
 import hashlib
-import os
 from pathlib import Path
 
 from .config import Plan
@@ -35,11 +34,7 @@ def check_keys(plan: Plan) -> None:
     endpoints = {f"judges.{j.name}": j.endpoint for js in plan.judges.values() for j in js if isinstance(j, LLMJudge)}
     endpoints.update({f"rankers.{r.name}": r.endpoint for r in plan.rankers if r.endpoint is not None})
     for key, endpoint in endpoints.items():
-        if endpoint.api_key_env and not os.environ.get(endpoint.api_key_env):
-            raise ConfigError(
-                f"environment variable {endpoint.api_key_env} (the API key of {endpoint.model}) is "
-                "not set; export it before running", key=f"{key}.api_key_env",
-            )  # fmt: skip
+        endpoint.api_key(key=key)  # the call path's own check, run before any job
 
 
 def check_corpus(path: str | Path, results: str | Path) -> None:

@@ -52,7 +52,8 @@ def plan_rows(plan: Plan, provenance: str = "original") -> pd.DataFrame:
             if Path(store_path).is_file():
                 with Store(store_path) as store:
                     cached = store.existing(c.key for c in calls)
-                    cached |= {c.key for c in calls if store.existing(c.aliases)}
+                    aliased = store.existing(a for c in calls for a in c.aliases)  # one batched read
+                    cached |= {c.key for c in calls if aliased.intersection(c.aliases)}
             todo = [c for c in calls if c.key not in cached]
             prompt = sum(estimate_prompt_tokens(litellm, judge.model, c.request.chat_messages()) for c in todo)
             completion = len(todo) * judge.max_tokens

@@ -252,10 +252,11 @@ def _record(call: Call, answer: Answer, verdict: Verdict, **ledger: Any) -> Reco
 
 def _adopt_aliases(calls: Sequence[Call], store: Store, accept: Accept) -> int:
     """Re-key answers stored under an older key of the same request; returns how many."""
+    stored = {r.key: r for r in store.get(a for call in calls for a in call.aliases)}  # one batched read
     adopted = 0
     for call in calls:
         for alias in call.aliases:
-            old = next(store.get([alias]), None)
+            old = stored.get(alias)
             if old is None:
                 continue
             answer = Answer.from_record(old)

@@ -76,7 +76,8 @@ class Endpoint:
         value = os.environ.get(self.api_key_env)
         if not value:
             raise ConfigError(
-                f"environment variable {self.api_key_env} (the API key of {self.model}) is not set",
+                f"environment variable {self.api_key_env} (the API key of {self.model}) is not set; "
+                "export it before running",
                 key=f"{key}.api_key_env" if key else "api_key_env",
             )
         return value

@@ -158,9 +158,9 @@ class Store:
         """Move a voirdire 0.1 ``judgments`` table into ``calls``; returns the rows moved."""
         tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         if "judgments" not in tables:
-            self._db.execute(
-                "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,)
-            )
+            if not self._db.execute("SELECT 1 FROM meta WHERE name = 'schema_version'").fetchone():
+                # written once, so opening a store again (once per ranking batch) stays read-only
+                self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
             return 0
         self._db.execute("BEGIN IMMEDIATE")
         try:
