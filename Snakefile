@@ -26,6 +26,7 @@ include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/plan.smk"
 include: "workflow/rules/report.smk"
 include: "workflow/rules/audits.smk"
+include: "workflow/rules/assistants.smk"
 
 
 rule all:

@@ -33,6 +33,18 @@ from aiohttp import web
 REJECT = "[[reject]]"
 """A prompt containing this is answered with HTTP 400 (a permanent error)."""
 
+REWRITE_PROMPT = "Please rewrite the following text:"
+"""A prompt starting with this is answered as a deterministic assistant: the passage + MARKER."""
+
+MARKER = "(as rewritten by the loopback assistant)"
+"""What the loopback assistant appends to every passage it rewrites."""
+
+SILENT = "[[silent]]"
+"""A passage containing this is "rewritten" to the empty string (an assistant that answers nothing)."""
+
+INFLATING = "inflating"
+"""A judge whose model name contains this grades a passage carrying MARKER one grade higher (capped)."""
+
 
 def grade_for(text: str, high: int = 3) -> int:
     """The server's deterministic grade for a prompt."""
@@ -159,12 +171,20 @@ class LoopbackServer:
             )
         if outcome == "malformed":
             content = "I think this passage is fairly relevant to the query."
+        elif prompt.startswith(REWRITE_PROMPT):
+            passage = prompt[len(REWRITE_PROMPT) :].strip()
+            content = "" if SILENT in passage else f"{passage} {MARKER}"
         elif "Answer with the letter A or B" in prompt:
             content = f"Passage {choice_for(prompt)}"
         elif "Answer 'Yes' or 'No'" in prompt:
             content = "Yes" if yes_probability_for(prompt) >= 0.5 else "No"
         else:
-            content = f"The passage was weighed against the query.\n##final score: {grade_for(prompt)}"
+            # the same grade for a passage with or without the assistant's marker; an inflating
+            # judge adds one to a marked passage (the planted bias of the assistants experiment)
+            grade = grade_for(prompt.replace(f" {MARKER}", ""))
+            if INFLATING in str(body.get("model", "")) and MARKER in prompt:
+                grade = min(grade + 1, 3)
+            content = f"The passage was weighed against the query.\n##final score: {grade}"
         completion_tokens = len(content.split())
         choice = {
             "index": 0,

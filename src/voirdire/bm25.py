@@ -155,12 +155,16 @@ def search(
     return pd.DataFrame(rows, columns=RUN_COLUMNS)
 
 
-def passage_texts(searcher, docids: Iterable[str]) -> dict[str, str]:
-    """Stored passage texts from the index (JsonCollection keeps ``contents`` in raw JSON)."""
+def passage_texts(searcher, docids: Iterable[str], *, strict: bool = True) -> dict[str, str]:
+    """Stored passage texts from the index (JsonCollection keeps ``contents`` in raw JSON).
+
+    A document the index lacks is an error, or with ``strict=False`` left out of the result."""
     texts = {}
     for docid in docids:
         doc = searcher.doc(docid)
         if doc is None:
+            if not strict:
+                continue
             raise InputError(f"document {docid} is not in the index")
         raw = doc.raw()
         try:

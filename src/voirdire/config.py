@@ -21,6 +21,7 @@ from .errors import ConfigError
 from .judges import HUMAN, HumanJudge, Judge, judge_from_config
 from .llm.endpoint import KEYS as ENDPOINT_KEYS
 from .llm.endpoint import Endpoint
+from .rewriters import ORIGINAL, Assistant, assistant_from_config
 from .systems import BM25, Oracle, Ranker, System, parse_system
 
 SCHEMA = Path(str(files("voirdire").joinpath("schema.yaml")))
@@ -90,6 +91,24 @@ class Plan:
     config: dict
     systems: tuple[System, ...]
     judges: dict[str, tuple[Judge, ...]] = field(default_factory=dict)
+    assistants: tuple[Assistant, ...] = ()
+
+    @property
+    def provenances(self) -> list[str]:
+        """``original``, then ``rewritten-{assistant}`` for every assistant."""
+        return [ORIGINAL] + [a.provenance for a in self.assistants]
+
+    def assistant(self, name: str) -> Assistant:
+        for assistant in self.assistants:
+            if assistant.name == name:
+                return assistant
+        raise ConfigError(f"no assistant {name!r}", key="assistants")
+
+    @property
+    def rewriting_rankers(self) -> list[Ranker]:
+        """The pointwise rankers of the assistants experiment (Figure 5, experiment 3)."""
+        names = self.config.get("rewriting", {}).get("rankers", []) if self.assistants else []
+        return [r for r in self.rankers if r.name in names]
 
     @property
     def datasets(self) -> list[str]:
@@ -221,11 +240,37 @@ def _check_judges(config: dict) -> dict[str, tuple[Judge, ...]]:
     return {dataset: tuple(items) for dataset, items in judges.items()}
 
 
+POINTWISE = ("rg", "rankt5", "monot5", "dense")
+
+
+def _check_assistants(config: dict, systems: tuple[System, ...]) -> tuple[Assistant, ...]:
+    """The assistants, and the rankers of their experiment: configured systems, and pointwise."""
+    assistants = tuple(
+        assistant_from_config(name, entry, key=f"assistants.{name}")
+        for name, entry in config.get("assistants", {}).items()
+    )
+    ranker_methods = {s.name: s.method for s in systems if isinstance(s, Ranker)}
+    for index, name in enumerate(config.get("rewriting", {}).get("rankers", [])):
+        key = f"rewriting.rankers[{index}]"
+        if name not in ranker_methods:
+            raise ConfigError(f"{name!r} is not a ranker listed under systems:", key=key)
+        if ranker_methods[name] not in POINTWISE:
+            raise ConfigError(
+                f"{name!r} is a {ranker_methods[name]} ranker; Figure 5 needs a pointwise one ({', '.join(POINTWISE)})",
+                key=key,
+            )
+    rewriting = config.get("rewriting", {})
+    if rewriting.get("min_length_ratio", 0.5) >= rewriting.get("max_length_ratio", 2.0):
+        raise ConfigError("min_length_ratio must be below max_length_ratio", key="rewriting.min_length_ratio")
+    return assistants
+
+
 def check(config: dict) -> Plan:
     """Check a schema-validated config for meaning, section by section, and derive the :class:`Plan`."""
     _check_datasets(config)
     systems = _check_systems(config, _check_rankers(config))
-    return Plan(config=config, systems=systems, judges=_check_judges(config))
+    assistants = _check_assistants(config, systems)
+    return Plan(config=config, systems=systems, judges=_check_judges(config), assistants=assistants)
 
 
 def load_plan(path: str | Path) -> Plan:

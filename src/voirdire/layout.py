@@ -66,6 +66,32 @@ class Layout:
     def eval(self, dataset: str, provenance: str, name: str) -> str:
         return f"{self.root}/{dataset}/eval/{provenance}/{name}.parquet"
 
+    # The assistants experiment (SPEC section 5)
+    def sample(self, dataset: str) -> str:
+        """The balanced sample: ``n`` human-judged pairs per grade, with their grades."""
+        return f"{self.root}/sample/{dataset}.tsv"
+
+    def sample_summary(self, dataset: str) -> str:
+        return f"{self.root}/sample/{dataset}.summary.json"
+
+    def sample_passages(self, dataset: str) -> str:
+        """The original texts of the sampled passages (most lie outside the BM25 pool)."""
+        return f"{self.root}/sample/{dataset}.passages.parquet"
+
+    def rewrites(self, dataset: str, provenance: str, ext: str = "parquet") -> str:
+        """An assistant's rewrites of the sampled passages with their checks (``parquet``), its
+        call store (``sqlite``) or its summary (``summary.json``)."""
+        return f"{self.root}/{dataset}/passages/{provenance}.{ext}"
+
+    def sample_labels(self, dataset: str, provenance: str, judge: str, ext: str = "txt") -> str:
+        """A judge's labels of the sample with the provenance's texts (qrels, ``txt``); an LLM
+        judge's store (``sqlite``), raw answers (``parquet``) and summary (``summary.json``)."""
+        return f"{self.root}/{dataset}/sample/{provenance}/{judge}.{ext}"
+
+    def sample_scores(self, dataset: str, provenance: str, ranker: str) -> str:
+        """A pointwise ranker's scores of the sample, original and rewritten texts (Figure 5)."""
+        return f"{self.root}/{dataset}/sample/{provenance}/ranker-{ranker}.tsv"
+
     def manifest(self) -> str:
         """Systems, judges, datasets and evaluation settings: an input of every aggregate rule."""
         return f"{self.root}/manifest.json"

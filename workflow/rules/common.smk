@@ -31,7 +31,9 @@ L = Layout(R)
 # take it as input rerun on any --rerun-triggers setting (jobs on cluster nodes only read it).
 if workflow.is_main_process:
     write_if_changed(L.manifest(), manifest(PLAN))
-PROVENANCES = ["original"]
+# original, then rewritten-{assistant} for every assistant (SPEC section 5)
+PROVENANCES = PLAN.provenances
+REWRITTEN = PROVENANCES[1:]
 # wildcard patterns for rule inputs/outputs
 D, P, J = "{dataset}", "{provenance}", "{judge}"
 
@@ -45,13 +47,12 @@ wildcard_constraints:
 
 def judges_of_kind(kind):
     """A wildcard regex matching exactly the configured judges of one kind."""
-    names = sorted({j.name for js in PLAN.judges.values() for j in js if j.kind == kind})
-    return "|".join(re.escape(name) for name in names) or "(?!)"
+    return one_of(sorted({j.name for js in PLAN.judges.values() for j in js if j.kind == kind}))
 
 
 def ranker_names():
     """A wildcard regex matching exactly the configured rankers' names."""
-    return "|".join(re.escape(r.name) for r in PLAN.rankers) or "(?!)"
+    return one_of(r.name for r in PLAN.rankers)
 
 
 def llm_slots(endpoint):
@@ -63,9 +64,11 @@ def llm_slots(endpoint):
 
 
 def position_bias_files(wildcards):
-    """Position-bias figures of every PRP ranker, per dataset (a table beside Table 1)."""
+    """Position-bias figures of every PRP ranker, per dataset (a table beside Table 1). PRP
+    rankers keep their original orderings in a rewritten collection (only the pointwise rankers
+    of `rewriting.rankers` rerank it), so every provenance shows the original figures."""
     return [
-        L.bias(dataset, wildcards.provenance, ranker.name)
+        L.bias(dataset, "original", ranker.name)
         for dataset in PLAN.datasets
         for ranker in PLAN.rankers
         if ranker.method == "prp"
@@ -238,6 +241,87 @@ def audit_inputs(wildcards):
     return files + [L.passages(d) for d in PLAN.datasets]
 
 
+def one_of(names):
+    """A wildcard regex matching exactly these names."""
+    return "|".join(re.escape(name) for name in names) or "(?!)"
+
+
+def assistant_of(provenance):
+    return PLAN.assistant(provenance.removeprefix("rewritten-"))
+
+
+def texts_inputs(wildcards):
+    """The texts of the pool in the job's provenance: the pool's passages, and an assistant's
+    rewrites (substituted wherever the passage appears) for rewritten-* provenances."""
+    inputs = {"passages": [L.passages(wildcards.dataset)]}
+    if wildcards.provenance != "original":
+        inputs["rewrites"] = L.rewrites(wildcards.dataset, wildcards.provenance)
+    return inputs
+
+
+def sample_texts_inputs(wildcards):
+    """The texts of the pool and of the sample, in the job's provenance."""
+    inputs = texts_inputs(wildcards)
+    inputs["passages"] = inputs["passages"] + [L.sample_passages(wildcards.dataset)]
+    return inputs
+
+
+def judge_seeds(wildcards):
+    """Finished stores an LLM judging job copies answers from (same request, same answer):
+    a rewritten-* job reads the original job's, a sample job its provenance's pool job's too.
+    Name -> the qrels that mark the store finished (inputs), and the stores (params)."""
+    d, p, j = wildcards.dataset, wildcards.provenance, wildcards.judge
+    seeds = {}
+    if p != "original":
+        seeds[L.store(d, "original", j)] = L.qrels(d, "original", j)
+    return seeds
+
+
+def sample_judge_seeds(wildcards):
+    d, p, j = wildcards.dataset, wildcards.provenance, wildcards.judge
+    seeds = {L.store(d, p, j): L.qrels(d, p, j)}
+    if p != "original":
+        seeds[L.sample_labels(d, "original", j, "sqlite")] = L.sample_labels(d, "original", j)
+    return seeds
+
+
+def fixed_order_systems():
+    """Systems whose ordering does not read the texts in a rewritten collection: BM25 (the pool
+    is retrieved once, on the original collection) and every ranker not in rewriting.rankers."""
+    moving = {r.name for r in PLAN.rewriting_rankers}
+    return one_of(["bm25"] + [r.name for r in PLAN.rankers if r.name not in moving])
+
+
+def sample_judges(dataset):
+    """The judges that read the texts, so label the sample in each provenance (Figure 4)."""
+    return [j.name for j in PLAN.judges[dataset] if j.kind in ("llm", "embedding", "baseline")]
+
+
+def assistant_inputs(wildcards):
+    """Everything the assistants tables of one rewritten provenance read."""
+    p = wildcards.provenance
+    files = {}
+    for d in PLAN.datasets:
+        files[f"sample/{d}"] = L.sample(d)
+        files[f"rewrites/{d}"] = L.rewrites(d, p)
+        files[f"rewrites_summary/{d}"] = L.rewrites(d, p, "summary.json")
+        for j in sample_judges(d):
+            for prov in ("original", p):
+                files[f"labels/{d}/{prov}/{j}"] = L.sample_labels(d, prov, j)
+        for j in PLAN.judge_names(d):
+            for prov in ("original", p):
+                files[f"eval/{d}/{prov}/{j}"] = L.eval(d, prov, j)
+        files[f"pool/{d}"] = L.pool(d)
+    return files
+
+
+def score_inputs(wildcards):
+    p = wildcards.provenance
+    return {
+        f"{d}/{r.name}": L.sample_scores(d, p, r.name) for d in PLAN.datasets for r in PLAN.rewriting_rankers
+    }
+
+
 def get_final_output():
     names = ["table1", "table2", "significance"]
     if any(r.method == "prp" for r in PLAN.rankers):
@@ -250,10 +334,15 @@ def get_final_output():
     figures = [f"{R}/figures/{{provenance}}/figure3.{ext}" for ext in ("png", "pdf")]
     audits = [f"{R}/audits/{{provenance}}/{name}.csv" for name in AUDIT_TABLES]
     audits += [f"{R}/audits/{{provenance}}/{name}.png" for name in AUDIT_FIGURES]
-    return expand(
+    outputs = expand(
         tables + figures + audits + [f"{R}/tables/{{provenance}}/fingerprint.json"],
         provenance=PROVENANCES,
     )
+    assistants = [f"{R}/tables/{{provenance}}/{name}.csv" for name in ("label_shift", "substitution", "rewrite_checks")]
+    assistants += [f"{R}/figures/{{provenance}}/figure4.png"]
+    if PLAN.rewriting_rankers:
+        assistants += [f"{R}/tables/{{provenance}}/score_shift.csv", f"{R}/figures/{{provenance}}/figure5.png"]
+    return outputs + expand(assistants, provenance=REWRITTEN)
 
 
 AUDIT_TABLES = (

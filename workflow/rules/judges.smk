@@ -50,8 +50,8 @@ rule recorded_judge:
 
 rule null_judge:
     input:
+        unpack(texts_inputs),
         pairs=L.pairs(D, P),
-        passages=L.passages(D),
         topics=L.topics(D),
     output:
         L.qrels(D, P, J),
@@ -69,10 +69,11 @@ rule null_judge:
 
 rule llm_judge:
     input:
+        unpack(texts_inputs),
         pairs=L.pairs(D, P),
-        passages=L.passages(D),
         topics=L.topics(D),
         prompt=lambda wildcards: str(PLAN.judge(wildcards.dataset, wildcards.judge).prompt_file),
+        seeds_done=lambda wildcards: list(judge_seeds(wildcards).values()),
     output:
         qrels=L.qrels(D, P, J),
         raw=L.judgments(D, P, J, "parquet"),
@@ -83,6 +84,7 @@ rule llm_judge:
         judge=lambda wildcards: PLAN.judge(wildcards.dataset, wildcards.judge),
         # the judgment store: a cache kept across runs, so it is not a declared output
         store=lambda wildcards: L.store(wildcards.dataset, wildcards.provenance, wildcards.judge),
+        seeds=lambda wildcards: list(judge_seeds(wildcards)),
     threads: 2
     resources:
         mem_mb=4000,
@@ -97,8 +99,8 @@ rule llm_judge:
 
 rule embedding_judge:
     input:
+        unpack(texts_inputs),
         pairs=L.pairs(D, P),
-        passages=L.passages(D),
         topics=L.topics(D),
     output:
         L.qrels(D, P, J),

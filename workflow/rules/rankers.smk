@@ -4,8 +4,8 @@
 
 rule rerank:
     input:
+        unpack(texts_inputs),
         pool=L.pool(D),
-        passages=L.passages(D),
         topics=L.topics(D),
     output:
         run=L.run(D, P, "{ranker}"),

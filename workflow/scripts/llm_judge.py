@@ -1,22 +1,26 @@
-"""Stage 4d: a live LLM judge (litellm) labels exactly the needed pairs, through the store."""
+"""Stage 4d: a live LLM judge (litellm) labels exactly the needed pairs, through the store.
+
+The same script labels the assistants experiment's sample (rule ``llm_judge_sample``). Texts are
+the provenance's: the pool's (and the sample's) passages, with an assistant's rewrites in place.
+"""
 
 import os
 
-from voirdire.judging.job import load_inputs, run_judging_job
+from voirdire.formats import read_pairs, read_topics
+from voirdire.judging.job import run_judging_job
+from voirdire.rewriters import provenance_texts
 from voirdire.wf import start
 
 log = start(snakemake)  # noqa: F821
 # a local model uses exactly the cores Snakemake gave this job (oversubscribed torch threads
 # slow generation by 5-20x when another job shares the cores)
 os.environ.setdefault("VOIRDIRE_TORCH_THREADS", str(snakemake.threads))  # noqa: F821
-pairs, texts, topics = load_inputs(
-    snakemake.input.pairs, snakemake.input.passages, snakemake.input.topics  # noqa: F821
-)
+texts, substituted = provenance_texts(snakemake.input.passages, snakemake.input.get("rewrites"))  # noqa: F821
 result = run_judging_job(
     snakemake.params.judge,  # noqa: F821
-    pairs=pairs,
+    pairs=read_pairs(snakemake.input.pairs),  # noqa: F821
     texts=texts,
-    topics=topics,
+    topics=read_topics(snakemake.input.topics),  # noqa: F821
     store_path=snakemake.params.store,  # noqa: F821
     provenance=snakemake.wildcards.provenance,  # noqa: F821
     qrels_out=snakemake.output.qrels,  # noqa: F821
@@ -24,5 +28,7 @@ result = run_judging_job(
     summary_out=snakemake.output.summary,  # noqa: F821
     # the job's share of `--resources llm_slots=N`: never more calls in flight than granted
     max_in_flight=snakemake.resources.llm_slots or None,  # noqa: F821
+    # finished stores of the same judge: answers to unchanged texts are copied, not asked again
+    seeds=snakemake.params.seeds,  # noqa: F821
 )
-log.info("summary: %s", result)
+log.info("summary: %s (%d passages rewritten)", result, len(substituted))

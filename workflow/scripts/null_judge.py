@@ -1,12 +1,22 @@
-"""Stage 4c: a null judge (length-only or query-term overlap) for exactly the needed pairs."""
+"""Stage 4c: a null judge (length-only or query-term overlap) for exactly the needed pairs.
 
-from voirdire.formats import read_pairs, read_passages, read_topics, write_qrels
+For the assistants experiment's sample (rule ``null_judge_sample``) it grades the pool's pairs and
+the sample's together, so per-query quartiles have the same footing, and keeps the sample's.
+"""
+
+import pandas as pd
+
+from voirdire.formats import read_pairs, read_topics, write_qrels
 from voirdire.null_judges import null_labels
+from voirdire.rewriters import provenance_texts
 from voirdire.wf import start
 
 log = start(snakemake)  # noqa: F821
 pairs = read_pairs(snakemake.input.pairs)  # noqa: F821
-texts = read_passages(snakemake.input.passages)  # noqa: F821
-labels = null_labels(snakemake.params.method, pairs, texts, read_topics(snakemake.input.topics))  # noqa: F821
+texts, _ = provenance_texts(snakemake.input.passages, snakemake.input.get("rewrites"))  # noqa: F821
+context = pd.concat([read_pairs(p) for p in snakemake.input.get("context", [])] + [pairs])  # noqa: F821
+context = context[["query_id", "doc_id"]].drop_duplicates().reset_index(drop=True)
+labels = null_labels(snakemake.params.method, context, texts, read_topics(snakemake.input.topics))  # noqa: F821
+labels = labels.merge(pairs[["query_id", "doc_id"]].drop_duplicates(), on=["query_id", "doc_id"])
 write_qrels(labels, snakemake.output[0])  # noqa: F821
 log.info("%s: grade counts %s", snakemake.params.method, labels["relevance"].value_counts().sort_index().to_dict())  # noqa: F821

@@ -7,20 +7,20 @@ from pathlib import Path
 from voirdire.formats import (
     atomic_write,
     ranked,
-    read_passages,
     read_run,
     read_topics,
     run_from_rankings,
     write_run,
 )
 from voirdire.rankers.rerank import rerank_all, total_bias
+from voirdire.rewriters import provenance_texts
 from voirdire.wf import start
 
 log = start(snakemake)  # noqa: F821
 os.environ.setdefault("VOIRDIRE_TORCH_THREADS", str(snakemake.threads))  # noqa: F821
 ranker = snakemake.params.ranker  # noqa: F821
 pools = ranked(read_run(snakemake.input.pool))  # noqa: F821
-texts = read_passages(snakemake.input.passages)  # noqa: F821
+texts, _ = provenance_texts(snakemake.input.passages, snakemake.input.get("rewrites"))  # noqa: F821
 topics = read_topics(snakemake.input.topics)  # noqa: F821
 checkpoint = Path(snakemake.params.checkpoint)  # noqa: F821
 records = rerank_all(

@@ -81,6 +81,7 @@ def summary(
         "requests_this_run": stats.requests,
         "cached": stats.cached,
         "rekeyed_from_v0_1": stats.adopted,
+        "copied_from_finished_jobs": stats.seeded,
         "max_in_flight": stats.max_in_flight,
         "cost_this_run_usd": stats.cost,
         "price_known": price_known,

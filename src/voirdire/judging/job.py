@@ -7,6 +7,7 @@ job's declared outputs, so Snakemake never deletes it; a rerun answers from it.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -36,14 +37,16 @@ def run_judging_job(
     summary_out: str | Path,
     progress: bool = True,
     max_in_flight: int | None = None,
+    seeds: Sequence[str | Path] = (),
 ) -> dict:
-    """Judge every needed pair through the store; ``max_in_flight`` is the job's ``llm_slots``."""
+    """Judge every needed pair through the store; ``max_in_flight`` is the job's ``llm_slots``;
+    ``seeds`` are finished stores of the same judge whose answers are reused (same request key)."""
     calls = judge_calls(judge, pairs, topics, texts, provenance=provenance)
     with Store(store_path) as store:
         stats = call_all(
             judge.endpoint, calls, store, accept=GradeAccept(judge.scale), reasks=judge.parse_retries,
             max_in_flight=max_in_flight, progress=progress, desc=f"judging {judge.name}",
-            config_key=f"judges.{judge.name}",
+            config_key=f"judges.{judge.name}", seeds=seeds,
         )  # fmt: skip
         answers = judgments(store.get(c.key for c in calls), texts)
     labels = aggregate(answers)

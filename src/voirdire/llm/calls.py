@@ -27,6 +27,7 @@ import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from .endpoint import Endpoint
@@ -141,6 +142,7 @@ class RunStats:
     calls: int = 0  # unique keys asked for
     cached: int = 0  # answered by the store (adopted ones included)
     adopted: int = 0  # answered by a row an older release stored under another key
+    seeded: int = 0  # answered by a finished store of another job (copied, at cost 0)
     requests: int = 0  # HTTP-level requests, transport retries and re-asks included
     stored: int = 0
     unparsed: int = 0
@@ -270,6 +272,24 @@ def _adopt_aliases(calls: Sequence[Call], store: Store, accept: Accept) -> int:
     return adopted
 
 
+def _copy_seeds(calls: Sequence[Call], store: Store, seeds: Sequence[str | Path], accept: Accept) -> int:
+    """Copy answers of ``calls`` from other jobs' finished stores, under this job's ids."""
+    found = store.copy_from(seeds, (c.key for c in calls))
+    copied = 0
+    for call in calls:
+        old = found.get(call.key)
+        if old is None:
+            continue
+        answer = Answer.from_record(old)
+        copied += store.put(
+            _record(
+                call, answer, accept(answer), attempts=0, prompt_tokens=old.prompt_tokens,
+                completion_tokens=old.completion_tokens, cost=0.0, latency_s=old.latency_s, created=old.created,
+            )
+        )  # fmt: skip
+    return copied
+
+
 async def fill_store(
     endpoint: Endpoint,
     calls: Sequence[Call],
@@ -282,11 +302,14 @@ async def fill_store(
     desc: str | None = None,
     transport_attempts: int = 4,
     config_key: str | None = None,
+    seeds: Sequence[str | Path] = (),
 ) -> RunStats:
     """Make every call that ``store`` lacks; never raises for a failed call (see ``stats.failed``).
 
     ``max_in_flight`` caps concurrency below the endpoint's (a job's share of the
-    workflow-wide ``llm_slots``); ``config_key`` names the caller's config entry in errors.
+    workflow-wide ``llm_slots``); ``config_key`` names the caller's config entry in errors;
+    ``seeds`` are finished stores of other jobs whose answers to the same requests are copied
+    (at cost 0) before anything is asked.
     """
     started = time.perf_counter()
     stats = RunStats()
@@ -295,13 +318,15 @@ async def fill_store(
     have = store.existing(c.key for c in unique)
     missing = [c for c in unique if c.key not in have]
     stats.adopted = _adopt_aliases([c for c in missing if c.aliases], store, accept)
-    if stats.adopted:
+    if missing and seeds:
+        stats.seeded = _copy_seeds(missing, store, seeds, accept)
+    if stats.adopted or stats.seeded:
         have |= store.existing(c.key for c in missing)
         missing = [c for c in missing if c.key not in have]
     stats.cached = len(unique) - len(missing)
     log.info(
-        "%s: %d calls, %d stored (%d re-keyed from an older release), %d to make",
-        desc or endpoint.model, stats.calls, stats.cached, stats.adopted, len(missing),
+        "%s: %d calls, %d stored (%d re-keyed from an older release, %d copied from finished jobs), %d to make",
+        desc or endpoint.model, stats.calls, stats.cached, stats.adopted, stats.seeded, len(missing),
     )  # fmt: skip
     if missing:
         await _call_missing(

@@ -232,5 +232,28 @@ class Store:
             raise
         return bool(gone)
 
+    def copy_from(self, seeds: Iterable[str | Path], keys: Iterable[str]) -> dict[str, Record]:
+        """Stored answers of ``keys`` in other, finished stores, read without writing to them.
+
+        A job reads the shard of a job it depends on (SPEC section 3: only finished shards are
+        read), e.g. the ``rewritten-*`` judging job reuses the ``original`` job's answers for
+        every pair whose text the rewrite left alone. Returns the first match of each key.
+        """
+        wanted = set(keys)
+        found: dict[str, Record] = {}
+        for seed in seeds:
+            if not wanted - found.keys() or not Path(seed).is_file():
+                continue
+            db = sqlite3.connect(f"file:{Path(seed).resolve()}?mode=ro", uri=True)
+            try:
+                for start in range(0, len(todo := sorted(wanted - found.keys())), _CHUNK):
+                    chunk = todo[start : start + _CHUNK]
+                    marks = ",".join("?" * len(chunk))
+                    for row in db.execute(f"SELECT {','.join(COLUMNS)} FROM calls WHERE key IN ({marks})", chunk):
+                        found.setdefault(row[0], Record.from_row(row))
+            finally:
+                db.close()
+        return found
+
     def meta(self) -> dict[str, str]:
         return dict(self._db.execute("SELECT name, value FROM meta"))

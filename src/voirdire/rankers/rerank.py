@@ -51,12 +51,20 @@ def rerank_query(
         )
         bias = ledger.bias()
     else:
-        if ranker.method == "rg":
-            scores = rg_scores(backend, query, passages, ids=head, query_id=query_id)
-        else:  # RankT5 / monoT5 (a T5Scorer) or dense (a DenseScorer)
-            scores = backend.score(query, passages)
+        scores = pointwise_scores(ranker, backend, query, passages, ids=head, query_id=query_id)
         order = sorted(range(len(head)), key=lambda i: (-scores[i], i))
     return [head[i] for i in order] + tail, bias
+
+
+def pointwise_scores(
+    ranker: Ranker, backend, query: str, passages: list[str], *, ids: list[str], query_id: str = ""
+) -> list[float]:
+    """A pointwise ranker's score of each passage for the query (RG: P(Yes); T5: its logit; dense: cosine)."""
+    if ranker.method == "rg":
+        return rg_scores(backend, query, passages, ids=ids, query_id=query_id)
+    if ranker.method in ("rankt5", "monot5", "dense"):  # a T5Scorer or a DenseScorer
+        return list(backend.score(query, passages))
+    raise ValueError(f"{ranker.name} is a {ranker.method} ranker, not a pointwise one")
 
 
 def load_checkpoint(path: Path) -> dict[str, dict]:

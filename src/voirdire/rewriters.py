@@ -1,0 +1,101 @@
+"""Assistants: the models that rewrite passages for the AI-content experiment (SPEC section 5).
+
+An assistant is either a live model (any litellm model string, or ``local/smollm2-135m``
+offline) asked zero-shot with the paper's prompt, "Please rewrite the following text:"
+followed by the passage, or a *recorded* one: precomputed rewrites read from a file (a
+BEIR-style JSONL corpus such as the Cocktail benchmark's, or ``id<TAB>text``). Each
+assistant defines one provenance, ``rewritten-{name}``: the same pairs with the sampled
+passages' texts replaced by their rewrites.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from .errors import ConfigError
+from .formats import read_passages
+from .llm.endpoint import Endpoint
+from .prompts import path as prompt_path
+
+ORIGINAL = "original"
+REWRITE_PROMPT = prompt_path("rewrite.txt")
+"""The paper's zero-shot prompt (section 4.3), with a ``{passage}`` slot."""
+
+
+def provenance_of(assistant: str) -> str:
+    return f"rewritten-{assistant}"
+
+
+@dataclass(frozen=True)
+class LLMAssistant:
+    name: str
+    endpoint: Endpoint
+    prompt_file: Path = REWRITE_PROMPT
+    temperature: float = 0.0
+    max_tokens: int = 512
+    seed: int | None = None
+    family: str | None = None
+    kind: str = "llm"
+
+    @property
+    def model(self) -> str:
+        return self.endpoint.model
+
+    @property
+    def provenance(self) -> str:
+        return provenance_of(self.name)
+
+
+@dataclass(frozen=True)
+class RecordedAssistant:
+    name: str
+    rewrites: Path
+    family: str | None = None
+    kind: str = "recorded"
+
+    @property
+    def provenance(self) -> str:
+        return provenance_of(self.name)
+
+
+Assistant = LLMAssistant | RecordedAssistant
+
+
+def assistant_from_config(name: str, entry: dict, *, key: str) -> Assistant:
+    """One entry of the config's ``assistants`` mapping (``key`` names it in errors)."""
+    family = entry.get("family")
+    if entry.get("kind", "llm") == "recorded":
+        if "rewrites" not in entry:
+            raise ConfigError("a recorded assistant needs 'rewrites' (JSONL or TSV)", key=f"{key}.rewrites")
+        if not Path(entry["rewrites"]).is_file():
+            raise ConfigError(f"file not found: {entry['rewrites']}", key=f"{key}.rewrites")
+        return RecordedAssistant(name=name, rewrites=Path(entry["rewrites"]), family=family)
+    endpoint = Endpoint.from_config(entry, key=key)
+    prompt = Path(entry.get("prompt_file", REWRITE_PROMPT))
+    if not prompt.is_file():
+        raise ConfigError(f"file not found: {prompt}", key=f"{key}.prompt_file")
+    if "{passage}" not in prompt.read_text(encoding="utf-8"):
+        raise ConfigError(f"{prompt}: the template has no {{passage}} slot", key=f"{key}.prompt_file")
+    own = {k: entry[k] for k in ("temperature", "max_tokens", "seed") if k in entry}
+    return LLMAssistant(name=name, endpoint=endpoint, prompt_file=prompt, family=family, **own)
+
+
+def provenance_texts(
+    passages: Collection[str | Path], rewrites: str | Path | None = None
+) -> tuple[dict[str, str], set[str]]:
+    """The texts of a provenance: the passages' texts, with the used rewrites substituted.
+
+    Returns the texts and the substituted passage ids (empty for ``original``)."""
+    texts: dict[str, str] = {}
+    for path in passages:
+        texts.update(read_passages(path))
+    if rewrites is None:
+        return texts, set()
+    table = pd.read_parquet(rewrites, columns=["doc_id", "text", "used"])
+    used = table[table["used"]]
+    texts.update(zip(used["doc_id"], used["text"], strict=True))
+    return texts, set(used["doc_id"])

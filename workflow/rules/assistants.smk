@@ -1,0 +1,232 @@
+# Stage 7 (SPEC section 5, paper section 4.3, Figures 4-5): do judges favour AI-rewritten passages?
+# A balanced sample of human-judged pairs; each assistant rewrites its passages (provenance
+# rewritten-NAME); every text-reading judge labels the sample in both provenances (Figure 4);
+# judges and systems run again on the collection with the rewrites substituted (experiment 2);
+# pointwise rankers score the sample twice and rerank the rewritten collection (Figure 5).
+
+
+rule sample:
+    input:
+        unpack(bm25_inputs),
+        qrels=L.human_qrels(D),
+        passages=L.passages(D),
+    output:
+        sample=L.sample(D),
+        passages=L.sample_passages(D),
+        summary=L.sample_summary(D),
+    params:
+        spec=dataset_spec,
+        rewriting=config["rewriting"],
+    resources:
+        mem_mb=4000,
+    log:
+        f"{R}/logs/{{dataset}}/sample.log",
+    conda:
+        "../../envs/bm25.yaml"
+    script:
+        "../scripts/sample.py"
+
+
+rule rewrite:
+    input:
+        passages=L.sample_passages(D),
+        recorded=lambda wildcards: [str(a.rewrites)] if (a := PLAN.assistant(wildcards.assistant)).kind == "recorded" else [],
+    output:
+        table=L.rewrites(D, "rewritten-{assistant}"),
+        summary=L.rewrites(D, "rewritten-{assistant}", "summary.json"),
+    params:
+        assistant=lambda wildcards: PLAN.assistant(wildcards.assistant),
+        rewriting=config["rewriting"],
+        spec=dataset_spec,
+        # the assistant's call store: a cache kept across runs, not a declared output
+        store=lambda wildcards: L.rewrites(wildcards.dataset, f"rewritten-{wildcards.assistant}", "sqlite"),
+    threads: 2
+    resources:
+        mem_mb=4000,
+        llm_slots=lambda wildcards: llm_slots(getattr(PLAN.assistant(wildcards.assistant), "endpoint", None)),
+    log:
+        f"{R}/logs/{{dataset}}/rewrite-{{assistant}}.log",
+    conda:
+        "../../envs/voirdire.yaml"
+    script:
+        "../scripts/rewrite.py"
+
+
+# In a rewritten collection BM25 and the rankers outside rewriting.rankers keep their orderings.
+rule fixed_order_run:
+    input:
+        L.run(D, "original", "{fixed}"),
+    output:
+        L.run(D, "{rewritten}", "{fixed}"),
+    wildcard_constraints:
+        rewritten=one_of(REWRITTEN),
+        fixed=fixed_order_systems(),
+    log:
+        f"{R}/logs/{{dataset}}/{{rewritten}}/fixed-{{fixed}}.log",
+    shell:
+        "cp {input:q} {output:q} 2> {log:q}"
+
+
+ruleorder: fixed_order_run > rerank
+
+
+rule llm_judge_sample:
+    input:
+        unpack(sample_texts_inputs),
+        pairs=L.sample(D),
+        topics=L.topics(D),
+        prompt=lambda wildcards: str(PLAN.judge(wildcards.dataset, wildcards.judge).prompt_file),
+        seeds_done=lambda wildcards: list(sample_judge_seeds(wildcards).values()),
+    output:
+        qrels=L.sample_labels(D, P, J),
+        raw=L.sample_labels(D, P, J, "parquet"),
+        summary=L.sample_labels(D, P, J, "summary.json"),
+    wildcard_constraints:
+        judge=judges_of_kind("llm"),
+    params:
+        judge=lambda wildcards: PLAN.judge(wildcards.dataset, wildcards.judge),
+        store=lambda wildcards: L.sample_labels(wildcards.dataset, wildcards.provenance, wildcards.judge, "sqlite"),
+        seeds=lambda wildcards: list(sample_judge_seeds(wildcards)),
+    threads: 2
+    resources:
+        mem_mb=4000,
+        llm_slots=lambda wildcards: llm_slots(PLAN.judge(wildcards.dataset, wildcards.judge).endpoint),
+    log:
+        f"{R}/logs/{{dataset}}/{{provenance}}/sample-judge-{{judge}}.log",
+    conda:
+        "../../envs/voirdire.yaml"
+    script:
+        "../scripts/llm_judge.py"
+
+
+rule embedding_judge_sample:
+    input:
+        unpack(sample_texts_inputs),
+        pairs=L.sample(D),
+        context=[L.pairs(D, P)],
+        topics=L.topics(D),
+    output:
+        L.sample_labels(D, P, J),
+    wildcard_constraints:
+        judge=judges_of_kind("embedding"),
+    params:
+        judge=lambda wildcards: PLAN.judge(wildcards.dataset, wildcards.judge),
+    threads: 2
+    resources:
+        mem_mb=2000,
+    log:
+        f"{R}/logs/{{dataset}}/{{provenance}}/sample-judge-{{judge}}.log",
+    conda:
+        "../../envs/voirdire.yaml"
+    script:
+        "../scripts/embedding_judge.py"
+
+
+rule null_judge_sample:
+    input:
+        unpack(sample_texts_inputs),
+        pairs=L.sample(D),
+        context=[L.pairs(D, P)],
+        topics=L.topics(D),
+    output:
+        L.sample_labels(D, P, J),
+    wildcard_constraints:
+        judge=judges_of_kind("baseline"),
+    params:
+        method=lambda wildcards: PLAN.judge(wildcards.dataset, wildcards.judge).method,
+    log:
+        f"{R}/logs/{{dataset}}/{{provenance}}/sample-judge-{{judge}}.log",
+    conda:
+        "../../envs/voirdire.yaml"
+    script:
+        "../scripts/null_judge.py"
+
+
+rule sample_scores:
+    input:
+        sample=L.sample(D),
+        passages=L.sample_passages(D),
+        rewrites=L.rewrites(D, P),
+        topics=L.topics(D),
+    output:
+        L.sample_scores(D, P, "{ranker}"),
+    wildcard_constraints:
+        provenance=one_of(REWRITTEN),
+        ranker=one_of(r.name for r in PLAN.rewriting_rankers),
+    params:
+        ranker=lambda wildcards: PLAN.system(wildcards.ranker),
+        store=lambda wildcards: L.ranker_store(wildcards.dataset, wildcards.provenance, f"{wildcards.ranker}-sample"),
+    threads: 2
+    resources:
+        mem_mb=lambda wildcards: PLAN.system(wildcards.ranker).mem_mb,
+        gpu=lambda wildcards: PLAN.system(wildcards.ranker).gpus,
+        llm_slots=lambda wildcards: llm_slots(PLAN.system(wildcards.ranker).endpoint),
+    log:
+        f"{R}/logs/{{dataset}}/{{provenance}}/sample-scores-{{ranker}}.log",
+    conda:
+        "../../envs/rankers.yaml"
+    script:
+        "../scripts/sample_scores.py"
+
+
+rule assistant_tables:
+    input:
+        files=paths(assistant_inputs),
+        manifest=L.manifest(),
+    output:
+        label_shift=report(
+            f"{R}/tables/{{provenance}}/label_shift.csv", caption="../report/label_shift.rst", category="Assistants"
+        ),
+        label_shift_md=f"{R}/tables/{{provenance}}/label_shift.md",
+        substitution=report(
+            f"{R}/tables/{{provenance}}/substitution.csv", caption="../report/substitution.rst", category="Assistants"
+        ),
+        substitution_md=f"{R}/tables/{{provenance}}/substitution.md",
+        checks=report(
+            f"{R}/tables/{{provenance}}/rewrite_checks.csv", caption="../report/rewrite_checks.rst", category="Assistants"
+        ),
+        checks_md=f"{R}/tables/{{provenance}}/rewrite_checks.md",
+        figure4=report(
+            f"{R}/figures/{{provenance}}/figure4.png", caption="../report/figure4.rst", category="Assistants"
+        ),
+        figure4_pdf=f"{R}/figures/{{provenance}}/figure4.pdf",
+    wildcard_constraints:
+        provenance=one_of(REWRITTEN),
+    params:
+        files=assistant_inputs,
+        datasets=PLAN.datasets,
+        sample_judges={d: sample_judges(d) for d in PLAN.datasets},
+        judges={d: PLAN.judge_names(d) for d in PLAN.datasets},
+        systems=[str(s) for s in PLAN.systems],
+        rewriting=config["rewriting"],
+        alpha=config["evaluation"]["alpha"],
+    log:
+        f"{R}/logs/{{provenance}}/assistant_tables.log",
+    conda:
+        "../../envs/voirdire.yaml"
+    script:
+        "../scripts/assistant_tables.py"
+
+
+rule figure5:
+    input:
+        files=paths(score_inputs),
+        manifest=L.manifest(),
+    output:
+        table=report(
+            f"{R}/tables/{{provenance}}/score_shift.csv", caption="../report/score_shift.rst", category="Assistants"
+        ),
+        table_md=f"{R}/tables/{{provenance}}/score_shift.md",
+        png=report(f"{R}/figures/{{provenance}}/figure5.png", caption="../report/figure5.rst", category="Assistants"),
+        pdf=f"{R}/figures/{{provenance}}/figure5.pdf",
+    wildcard_constraints:
+        provenance=one_of(REWRITTEN),
+    params:
+        files=score_inputs,
+        alpha=config["evaluation"]["alpha"],
+    log:
+        f"{R}/logs/{{provenance}}/figure5.log",
+    conda:
+        "../../envs/voirdire.yaml"
+    script:
+        "../scripts/figure5.py"

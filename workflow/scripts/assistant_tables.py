@@ -1,0 +1,84 @@
+"""Assistants experiment tables of one rewritten provenance: Figure 4 and the label shift
+(experiment 1), the substitution test (experiments 2 and 3), and the checks on every rewrite."""
+
+import json
+
+import pandas as pd
+
+from voirdire.assistants import figure4, label_shift, substitution
+from voirdire.formats import read_pairs, read_qrels, read_run
+from voirdire.manifest import sha256
+from voirdire.report import write_table
+from voirdire.wf import start
+
+log = start(snakemake)  # noqa: F821
+params, out = snakemake.params, snakemake.output  # noqa: F821
+provenance = snakemake.wildcards.provenance  # noqa: F821
+assistant = provenance.removeprefix("rewritten-")
+files = params.files
+manifest = sha256(snakemake.input.manifest)  # noqa: F821
+alpha = params.alpha
+
+
+def labels_of(path: str) -> pd.Series:
+    qrels = read_qrels(path, (-1000, 1000), allow_empty=True)
+    return qrels.set_index(["query_id", "doc_id"])["relevance"]
+
+
+# --- experiment 1 (Figure 4): the sample labelled with original and with rewritten texts
+label_rows, check_rows, in_pool = [], [], {}
+for dataset in params.datasets:
+    sample = read_pairs(files[f"sample/{dataset}"]).astype({"human": int})
+    rewrites = pd.read_parquet(files[f"rewrites/{dataset}"])
+    used = set(rewrites.loc[rewrites["used"], "doc_id"])
+    kept = sample[sample["doc_id"].isin(used)]
+    if len(kept) < len(sample):
+        log.warning("%s: %d of %d sampled pairs have no used rewrite; left out of experiment 1",
+                    dataset, len(sample) - len(kept), len(sample))  # fmt: skip
+    for judge in params.sample_judges[dataset]:
+        original = labels_of(files[f"labels/{dataset}/original/{judge}"])
+        rewritten = labels_of(files[f"labels/{dataset}/{provenance}/{judge}"])
+        index = pd.MultiIndex.from_frame(kept[["query_id", "doc_id"]])
+        label_rows.append(
+            kept.assign(dataset=dataset, assistant=assistant, judge=judge,
+                        original=original.reindex(index).to_numpy(dtype=float),
+                        rewritten=rewritten.reindex(index).to_numpy(dtype=float))  # fmt: skip
+        )
+    checked = rewrites.drop(columns=["original", "text"]).assign(dataset=dataset, assistant=assistant)
+    check_rows.append(checked)
+    pool = read_run(files[f"pool/{dataset}"])
+    in_pool[dataset] = {
+        "substituted_passages": len(used),
+        "in_pool_passages": int(pool["doc_id"].drop_duplicates().isin(used).sum()),
+        "in_pool_pairs": int(pool["doc_id"].isin(used).sum()),
+    }
+    log.info("%s: %s", dataset, in_pool[dataset])
+labels = pd.concat(label_rows, ignore_index=True) if label_rows else pd.DataFrame(
+    columns=["dataset", "assistant", "judge", "query_id", "doc_id", "human", "original", "rewritten"]
+)
+shift = label_shift(labels, alpha=alpha)
+write_table(shift, out.label_shift[: -len(".csv")], manifest=manifest, empty="no judge reads the texts",
+            title=f"Experiment 1 (Figure 4): judges' labels of the balanced sample, original vs {provenance}")  # fmt: skip
+figure4(labels, params.rewriting["per_grade"], out.figure4, out.figure4_pdf)
+
+# --- experiments 2 and 3: every system under every judge, original collection vs rewritten one
+def per_query(prov: str, extra: dict) -> pd.DataFrame:
+    frames = [pd.read_parquet(files[f"eval/{d}/{prov}/{j}"]) for d in params.datasets for j in params.judges[d]]
+    return pd.concat(frames, ignore_index=True).assign(**extra)
+
+
+table = substitution(per_query("original", {}), per_query(provenance, {"assistant": assistant}), alpha=alpha)
+table["substituted_passages"] = table["dataset"].map(lambda d: in_pool[d]["substituted_passages"])
+table["in_pool_passages"] = table["dataset"].map(lambda d: in_pool[d]["in_pool_passages"])
+write_table(table, out.substitution[: -len(".csv")], manifest=manifest,
+            title=f"Experiments 2-3: nDCG@10 on the original vs the {provenance} collection (paired t-test over queries)")  # fmt: skip
+
+checks = pd.concat(check_rows, ignore_index=True)
+flagged = checks[checks["flagged"] | checks["missing"]]
+front = ["dataset", "assistant", "doc_id"]
+flagged = flagged[front + [c for c in flagged.columns if c not in front]]
+write_table(flagged, out.checks[: -len(".csv")], manifest=manifest, empty="no rewrite was flagged",
+            title=f"Flagged rewrites of {assistant} (empty, refusal, copy, length ratio, chat preamble; missing)")  # fmt: skip
+for dataset in params.datasets:
+    summary = json.load(open(files[f"rewrites_summary/{dataset}"], encoding="utf-8"))
+    log.info("%s rewrite checks: %s", dataset, summary["checks"])

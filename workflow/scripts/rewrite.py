@@ -1,0 +1,40 @@
+"""Assistants experiment, step 2: an assistant rewrites the sampled passages (live or recorded)."""
+
+import os
+
+from voirdire.formats import read_corpus, read_passages, read_rankgpt
+from voirdire.rewriting.job import CHECK_OPTIONS, run_recorded_rewrites, run_rewrite_job
+from voirdire.wf import start
+
+log = start(snakemake)  # noqa: F821
+os.environ.setdefault("VOIRDIRE_TORCH_THREADS", str(snakemake.threads))  # noqa: F821
+assistant, settings = snakemake.params.assistant, snakemake.params.rewriting  # noqa: F821
+originals = read_passages(snakemake.input.passages)  # noqa: F821
+options = {k: settings[k] for k in CHECK_OPTIONS}
+common = dict(out=snakemake.output.table, summary_out=snakemake.output.summary, options=options,  # noqa: F821
+              drop_flagged=settings["drop_flagged"])  # fmt: skip
+if assistant.kind == "recorded":
+    spec = snakemake.params.spec  # noqa: F821
+    # which ids are passages of the dataset: the corpus's (a RankGPT file: its candidates')
+    if "corpus" in spec:
+        known = {doc_id for doc_id, _ in read_corpus(spec["corpus"])}
+    elif spec["source"] == "rankgpt":
+        known = set(read_rankgpt(spec["candidates"])[2])
+    else:  # a prebuilt index: ids are looked up one by one only when the file names them
+        known = None
+        log.info("the dataset has no local corpus: rewrite ids are not checked against it")
+    summary = run_recorded_rewrites(assistant, originals, known, **common)
+    if summary["missing"]:
+        log.warning("%d sampled passages have no rewrite in %s; they are left out (first: %s)",
+                    summary["missing"], assistant.rewrites, summary["missing_ids"][0])  # fmt: skip
+else:
+    summary = run_rewrite_job(
+        assistant, originals, store_path=snakemake.params.store,  # noqa: F821
+        max_in_flight=snakemake.resources.llm_slots or None, **common,  # noqa: F821
+    )  # fmt: skip
+checks = summary["checks"]
+if checks.get("flagged"):
+    log.warning("%d of %d rewrites are flagged (%s); %s", checks["flagged"], summary["passages"],
+                ", ".join(f"{k} {checks[k]}" for k in ("empty", "refusal", "copy", "length_out_of_range", "preamble") if checks.get(k)),
+                "left out" if settings["drop_flagged"] else "kept (rewriting.drop_flagged: false)")  # fmt: skip
+log.info("summary: %s", summary)

@@ -1,0 +1,48 @@
+"""Assistants experiment, step 1: a balanced sample of n human-judged pairs per grade (SPEC section 5).
+
+Drawn from all human qrels, not only the BM25 pool, so the sampled passages' texts come from
+the index (or a RankGPT file's candidates, the only texts such a dataset has).
+"""
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from voirdire import bm25
+from voirdire.assistants import balanced_sample
+from voirdire.formats import atomic_write, read_passages, read_qrels, read_rankgpt
+from voirdire.wf import start
+
+log = start(snakemake)  # noqa: F821
+spec, params = snakemake.params.spec, snakemake.params.rewriting  # noqa: F821
+qrels = read_qrels(snakemake.input.qrels)  # noqa: F821
+pool_texts = read_passages(snakemake.input.passages)  # noqa: F821
+n, seed = params["per_grade"], params["seed"]
+if spec["source"] == "rankgpt":
+    _, _, texts = read_rankgpt(snakemake.input.candidates)  # noqa: F821
+    texts = {**texts, **pool_texts}
+    sample, summary = balanced_sample(qrels, n, seed, has_text=set(texts))
+else:
+    prebuilt = "prebuilt" in spec.get("index", {})
+    index = spec["index"]["prebuilt"] if prebuilt else str(Path(snakemake.input.index).parent)  # noqa: F821
+    searcher = bm25.pyserini_searcher(index, prebuilt=prebuilt, k1=0.9, b=0.4)
+    sample, summary = balanced_sample(qrels, n, seed)
+    texts = {**pool_texts, **bm25.passage_texts(searcher, sorted(set(sample["doc_id"]) - set(pool_texts)), strict=False)}
+    if not set(sample["doc_id"]) <= set(texts):  # judged passages the index lacks: draw again without them
+        lacking = set(sample["doc_id"]) - set(texts)
+        log.warning("%d sampled passages are not in the index; drawing again without them", len(lacking))
+        sample, summary = balanced_sample(qrels, n, seed, has_text=set(qrels["doc_id"]) - lacking)
+        texts.update(bm25.passage_texts(searcher, sorted(set(sample["doc_id"]) - set(texts))))
+summary["in_pool"] = int(sample["doc_id"].isin(pool_texts).sum())
+with atomic_write(snakemake.output.sample) as fh:  # noqa: F821
+    sample.to_csv(fh, sep="\t", index=False)
+docs = sorted(set(sample["doc_id"]))
+with atomic_write(snakemake.output.passages, "wb") as fh:  # noqa: F821
+    pd.DataFrame({"doc_id": docs, "text": [texts[d] for d in docs]}).to_parquet(fh, index=False)
+with atomic_write(snakemake.output.summary) as fh:  # noqa: F821
+    json.dump(summary, fh, indent=2)
+for grade, counts in summary["grades"].items():
+    if counts["short"]:
+        log.warning("human grade %s has %d pairs, fewer than %d: all are taken", grade, counts["available"], n)
+log.info("%d pairs sampled (%d passages, %d pairs in the BM25 pool)", len(sample), len(docs), summary["in_pool"])
