@@ -29,7 +29,6 @@ from dataclasses import dataclass, field
 
 from aiohttp import web
 
-
 REJECT = "[[reject]]"
 """A prompt containing this is answered with HTTP 400 (a permanent error)."""
 

@@ -9,9 +9,9 @@ import socket
 import pandas as pd
 import pytest
 import yaml
-
 from conftest import ROOT, snakemake
 from loopback import Faults, LoopbackServer
+
 from voirdire import bm25
 from voirdire.cli import main as voirdire_cli
 from voirdire.errors import InputError
@@ -31,6 +31,8 @@ def demo_config(tmp_path, **changes):
     config["systems"] = [s for s in config["systems"] if s not in config["rankers"]]
     config["rankers"] = {}
     config["judges"] = [j for j in config["judges"] if j["kind"] not in ("llm", "embedding")]
+    for section in ("assistants", "rewriting"):  # the assistants experiment has tests of its own
+        config.pop(section)
     for key, value in changes.items():
         config[key] = value
     return config

@@ -46,6 +46,10 @@ rule audits:
         qrels=audit_qrels,
         pairs=lambda wildcards: {d: L.pairs(d, wildcards.provenance) for d in PLAN.datasets},
         passages={d: L.passages(d) for d in PLAN.datasets},
+        # rewritten-* provenances: the assistant's rewrites, substituted in the texts (length audit)
+        rewrites=lambda wildcards: {} if wildcards.provenance == "original" else {
+            d: L.rewrites(d, wildcards.provenance) for d in PLAN.datasets
+        },
         system_families={str(s): family_of(s) for s in PLAN.systems},
         drift=audit_drift_sources,
         runs=audit_runs,

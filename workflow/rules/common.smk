@@ -238,6 +238,8 @@ def audit_inputs(wildcards):
     for per in audit_drift_sources(wildcards).values():
         for source in per.values():
             files += source.get("reruns", []) + ([source["raw"]] if "raw" in source else [])
+    if wildcards.provenance != "original":
+        files += [L.rewrites(d, wildcards.provenance) for d in PLAN.datasets]
     return files + [L.passages(d) for d in PLAN.datasets]
 
 

@@ -8,6 +8,10 @@ rule tables:
         judge_evals=all_judge_evals,
         manifest=L.manifest(),
         data_summaries=all_datasets(L.data_summary(D)),
+        # rewritten-* provenances: the assistant's model and the version its provider returned
+        rewrites=lambda wildcards: [] if wildcards.provenance == "original" else [
+            L.rewrites(d, wildcards.provenance, "summary.json") for d in PLAN.datasets
+        ],
     output:
         datasets=report(
             f"{R}/tables/{{provenance}}/datasets.csv",

@@ -6,24 +6,30 @@ import pandas as pd
 from voirdire.audits.calibration import calibration_curve
 from voirdire.audits.circularity import circularity_table, judge_ranking
 from voirdire.audits.drift import control_chart, drift, label_sets_from_answers
-from voirdire.evaluation import evaluate_systems
 from voirdire.audits.figures import (
     calibration_chart,
     circularity_heatmap,
     confusion_heatmaps,
     drift_chart,
-    leniency_chart,
     length_chart,
+    leniency_chart,
     lojo_chart,
 )
 from voirdire.audits.labels import aligned, confusion, label_test
-from voirdire.audits.length import by_decile, length_bias, system_lengths, tier_correlation, with_lengths
+from voirdire.audits.length import (
+    by_decile,
+    length_bias,
+    system_lengths,
+    tier_correlation,
+    with_lengths,
+)
 from voirdire.audits.panel import leave_one_judge_out, self_preference
-from voirdire.formats import read_pairs, read_passages, read_qrels, read_run, read_topics
-from voirdire.judges import restrict
-from voirdire.judges import HUMAN, Scale
+from voirdire.evaluation import evaluate_systems
+from voirdire.formats import read_pairs, read_qrels, read_run, read_topics
+from voirdire.judges import HUMAN, Scale, restrict
 from voirdire.manifest import sha256
 from voirdire.report import write_table
+from voirdire.rewriters import provenance_texts
 from voirdire.wf import start
 
 log = start(snakemake)  # noqa: F821
@@ -51,7 +57,7 @@ def label_sets_of(dataset, judge, pairs, scale):
 for dataset, judges in params.judges.items():
     scales = {j: Scale(m["min"], m["max"], m["binary_threshold"]) for j, m in judges.items()}
     pairs = read_pairs(params.pairs[dataset])
-    texts = read_passages(params.passages[dataset])
+    texts, _ = provenance_texts([params.passages[dataset]], params.rewrites.get(dataset))
     others = [j for j in judges if j != HUMAN]
     topics = read_topics(params.topics[dataset])
     all_labels = {j: read_qrels(params.qrels[dataset][j], (scales[j].low, scales[j].high), allow_empty=True)

@@ -45,5 +45,14 @@ write_table(
     manifest=manifest,
 )
 with atomic_write(out.fingerprint) as fh:
-    json.dump({**fingerprint(snakemake.params.config), "manifest_sha256": manifest}, fh, indent=2)  # noqa: F821
+    extra = {"manifest_sha256": manifest}
+    assistant = {}  # rewritten-* provenances: who rewrote the sampled passages, and which version
+    for path in snakemake.input.rewrites:  # noqa: F821
+        summary = json.loads(Path(path).read_text(encoding="utf-8"))
+        assistant[Path(path).parent.parent.name] = {
+            k: summary.get(k) for k in ("assistant", "kind", "model", "model_versions", "rewrites")
+        }
+    if assistant:
+        extra["assistant"] = assistant
+    json.dump({**fingerprint(snakemake.params.config), **extra}, fh, indent=2)  # noqa: F821
 log.info("tables written for %d datasets", per_query["dataset"].nunique())

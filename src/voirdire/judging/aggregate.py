@@ -72,7 +72,7 @@ def summary(
         "model": judge.model,
         "model_versions": sorted({v for v in judgments["model_version"].dropna()}),
         "samples_per_pair": judge.samples,
-        "pairs": int(len(labels)),
+        "pairs": len(labels),
         "unparsed_pairs": int(labels["relevance"].isna().sum()),
         "unparsed_answers": int((judgments["status"] == UNPARSED).sum()),
         "parse_rules": judgments.loc[judgments["status"] == "ok", "parse_rule"].value_counts().to_dict(),

@@ -17,7 +17,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..assistants import check_rewrites, match_rewrites, read_recorded_rewrites, summarise_checks
+from ..assistants import (
+    check_rewrites,
+    match_rewrites,
+    read_recorded_rewrites,
+    summarise_checks,
+)
 from ..formats import atomic_write
 from ..judging.templates import Template
 from ..llm import Answer, Call, Request, Store, Verdict, call_all, has_price
