@@ -118,6 +118,12 @@ def test_an_inflating_judge_is_found_and_a_neutral_one_is_not(tmp_path, monkeypa
         config = experiment_config(tmp_path, server)
         config["assistants"]["rec"] = {"kind": "recorded", "rewrites": str(recorded)}
         path = write_config(tmp_path, config)
+        snakemake("plan", "--cores", "2", "--configfile", str(path))
+        assert server.log == []  # planning makes no call, and lists the rewrites first
+        plan = (out / "plan/original.md").read_text()
+        row = next(line for line in plan.splitlines() if line.startswith("| rewrite") and "| loop " in line)
+        cells = [cell.strip() for cell in row.strip("|").split("|")]
+        assert cells[cells.index("openai/loopback-assistant") + 1 :][:3] == [str(len(sampled)), "0", str(len(sampled))]
         snakemake("--cores", "2", "--configfile", str(path))
         calls = len(server.log)
         assert snakemake("--cores", "2", "--configfile", str(path)).stderr.count("Nothing to be done") == 1

@@ -15,10 +15,13 @@ from pathlib import Path
 import pandas as pd
 
 from ..config import Plan
+from ..formats import read_pairs, read_passages
 from ..judges import LLMJudge
 from ..layout import Layout
 from ..llm import Store, has_price, token_cost
 from ..llm.env import import_litellm
+from ..rewriters import LLMAssistant, provenance_texts
+from ..rewriting.job import rewrite_calls
 from .job import load_inputs
 from .tasks import judge_calls
 
@@ -30,43 +33,106 @@ def estimate_prompt_tokens(litellm, model: str, messages: list[dict]) -> int:
         return sum(len(m["content"]) for m in messages) // 4
 
 
+def _cached(calls, stores) -> set[str]:
+    """Keys the given stores already answer (0.1 aliases included), without writing to them."""
+    cached: set[str] = set()
+    for store_path in stores:
+        if Path(store_path).is_file():
+            with Store(store_path) as store:
+                cached |= store.existing(c.key for c in calls)
+                aliased = store.existing(a for c in calls for a in c.aliases)  # one batched read
+                cached |= {c.key for c in calls if aliased.intersection(c.aliases)}
+    return cached
+
+
+def _row(litellm, caller, model, max_tokens, calls, stores, **ids) -> dict:
+    cached = _cached(calls, stores)
+    todo = [c for c in calls if c.key not in cached]
+    prompt = sum(estimate_prompt_tokens(litellm, model, c.request.chat_messages()) for c in todo)
+    completion = len(todo) * max_tokens
+    return {
+        **ids, "caller": caller, "model": model, "tasks": len(calls), "cached": len(calls) - len(todo),
+        "calls": len(todo), "est_prompt_tokens": prompt, "est_completion_tokens_max": completion,
+        # None: litellm's cost map has no price for this model (local, self-hosted)
+        "est_cost_usd_max": token_cost(litellm, model, prompt, completion) if has_price(litellm, model) else None,
+    }  # fmt: skip
+
+
 def plan_rows(plan: Plan, provenance: str = "original") -> pd.DataFrame:
+    """Judging calls of one provenance's pool (the judges' plan, as before the assistants)."""
     litellm = import_litellm()
     layout = Layout(plan.config["results"])
     rows = []
     for dataset in plan.datasets:
-        pairs_tsv = layout.pairs(dataset, provenance)
-        if not Path(pairs_tsv).is_file():
-            raise FileNotFoundError(
-                f"{pairs_tsv} does not exist yet: run `snakemake --cores N plan` (it builds the "
-                "BM25 pools first) rather than the bare command"
-            )
-        pairs, texts, topics = load_inputs(pairs_tsv, layout.passages(dataset), layout.topics(dataset))
+        pairs, texts, topics = _pool_inputs(layout, dataset, provenance)
         naive = len(topics) * len(plan.systems) * plan.config["bm25"]["depth"]
         for judge in plan.judges[dataset]:
             if not isinstance(judge, LLMJudge):
                 continue
             calls = judge_calls(judge, pairs, topics, texts, provenance=provenance)
-            cached: set[str] = set()
-            store_path = layout.store(dataset, provenance, judge.name)
-            if Path(store_path).is_file():
-                with Store(store_path) as store:
-                    cached = store.existing(c.key for c in calls)
-                    aliased = store.existing(a for c in calls for a in c.aliases)  # one batched read
-                    cached |= {c.key for c in calls if aliased.intersection(c.aliases)}
-            todo = [c for c in calls if c.key not in cached]
-            prompt = sum(estimate_prompt_tokens(litellm, judge.model, c.request.chat_messages()) for c in todo)
-            completion = len(todo) * judge.max_tokens
+            row = _row(litellm, judge.name, judge.model, judge.max_tokens, calls,
+                       [layout.store(dataset, provenance, judge.name)], dataset=dataset)  # fmt: skip
             rows.append(
-                {
-                    "dataset": dataset, "judge": judge.name, "model": judge.model,
-                    "provenance": provenance, "unique_pairs": len(pairs),
-                    "naive_pairs": naive, "tasks": len(calls), "cached": len(cached),
-                    "calls": len(todo), "est_prompt_tokens": prompt,
-                    "est_completion_tokens_max": completion,
-                    # None: litellm's cost map has no price for this model (local, self-hosted)
-                    "est_cost_usd_max": token_cost(litellm, judge.model, prompt, completion)
-                    if has_price(litellm, judge.model) else None,
-                }
+                {"dataset": row.pop("dataset"), "judge": row.pop("caller"), "model": row.pop("model"),
+                 "provenance": provenance, "unique_pairs": len(pairs), "naive_pairs": naive, **row}
             )  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def _pool_inputs(layout: Layout, dataset: str, provenance: str):
+    pairs_tsv = layout.pairs(dataset, "original")
+    if not Path(pairs_tsv).is_file():
+        raise FileNotFoundError(
+            f"{pairs_tsv} does not exist yet: run `snakemake --cores N plan` (it builds the "
+            "BM25 pools first) rather than the bare command"
+        )
+    return load_inputs(pairs_tsv, layout.passages(dataset), layout.topics(dataset))
+
+
+def assistant_rows(plan: Plan) -> pd.DataFrame:
+    """The assistants experiment's calls, before any: rewrites, then the judges' labels of the
+    sample (original texts) and of each rewritten collection (pool pairs of rewritten passages
+    and the sample). Before an assistant has rewritten, its collection's rows are estimates from
+    the original texts, counting every call that a rewrite would change (``estimated``)."""
+    litellm = import_litellm()
+    layout = Layout(plan.config["results"])
+    rows = []
+    for dataset in plan.datasets:
+        if not plan.assistants:
+            break
+        pairs, texts, topics = _pool_inputs(layout, dataset, "original")
+        sample = read_pairs(layout.sample(dataset))
+        texts = {**texts, **read_passages(layout.sample_passages(dataset))}
+        originals = {d: texts[d] for d in sorted(set(sample["doc_id"]))}
+        ids = {"dataset": dataset, "estimated": False}
+        for assistant in plan.assistants:
+            if isinstance(assistant, LLMAssistant):
+                calls = rewrite_calls(assistant, originals)
+                store = layout.rewrites(dataset, assistant.provenance, "sqlite")
+                rows.append(_row(litellm, assistant.name, assistant.model, assistant.max_tokens, calls, [store],
+                                 purpose="rewrite", provenance=assistant.provenance, pairs="sample", **ids))  # fmt: skip
+        for judge in plan.judges[dataset]:
+            if not isinstance(judge, LLMJudge):
+                continue
+            calls = judge_calls(judge, sample, topics, texts, provenance="original")
+            stores = [layout.sample_labels(dataset, "original", judge.name, "sqlite"), layout.store(dataset, "original", judge.name)]
+            rows.append(_row(litellm, judge.name, judge.model, judge.max_tokens, calls, stores,
+                             purpose="judge", provenance="original", pairs="sample", **ids))  # fmt: skip
+            for assistant in plan.assistants:
+                prov = assistant.provenance
+                rewrites = layout.rewrites(dataset, prov)
+                made = Path(rewrites).is_file()
+                changed = set(originals)
+                if made:
+                    prov_texts, changed = provenance_texts([layout.passages(dataset), layout.sample_passages(dataset)], rewrites)
+                else:
+                    prov_texts = texts
+                for name, subset, own in (
+                    ("pool", pairs, layout.store(dataset, prov, judge.name)),
+                    ("sample", sample, layout.sample_labels(dataset, prov, judge.name, "sqlite")),
+                ):
+                    subset = subset[subset["doc_id"].isin(changed)]
+                    calls = judge_calls(judge, subset, topics, prov_texts, provenance=prov)
+                    rows.append(_row(litellm, judge.name, judge.model, judge.max_tokens, calls, [own] if made else [],
+                                     purpose="judge", provenance=prov, pairs=name, dataset=dataset, estimated=not made))  # fmt: skip
     return pd.DataFrame(rows)
