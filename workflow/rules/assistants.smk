@@ -63,6 +63,8 @@ rule fixed_order_run:
         fixed=fixed_order_systems(),
     log:
         f"{R}/logs/{{dataset}}/{{rewritten}}/fixed-{{fixed}}.log",
+    conda:
+        "../../envs/voirdire.yaml"
     shell:
         "cp {input:q} {output:q} 2> {log:q}"
 
