@@ -36,10 +36,9 @@ Pure functions on pandas tables; the figures draw with matplotlib's Agg backend.
 from __future__ import annotations
 
 import difflib
-import json
 import math
 import re
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -48,7 +47,7 @@ from scipy import stats
 
 from .audits.figures import _plt, _save
 from .errors import InputError
-from .formats import text_lines
+from .formats import jsonl_lines, text_lines
 
 # ----------------------------------------------------------------------------- the sample
 
@@ -253,17 +252,7 @@ def _first_content_line(path: Path) -> str:
 
 
 def _jsonl_records(path: Path) -> Iterator[tuple[int, str, str]]:
-    for number, line in text_lines(path):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(
-                f"not valid JSON at column {exc.colno} ({exc.msg})",
-                path=path,
-                line=number,
-            ) from None
+    for number, record in jsonl_lines(path):
         if not isinstance(record, dict) or "_id" not in record or "text" not in record:
             raise InputError(
                 "a rewrite record needs '_id' and 'text' (BEIR corpus format)",
@@ -370,6 +359,17 @@ def _strata(block: pd.DataFrame) -> Iterator[tuple[str, pd.DataFrame]]:
         yield f"human={int(grade)}", block[block["human"] == grade]
 
 
+def _per_stratum(
+    frame: pd.DataFrame, group: list[str], columns: list[str], row: Callable[[pd.DataFrame], dict]
+) -> pd.DataFrame:
+    """One row per group and stratum: the group's keys, the stratum, then ``row`` of its pairs."""
+    rows = []
+    for key, block in frame.groupby(group, sort=False):
+        for stratum, rows_in in _strata(block):
+            rows.append(dict(zip(group, key, strict=True)) | {"stratum": stratum} | row(rows_in))
+    return pd.DataFrame(rows, columns=columns)
+
+
 def _wilcoxon(diff: np.ndarray) -> tuple[float, float]:
     if len(diff) == 0:
         return math.nan, math.nan
@@ -437,12 +437,7 @@ def label_shift(
         "mean_original", "mean_rewritten", "mean_shift", "up", "down", "same",
         "wilcoxon_stat", "wilcoxon_p", "chi2", "chi2_p", "significant", "direction",
     ]  # fmt: skip
-    rows = []
-    for key, block in labels.groupby(_GROUP, sort=False):
-        for stratum, rows_in in _strata(block):
-            head = dict(zip(_GROUP, key, strict=True)) | {"stratum": stratum}
-            rows.append(head | _shift_row(rows_in, grades, alpha))
-    return pd.DataFrame(rows, columns=columns)
+    return _per_stratum(labels, _GROUP, columns, lambda block: _shift_row(block, grades, alpha))
 
 
 def _grid(count: int, width: float, height: float, cols: int = 3):
@@ -644,12 +639,7 @@ def score_shift(
         *_RANKER, "stratum", "pairs", "unscored", "n", "mean_diff", "median_diff",
         "within_tolerance", "higher", "lower", "sign_p", "significant", "direction",
     ]  # fmt: skip
-    rows = []
-    for key, block in scores.groupby(_RANKER, sort=False):
-        for stratum, rows_in in _strata(block):
-            head = dict(zip(_RANKER, key, strict=True)) | {"stratum": stratum}
-            rows.append(head | _score_row(rows_in, tolerance, alpha))
-    return pd.DataFrame(rows, columns=columns)
+    return _per_stratum(scores, _RANKER, columns, lambda block: _score_row(block, tolerance, alpha))
 
 
 def figure5(

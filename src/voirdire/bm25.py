@@ -139,6 +139,14 @@ def pyserini_searcher(index: str, *, prebuilt: bool, k1: float, b: float):
     return searcher
 
 
+def dataset_searcher(spec: dict, index_marker: str | None, *, k1: float, b: float):
+    """A dataset's searcher: its prebuilt index (``index: {prebuilt: NAME}``), or the index the
+    workflow built (the folder of its completion marker ``index_marker``)."""
+    prebuilt = "prebuilt" in spec.get("index", {})
+    index = spec["index"]["prebuilt"] if prebuilt else str(Path(str(index_marker)).parent)
+    return pyserini_searcher(index, prebuilt=prebuilt, k1=k1, b=b)
+
+
 def search(
     searcher, topics: dict[str, str], *, depth: int, threads: int = 1
 ) -> pd.DataFrame:

@@ -19,7 +19,7 @@ import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import pandas as pd
 
@@ -247,20 +247,26 @@ def write_topics(topics: dict[str, str], path: str | Path) -> None:
 # ----------------------------------------------------------------------------- corpus
 
 
+def jsonl_lines(path: str | Path) -> Iterator[tuple[int, Any]]:
+    """Yield (line number, parsed value) of a JSON-lines file, skipping blank lines; a line that
+    is not JSON is an error naming the file:line and column."""
+    for number, line in text_lines(path):
+        if not line.strip():
+            continue
+        try:
+            yield number, json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(
+                f"not valid JSON at column {exc.colno} ({exc.msg})", path=path, line=number
+            ) from None
+
+
 def read_corpus(path: str | Path) -> Iterator[tuple[str, str]]:
     """Yield (docid, text) from JSONL with ``id``/``docid`` and ``contents``/``text`` keys."""
     path = _require_file(path)
     count = 0
     seen: set[str] = set()
-    for number, line in text_lines(path):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(
-                f"not valid JSON at column {exc.colno} ({exc.msg})", path=path, line=number
-            ) from None
+    for number, record in jsonl_lines(path):
         docid = record.get("id", record.get("docid")) if isinstance(record, dict) else None
         text = record.get("contents", record.get("text")) if isinstance(record, dict) else None
         if docid is None or not isinstance(text, str):

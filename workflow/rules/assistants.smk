@@ -16,6 +16,7 @@ rule sample:
         summary=L.sample_summary(D),
     params:
         spec=dataset_spec,
+        bm25=config["bm25"],
         rewriting=config["rewriting"],
     resources:
         mem_mb=4000,

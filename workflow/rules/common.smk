@@ -306,7 +306,6 @@ def assistant_inputs(wildcards):
     for d in PLAN.datasets:
         files[f"sample/{d}"] = L.sample(d)
         files[f"rewrites/{d}"] = L.rewrites(d, p)
-        files[f"rewrites_summary/{d}"] = L.rewrites(d, p, "summary.json")
         for j in sample_judges(d):
             for prov in ("original", p):
                 files[f"labels/{d}/{prov}/{j}"] = L.sample_labels(d, prov, j)

@@ -1,7 +1,5 @@
 """Stage 2b: the BM25 top-k pool of every query, and the texts of its passages."""
 
-from pathlib import Path
-
 import pandas as pd
 
 from voirdire import bm25
@@ -19,9 +17,7 @@ if spec["source"] == "rankgpt":
     if depths.max() > params["depth"]:
         log.warning("candidate lists are deeper than bm25.depth=%d; keeping them whole", params["depth"])
 else:
-    prebuilt = "prebuilt" in spec.get("index", {})
-    index = spec["index"]["prebuilt"] if prebuilt else str(Path(snakemake.input.index).parent)  # noqa: F821
-    searcher = bm25.pyserini_searcher(index, prebuilt=prebuilt, k1=params["k1"], b=params["b"])
+    searcher = bm25.dataset_searcher(spec, snakemake.input.get("index"), k1=params["k1"], b=params["b"])  # noqa: F821
     run = bm25.search(searcher, topics, depth=params["depth"], threads=snakemake.threads)  # noqa: F821
     texts = bm25.passage_texts(searcher, run["doc_id"].unique())
 missing = sorted(set(topics) - set(run["query_id"]))

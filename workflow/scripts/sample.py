@@ -5,8 +5,6 @@ the index (or a RankGPT file's candidates, the only texts such a dataset has).
 """
 
 import json
-from pathlib import Path
-
 import pandas as pd
 
 from voirdire import bm25
@@ -24,9 +22,8 @@ if spec["source"] == "rankgpt":
     texts = {**texts, **pool_texts}
     sample, summary = balanced_sample(qrels, n, seed, has_text=set(texts))
 else:
-    prebuilt = "prebuilt" in spec.get("index", {})
-    index = spec["index"]["prebuilt"] if prebuilt else str(Path(snakemake.input.index).parent)  # noqa: F821
-    searcher = bm25.pyserini_searcher(index, prebuilt=prebuilt, k1=0.9, b=0.4)
+    bm25_params = snakemake.params.bm25  # noqa: F821
+    searcher = bm25.dataset_searcher(spec, snakemake.input.get("index"), k1=bm25_params["k1"], b=bm25_params["b"])  # noqa: F821
     sample, summary = balanced_sample(qrels, n, seed)
     texts = {**pool_texts, **bm25.passage_texts(searcher, sorted(set(sample["doc_id"]) - set(pool_texts)), strict=False)}
     if not set(sample["doc_id"]) <= set(texts):  # judged passages the index lacks: draw again without them

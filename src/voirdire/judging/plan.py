@@ -64,7 +64,7 @@ def plan_rows(plan: Plan, provenance: str = "original") -> pd.DataFrame:
     layout = Layout(plan.config["results"])
     rows = []
     for dataset in plan.datasets:
-        pairs, texts, topics = _pool_inputs(layout, dataset, provenance)
+        pairs, texts, topics = _pool_inputs(layout, dataset)
         naive = len(topics) * len(plan.systems) * plan.config["bm25"]["depth"]
         for judge in plan.judges[dataset]:
             if not isinstance(judge, LLMJudge):
@@ -79,7 +79,8 @@ def plan_rows(plan: Plan, provenance: str = "original") -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _pool_inputs(layout: Layout, dataset: str, provenance: str):
+def _pool_inputs(layout: Layout, dataset: str):
+    """The needed pairs (the same in every provenance), the pool's texts and the topics."""
     pairs_tsv = layout.pairs(dataset, "original")
     if not Path(pairs_tsv).is_file():
         raise FileNotFoundError(
@@ -100,7 +101,7 @@ def assistant_rows(plan: Plan) -> pd.DataFrame:
     for dataset in plan.datasets:
         if not plan.assistants:
             break
-        pairs, texts, topics = _pool_inputs(layout, dataset, "original")
+        pairs, texts, topics = _pool_inputs(layout, dataset)
         sample = read_pairs(layout.sample(dataset))
         texts = {**texts, **read_passages(layout.sample_passages(dataset))}
         originals = {d: texts[d] for d in sorted(set(sample["doc_id"]))}

@@ -252,6 +252,14 @@ def _record(call: Call, answer: Answer, verdict: Verdict, **ledger: Any) -> Reco
     )  # fmt: skip
 
 
+def _reread(call: Call, old: Record, accept: Accept, **ledger: Any) -> Record:
+    """A stored answer under ``call``'s key and ids, read again by ``accept``; its ledger kept
+    unless ``ledger`` overrides a field."""
+    answer = Answer.from_record(old)
+    kept = {name: getattr(old, name) for name in ("attempts", "prompt_tokens", "completion_tokens", "cost", "latency_s", "created")}
+    return _record(call, answer, accept(answer), **(kept | ledger))
+
+
 def _adopt_aliases(calls: Sequence[Call], store: Store, accept: Accept) -> int:
     """Re-key answers stored under an older key of the same request; returns how many."""
     stored = {r.key: r for r in store.get(a for call in calls for a in call.aliases)}  # one batched read
@@ -261,13 +269,7 @@ def _adopt_aliases(calls: Sequence[Call], store: Store, accept: Accept) -> int:
             old = stored.get(alias)
             if old is None:
                 continue
-            answer = Answer.from_record(old)
-            record = _record(
-                call, answer, accept(answer), attempts=old.attempts,
-                prompt_tokens=old.prompt_tokens, completion_tokens=old.completion_tokens,
-                cost=old.cost, latency_s=old.latency_s, created=old.created,
-            )  # fmt: skip
-            adopted += store.adopt(alias, record)
+            adopted += store.adopt(alias, _reread(call, old, accept))
             break
     return adopted
 
@@ -280,13 +282,7 @@ def _copy_seeds(calls: Sequence[Call], store: Store, seeds: Sequence[str | Path]
         old = found.get(call.key)
         if old is None:
             continue
-        answer = Answer.from_record(old)
-        copied += store.put(
-            _record(
-                call, answer, accept(answer), attempts=0, prompt_tokens=old.prompt_tokens,
-                completion_tokens=old.completion_tokens, cost=0.0, latency_s=old.latency_s, created=old.created,
-            )
-        )  # fmt: skip
+        copied += store.put(_reread(call, old, accept, attempts=0, cost=0.0))
     return copied
 
 

@@ -126,6 +126,15 @@ COLUMNS = tuple(Record.__dataclass_fields__)
 _CHUNK = 500
 
 
+def _select(db: sqlite3.Connection, columns: str, keys: Iterable[str]) -> Iterator[tuple]:
+    """``columns`` of the rows stored under ``keys``, in chunks SQLite's parameter limit allows."""
+    keys = list(keys)
+    for start in range(0, len(keys), _CHUNK):
+        chunk = keys[start : start + _CHUNK]
+        marks = ",".join("?" * len(chunk))
+        yield from db.execute(f"SELECT {columns} FROM calls WHERE key IN ({marks})", chunk)
+
+
 class Store:
     """A SQLite call store (WAL mode, one connection per process)."""
 
@@ -193,11 +202,7 @@ class Store:
         self.close()
 
     def _select(self, columns: str, keys: Iterable[str]) -> Iterator[tuple]:
-        keys = list(keys)
-        for start in range(0, len(keys), _CHUNK):
-            chunk = keys[start : start + _CHUNK]
-            marks = ",".join("?" * len(chunk))
-            yield from self._db.execute(f"SELECT {columns} FROM calls WHERE key IN ({marks})", chunk)
+        return _select(self._db, columns, keys)
 
     def existing(self, keys: Iterable[str]) -> set[str]:
         """Which of ``keys`` are stored already."""
@@ -246,11 +251,8 @@ class Store:
                 continue
             db = sqlite3.connect(f"file:{Path(seed).resolve()}?mode=ro", uri=True)
             try:
-                for start in range(0, len(todo := sorted(wanted - found.keys())), _CHUNK):
-                    chunk = todo[start : start + _CHUNK]
-                    marks = ",".join("?" * len(chunk))
-                    for row in db.execute(f"SELECT {','.join(COLUMNS)} FROM calls WHERE key IN ({marks})", chunk):
-                        found.setdefault(row[0], Record.from_row(row))
+                for row in _select(db, ",".join(COLUMNS), sorted(wanted - found.keys())):
+                    found.setdefault(row[0], Record.from_row(row))
             finally:
                 db.close()
         return found

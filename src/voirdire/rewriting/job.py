@@ -29,7 +29,8 @@ from ..llm import Answer, Call, Request, Store, Verdict, call_all, has_price
 from ..llm.env import import_litellm
 from ..rewriters import LLMAssistant, RecordedAssistant
 
-CHECK_OPTIONS = ("min_length_ratio", "max_length_ratio", "copy_similarity")
+CHECK_OPTIONS = {"min_length_ratio": "min_ratio", "max_length_ratio": "max_ratio", "copy_similarity": "copy_similarity"}
+"""``rewriting`` config keys -> the keyword of :func:`voirdire.assistants.check_rewrite` they set."""
 
 
 def accept_text(answer: Answer) -> Verdict:
@@ -56,7 +57,7 @@ def _table(originals: Mapping[str, str], rewrites: Mapping[str, str | None], opt
         {"doc_id": list(originals), "original": list(originals.values()),
          "text": [rewrites.get(d) for d in originals]}
     )  # fmt: skip
-    checks = check_rewrites(frame, **{k.replace("_length", ""): v for k, v in options.items()})
+    checks = check_rewrites(frame, **{CHECK_OPTIONS[k]: v for k, v in options.items()})
     table = frame.merge(checks, on="doc_id", how="left")
     missing = table["text"].isna()
     table["missing"] = missing
