@@ -94,6 +94,7 @@ class Ranker:
     max_length: int = 512
     gpus: int = 0
     mem_mb: int = 8000
+    threads: int = 2  # CPU threads of its job (torch); 1 lets two CPU rankers share 2 cores
     endpoint: Endpoint | None = None  # backend litellm: the model and how to reach it
     family: str | None = None  # model family (gemini, gpt, t5, ...), for the self-preference audit
 

@@ -53,7 +53,8 @@ rule rewrite:
         "../scripts/rewrite.py"
 
 
-# In a rewritten collection BM25 and the rankers outside rewriting.rankers keep their orderings.
+# In a rewritten collection BM25, the oracles (human labels) and the rankers outside
+# rewriting.rankers keep their orderings: their runs are copied, not computed again.
 rule fixed_order_run:
     input:
         L.run(D, "original", "{fixed}"),
@@ -71,6 +72,7 @@ rule fixed_order_run:
 
 
 ruleorder: fixed_order_run > rerank
+ruleorder: fixed_order_run > oracle
 
 
 rule llm_judge_sample:
@@ -90,7 +92,7 @@ rule llm_judge_sample:
         judge=lambda wildcards: PLAN.judge(wildcards.dataset, wildcards.judge),
         store=lambda wildcards: L.sample_labels(wildcards.dataset, wildcards.provenance, wildcards.judge, "sqlite"),
         seeds=lambda wildcards: list(sample_judge_seeds(wildcards)),
-    threads: 2
+    threads: 1  # the sample is small: a job of its own beside another
     resources:
         mem_mb=4000,
         llm_slots=lambda wildcards: llm_slots(PLAN.judge(wildcards.dataset, wildcards.judge).endpoint),
@@ -114,7 +116,7 @@ rule embedding_judge_sample:
         judge=judges_of_kind("embedding"),
     params:
         judge=lambda wildcards: PLAN.judge(wildcards.dataset, wildcards.judge),
-    threads: 2
+    threads: 1  # the sample is small: a job of its own beside another
     resources:
         mem_mb=2000,
     log:
@@ -159,7 +161,7 @@ rule sample_scores:
     params:
         ranker=lambda wildcards: PLAN.system(wildcards.ranker),
         store=lambda wildcards: L.ranker_store(wildcards.dataset, wildcards.provenance, f"{wildcards.ranker}-sample"),
-    threads: 2
+    threads: lambda wildcards: PLAN.system(wildcards.ranker).threads
     resources:
         mem_mb=lambda wildcards: PLAN.system(wildcards.ranker).mem_mb,
         gpu=lambda wildcards: PLAN.system(wildcards.ranker).gpus,

@@ -288,10 +288,11 @@ def sample_judge_seeds(wildcards):
 
 
 def fixed_order_systems():
-    """Systems whose ordering does not read the texts in a rewritten collection: BM25 (the pool
-    is retrieved once, on the original collection) and every ranker not in rewriting.rankers."""
+    """Run names whose ordering does not read the texts in a rewritten collection: BM25 (the pool
+    is retrieved once, on the original collection), the oracles (they sort by human labels) and
+    every ranker not in rewriting.rankers."""
     moving = {r.name for r in PLAN.rewriting_rankers}
-    return one_of(["bm25"] + [r.name for r in PLAN.rankers if r.name not in moving])
+    return one_of(name for s in PLAN.systems if s.slug not in moving for name in PLAN.run_names(s))
 
 
 def sample_judges(dataset):

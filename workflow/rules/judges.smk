@@ -85,6 +85,9 @@ rule llm_judge:
         # the judgment store: a cache kept across runs, so it is not a declared output
         store=lambda wildcards: L.store(wildcards.dataset, wildcards.provenance, wildcards.judge),
         seeds=lambda wildcards: list(judge_seeds(wildcards)),
+    # usually the longest job and on the critical path (the rewritten collection's judging and
+    # every table wait for it): start it before the rankers
+    priority: 50
     threads: 2
     resources:
         mem_mb=4000,

@@ -17,7 +17,7 @@ rule rerank:
         # per-query checkpoint (resume after a kill) and the API answer cache: not outputs
         checkpoint=lambda wildcards: L.checkpoint(wildcards.dataset, wildcards.provenance, wildcards.ranker),
         store=lambda wildcards: L.ranker_store(wildcards.dataset, wildcards.provenance, wildcards.ranker),
-    threads: 2
+    threads: lambda wildcards: PLAN.system(wildcards.ranker).threads
     resources:
         mem_mb=lambda wildcards: PLAN.system(wildcards.ranker).mem_mb,
         gpu=lambda wildcards: PLAN.system(wildcards.ranker).gpus,
