@@ -86,12 +86,14 @@ def experiment_config(tmp_path, server, **rewriting):
     config["rankers"] = {}
     llm = {"kind": "llm", "api_base": server.url, "api_key_env": "VOIRDIRE_TEST_KEY", "concurrency": 16}
     config["judges"] = [
-        {"name": "inflating", "model": "openai/inflating", **llm},  # +1 to a passage the assistant marked
-        {"name": "neutral", "model": "openai/neutral", **llm},  # the same grade with or without the mark
+        # +1 to a passage the assistant (its own family) marked
+        {"name": "inflating", "model": "openai/inflating", "family": "loopback", **llm},
+        # the same grade with or without the mark
+        {"name": "neutral", "model": "openai/neutral", "family": "other", **llm},
         {"name": "length", "kind": "baseline", "method": "length"},
     ]
     config["assistants"] = {"loop": {"model": "openai/loopback-assistant", "api_base": server.url,
-                                     "api_key_env": "VOIRDIRE_TEST_KEY"}}  # fmt: skip
+                                     "api_key_env": "VOIRDIRE_TEST_KEY", "family": "loopback"}}  # fmt: skip
     config["rewriting"] = {"per_grade": 10, "seed": 7, "rankers": [], **rewriting}
     return config
 
@@ -141,6 +143,11 @@ def test_an_inflating_judge_is_found_and_a_neutral_one_is_not(tmp_path, monkeypa
     clean = shift.loc[("neutral", "all")]
     assert not clean["significant"] and clean["direction"] == "none" and clean["mean_shift"] == 0
     assert clean["same"] == 1 and clean["wilcoxon_p"] == 1
+
+    # label-level self-preference: the inflating judge shares the assistant's family
+    preference = pd.read_csv(out / "tables/rewritten-loop/rewrite_self_preference.csv").set_index("judge")
+    assert preference.loc["inflating", "self_preferring"] and preference.loc["inflating", "excess_ci_low"] > 0
+    assert not preference.loc["neutral", "self_preferring"] and "length" not in preference.index
 
     # the recorded assistant: the passage without a rewrite is listed and left out, with its pairs
     checks = pd.read_csv(out / "tables/rewritten-rec/rewrite_checks.csv", dtype={"doc_id": str})

@@ -195,6 +195,12 @@ rule assistant_tables:
             f"{R}/figures/{{provenance}}/figure4.png", caption="../report/figure4.rst", category="Assistants"
         ),
         figure4_pdf=f"{R}/figures/{{provenance}}/figure4.pdf",
+        self_preference=report(
+            f"{R}/tables/{{provenance}}/rewrite_self_preference.csv",
+            caption="../report/rewrite_self_preference.rst",
+            category="Assistants",
+        ),
+        self_preference_md=f"{R}/tables/{{provenance}}/rewrite_self_preference.md",
     wildcard_constraints:
         provenance=one_of(REWRITTEN),
     params:
@@ -205,6 +211,11 @@ rule assistant_tables:
         systems=[str(s) for s in PLAN.systems],
         rewriting=config["rewriting"],
         alpha=config["evaluation"]["alpha"],
+        seed=config["evaluation"]["seed"],
+        families={j.name: j.family for js in PLAN.judges.values() for j in js},
+        assistant_family=lambda wildcards: assistant_of(wildcards.provenance).family,
+        # the reference panel: judges that read meaning (not the length/overlap baselines)
+        panel=sorted({j.name for js in PLAN.judges.values() for j in js if j.kind in ("llm", "embedding")}),
     log:
         f"{R}/logs/{{provenance}}/assistant_tables.log",
     conda:

@@ -4,6 +4,7 @@
 import pandas as pd
 
 from voirdire.assistants import figure4, label_shift, substitution
+from voirdire.audits.rewrite_preference import rewrite_self_preference
 from voirdire.formats import read_pairs, read_qrels, read_run
 from voirdire.manifest import sha256
 from voirdire.report import write_table
@@ -40,8 +41,8 @@ for dataset in params.datasets:
         label_rows.append(
             kept.assign(dataset=dataset, assistant=assistant, judge=judge,
                         original=original.reindex(index).to_numpy(dtype=float),
-                        rewritten=rewritten.reindex(index).to_numpy(dtype=float))  # fmt: skip
-        )
+                        rewritten=rewritten.reindex(index).to_numpy(dtype=float))
+        )  # fmt: skip
     checked = rewrites.drop(columns=["original", "text"]).assign(dataset=dataset, assistant=assistant)
     check_rows.append(checked)
     pool = read_run(files[f"pool/{dataset}"])
@@ -58,6 +59,10 @@ shift = label_shift(labels, alpha=alpha)
 write_table(shift, out.label_shift[: -len(".csv")], manifest=manifest, empty="no judge reads the texts",
             title=f"Experiment 1 (Figure 4): judges' labels of the balanced sample, original vs {provenance}")  # fmt: skip
 figure4(labels, params.rewriting["per_grade"], out.figure4, out.figure4_pdf)
+preference = rewrite_self_preference(labels, params.families, params.assistant_family, panel=params.panel,
+                                     seed=params.seed)  # fmt: skip
+write_table(preference, out.self_preference[: -len(".csv")], manifest=manifest, empty="no judge reads the texts",
+            title=f"Self-preference on rewritten passages: each judge's label shift beyond the panel's, {provenance}")  # fmt: skip
 
 # --- experiments 2 and 3: every system under every judge, original collection vs rewritten one
 def per_query(prov: str, extra: dict) -> pd.DataFrame:

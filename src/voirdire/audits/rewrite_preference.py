@@ -1,0 +1,93 @@
+"""Label-level self-preference on rewritten passages (seeds 001 and 004, with paper section 4.3).
+
+Does a judge grade passages rewritten by an assistant of its own family (a Gemini judge and a
+Gemini rewriter) up more than other judges grade the same rewrites? A judge's raw shift on a
+pair is its rewritten label minus its original label. Rewrites can change what a passage says,
+so every judge may move; the correction subtracts, pair by pair, the mean shift of the
+reference panel's other judges on the same pair (strictness corrected, as in seed 004's
+family audit). ``excess`` is the mean of those corrected shifts, with a bootstrap CI over pairs
+(``scipy.stats.bootstrap``). A judge is ``self_preferring`` when it shares the assistant's
+family and the CI lies above 0. Every judge gets the figure: one of another family with a
+large excess is not self-preferring, but is worth a look.
+
+The panel is the judges that read meaning (LLM and embedding judges, not the length or
+overlap baselines, whose shift follows the rewrite's length).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection, Mapping
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+COLUMNS = [
+    "dataset", "assistant", "assistant_family", "judge", "family", "same_family", "pairs",
+    "raw_shift", "panel_shift", "excess", "excess_ci_low", "excess_ci_high", "self_preferring", "reason",
+]  # fmt: skip
+
+
+def _bootstrap_ci(values: np.ndarray, seed: int, resamples: int, level: float) -> tuple[float, float]:
+    if len(values) < 2 or np.all(values == values[0]):
+        value = float(values[0]) if len(values) else math.nan
+        return value, value  # no spread: the CI is the point (or undefined)
+    result = stats.bootstrap(
+        (values,), np.mean, n_resamples=resamples, confidence_level=level, random_state=seed, method="percentile"
+    )
+    return float(result.confidence_interval.low), float(result.confidence_interval.high)
+
+
+def rewrite_self_preference(
+    labels: pd.DataFrame,
+    families: Mapping[str, str | None],
+    assistant_family: str | None,
+    *,
+    panel: Collection[str],
+    seed: int = 42,
+    resamples: int = 1000,
+    level: float = 0.95,
+) -> pd.DataFrame:
+    """One row per (dataset, assistant, judge of the panel); ``labels`` as for
+    :func:`voirdire.assistants.label_shift` (NaN labels are left out pair by pair)."""
+    rows = []
+    for (dataset, assistant), block in labels.groupby(["dataset", "assistant"], sort=False):
+        shifts = (
+            block[block["judge"].isin(panel)]
+            .assign(shift=lambda f: f["rewritten"] - f["original"])
+            .pivot_table(index=["query_id", "doc_id"], columns="judge", values="shift", aggfunc="first")
+        )
+        for judge in [j for j in dict.fromkeys(block["judge"]) if j in panel]:
+            family = families.get(judge)
+            row = {
+                "dataset": dataset, "assistant": assistant, "assistant_family": assistant_family,
+                "judge": judge, "family": family,
+                "same_family": bool(family and assistant_family and family == assistant_family),
+                "self_preferring": False, "reason": None,
+            }  # fmt: skip
+            others = [j for j in shifts.columns if j != judge]
+            if not others:
+                rows.append(row | {"pairs": 0, "reason": "no other judge of the panel to correct by"})
+                continue
+            own = shifts[judge]
+            reference = shifts[others].mean(axis=1)  # the other judges' mean shift on the pair
+            both = own.notna() & reference.notna()
+            excess = (own - reference)[both].to_numpy(dtype=float)
+            low, high = _bootstrap_ci(excess, seed, resamples, level)
+            row |= {
+                "pairs": int(both.sum()), "raw_shift": float(own[both].mean()) if both.any() else math.nan,
+                "panel_shift": float(reference[both].mean()) if both.any() else math.nan,
+                "excess": float(excess.mean()) if len(excess) else math.nan,
+                "excess_ci_low": low, "excess_ci_high": high,
+            }  # fmt: skip
+            if not assistant_family:
+                row["reason"] = "the assistant declares no family"
+            elif not family:
+                row["reason"] = "the judge declares no family"
+            elif not len(excess):
+                row["reason"] = "no pair labelled by the judge and the panel on both sides"
+            else:
+                row["self_preferring"] = bool(row["same_family"] and low > 0)
+            rows.append(row)
+    return pd.DataFrame(rows, columns=COLUMNS)
