@@ -218,3 +218,13 @@ def test_bad_assistant_config_is_one_line_naming_the_key(tmp_path, change, expec
     result = snakemake("-n", "--cores", "1", "--configfile", str(write_config(tmp_path, config)), check=False)
     lines = [line for line in (result.stdout + result.stderr).splitlines() if line.startswith("voirdire: ")]
     assert result.returncode != 0 and len(lines) == 1 and expected in lines[0], result.stderr
+
+
+def test_only_queries_whose_reranked_head_holds_a_rewrite_are_reranked_again():
+    from voirdire.rankers.rerank import unchanged_queries
+
+    pools = {"q1": ["a", "b", "c", "d"], "q2": ["c", "a", "x", "y"], "q3": ["y", "z"]}
+    assert unchanged_queries(pools, 2, {"c"}) == {"q1", "q3"}  # c is third in q1: below the head
+    assert unchanged_queries(pools, 3, {"c"}) == {"q3"}
+    assert unchanged_queries(pools, 2, set()) == set(pools)
+    assert unchanged_queries(pools, 4, {"y", "a"}) == set()

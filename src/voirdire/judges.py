@@ -106,6 +106,7 @@ class LLMJudge:
     seed: int | None = None
     samples: int = 1
     parse_retries: int = 2
+    threads: int = 2  # CPU threads of its jobs (a local model's torch threads)
     kind: str = "llm"
     family: str | None = None
 
@@ -135,7 +136,7 @@ class EmbeddingJudge:
 
 Judge = HumanJudge | RecordedJudge | NullJudge | LLMJudge | EmbeddingJudge
 JUDGE_KINDS = ("human", "recorded", "baseline", "llm", "embedding")
-LLM_FIELDS = ("temperature", "top_p", "max_tokens", "seed", "samples", "parse_retries")
+LLM_FIELDS = ("temperature", "top_p", "max_tokens", "seed", "samples", "parse_retries", "threads")
 """A live judge's own config keys, beside its endpoint's (:data:`voirdire.llm.endpoint.KEYS`)."""
 
 

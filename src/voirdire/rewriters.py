@@ -39,6 +39,7 @@ class LLMAssistant:
     max_tokens: int = 512
     seed: int | None = None
     family: str | None = None
+    threads: int = 2  # CPU threads of its job (a local model's torch threads)
     kind: str = "llm"
 
     @property
@@ -80,7 +81,7 @@ def assistant_from_config(name: str, entry: dict, *, key: str) -> Assistant:
         raise ConfigError(f"file not found: {prompt}", key=f"{key}.prompt_file")
     if "{passage}" not in prompt.read_text(encoding="utf-8"):
         raise ConfigError(f"{prompt}: the template has no {{passage}} slot", key=f"{key}.prompt_file")
-    own = {k: entry[k] for k in ("temperature", "max_tokens", "seed") if k in entry}
+    own = {k: entry[k] for k in ("temperature", "max_tokens", "seed", "threads") if k in entry}
     return LLMAssistant(name=name, endpoint=endpoint, prompt_file=prompt, family=family, **own)
 
 

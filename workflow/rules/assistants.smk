@@ -41,7 +41,7 @@ rule rewrite:
         spec=dataset_spec,
         # the assistant's call store: a cache kept across runs, not a declared output
         store=lambda wildcards: L.rewrites(wildcards.dataset, f"rewritten-{wildcards.assistant}", "sqlite"),
-    threads: 2
+    threads: lambda wildcards: getattr(PLAN.assistant(wildcards.assistant), "threads", 1)
     resources:
         mem_mb=4000,
         llm_slots=lambda wildcards: llm_slots(getattr(PLAN.assistant(wildcards.assistant), "endpoint", None)),

@@ -88,7 +88,7 @@ rule llm_judge:
     # usually the longest job and on the critical path (the rewritten collection's judging and
     # every table wait for it): start it before the rankers
     priority: 50
-    threads: 2
+    threads: lambda wildcards: PLAN.judge(wildcards.dataset, wildcards.judge).threads
     resources:
         mem_mb=4000,
         llm_slots=lambda wildcards: llm_slots(PLAN.judge(wildcards.dataset, wildcards.judge).endpoint),

@@ -5,6 +5,10 @@
 rule rerank:
     input:
         unpack(texts_inputs),
+        # a rewritten collection: the original orderings, kept for queries the rewrites miss
+        unpack(lambda wildcards: {} if wildcards.provenance == "original" else {
+            "original_run": L.run(wildcards.dataset, "original", wildcards.ranker)
+        }),
         pool=L.pool(D),
         topics=L.topics(D),
     output:

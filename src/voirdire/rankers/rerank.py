@@ -67,6 +67,12 @@ def pointwise_scores(
     raise ValueError(f"{ranker.name} is a {ranker.method} ranker, not a pointwise one")
 
 
+def unchanged_queries(pools: dict[str, list[str]], depth: int, changed: set[str]) -> set[str]:
+    """Queries whose top ``depth`` (what a ranker reorders) holds no passage of ``changed``: in a
+    collection where only those passages' texts changed, their orderings stay as they were."""
+    return {q for q, docids in pools.items() if changed.isdisjoint(docids[:depth])}
+
+
 def load_checkpoint(path: Path) -> dict[str, dict]:
     """Finished queries from a checkpoint; a torn last line (killed mid-write) is ignored."""
     done: dict[str, dict] = {}
@@ -96,7 +102,7 @@ def rerank_all(
 
     done = load_checkpoint(checkpoint)
     todo: Iterable[str] = [q for q in pools if q not in done]
-    backend = backend_for(ranker, store_path, max_in_flight)
+    backend = backend_for(ranker, store_path, max_in_flight) if todo else None  # no model to load
     checkpoint.parent.mkdir(parents=True, exist_ok=True)
     with checkpoint.open("a", encoding="utf-8") as fh:
         for qid in tqdm(todo, desc=f"reranking with {ranker.name}", disable=not progress, unit="query"):
