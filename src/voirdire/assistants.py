@@ -454,6 +454,16 @@ def _grid(count: int, width: float, height: float, cols: int = 3):
     return fig, list(axes.flat[:count])
 
 
+def _panels(shifts: pd.DataFrame, height: float, empty: str):
+    """A grid with one panel per row of stratum "all" (a single panel saying ``empty`` if none)."""
+    overall = shifts[shifts["stratum"] == "all"] if len(shifts) else shifts
+    fig, axes = _grid(len(overall), 4.2, height)
+    if overall.empty:
+        axes[0].text(0.5, 0.5, empty, ha="center", va="center")
+        axes[0].axis("off")
+    return fig, axes, overall
+
+
 def _save_both(fig, png: str | Path, pdf: str | Path) -> None:
     if Path(pdf) == Path(png).with_suffix(".pdf"):
         _save(fig, png)
@@ -475,12 +485,7 @@ def figure4(
     """Figure 4: label counts per grade, original vs rewritten passages, one panel per
     (dataset, assistant, judge); the dashed line is ``per_grade``, what a perfectly
     calibrated judge gives on the balanced sample."""
-    shifts = label_shift(labels, grades=grades)
-    overall = shifts[shifts["stratum"] == "all"] if len(shifts) else shifts
-    fig, axes = _grid(len(overall), 4.2, 3.4)
-    if overall.empty:
-        axes[0].text(0.5, 0.5, "no labels", ha="center", va="center")
-        axes[0].axis("off")
+    fig, axes, overall = _panels(label_shift(labels, grades=grades), 3.4, "no labels")
     x = np.arange(len(grades))
     for ax, (_, row) in zip(axes, overall.iterrows(), strict=False):
         before = [row[f"original_{g}"] for g in grades]
@@ -647,12 +652,7 @@ def figure5(
 ) -> None:
     """Figure 5: histograms of rewritten - original ranker scores, one panel per (dataset,
     assistant, ranker), with the mean, median, share within ±tolerance and sign-test p."""
-    shifts = score_shift(scores, tolerance=tolerance)
-    overall = shifts[shifts["stratum"] == "all"] if len(shifts) else shifts
-    fig, axes = _grid(len(overall), 4.2, 3.2)
-    if overall.empty:
-        axes[0].text(0.5, 0.5, "no scores", ha="center", va="center")
-        axes[0].axis("off")
+    fig, axes, overall = _panels(score_shift(scores, tolerance=tolerance), 3.2, "no scores")
     for ax, (_, row) in zip(axes, overall.iterrows(), strict=False):
         block = scores[
             (scores["dataset"] == row["dataset"])
