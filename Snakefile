@@ -27,6 +27,7 @@ include: "workflow/rules/plan.smk"
 include: "workflow/rules/report.smk"
 include: "workflow/rules/audits.smk"
 include: "workflow/rules/assistants.smk"
+include: "workflow/rules/probes.smk"
 
 
 rule all:

@@ -60,8 +60,8 @@ def test_allpairs_hand_computed_points_with_an_order_dependent_pair():
     assert order == [2, 0, 3, 1]
     bias = ledger.bias()
     # a consistent pair has one 'A' in its two prompts; the order-dependent pair has two
-    assert bias == {"prompts": 12, "pairs": 6, "order_dependent": 1,
-                    "first_position_wins": 5 * 1 + 2, "answered": 12}  # fmt: skip
+    assert bias == {"prompts": 12, "pairs": 6, "order_dependent": 1, "first_position_wins": 5 * 1 + 2,
+                    "answered": 12, "unparsed": 0, "answered_both": 6, "surviving": 5}  # fmt: skip
 
 
 def test_sliding_window_bubbles_the_best_to_the_top_in_k_passes():

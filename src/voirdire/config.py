@@ -21,7 +21,15 @@ from .errors import ConfigError
 from .judges import HUMAN, HumanJudge, Judge, judge_from_config
 from .llm.endpoint import KEYS as ENDPOINT_KEYS
 from .llm.endpoint import Endpoint
-from .rewriters import ORIGINAL, Assistant, assistant_from_config
+from .probes.items import (
+    INJECTIONS,
+    LISTS_PROMPT,
+    PAD_METHODS,
+    PAIRWISE_PROMPT,
+    require_slots,
+)
+from .probes.personas import read_persona_pool
+from .rewriters import ORIGINAL, PAD_PROMPT, Assistant, assistant_from_config
 from .systems import BM25, Oracle, Ranker, System, parse_system
 
 SCHEMA = Path(str(files("voirdire").joinpath("schema.yaml")))
@@ -92,6 +100,22 @@ class Plan:
     systems: tuple[System, ...]
     judges: dict[str, tuple[Judge, ...]] = field(default_factory=dict)
     assistants: tuple[Assistant, ...] = ()
+    padders: tuple[Assistant, ...] = ()  # the pad probe's LLM padders
+
+    @property
+    def probe_judges(self) -> list[str]:
+        """The LLM judges the probes ask again (none without a ``probes`` section)."""
+        probes = self.config.get("probes")
+        if probes is None:
+            return []
+        llm = [j.name for j in next(iter(self.judges.values()), ()) if j.kind == "llm"]
+        return [name for name in llm if name in probes.get("judges", llm)]
+
+    def padder(self, name: str) -> Assistant:
+        for padder in self.padders:
+            if padder.name == name:
+                return padder
+        raise ConfigError(f"no LLM padder {name!r}", key="probes.pad.assistants")
 
     @property
     def provenances(self) -> list[str]:
@@ -265,12 +289,74 @@ def _check_assistants(config: dict, systems: tuple[System, ...]) -> tuple[Assist
     return assistants
 
 
+def _check_template(path: str | Path, slots: tuple[str, ...], key: str) -> None:
+    if not Path(path).is_file():
+        raise ConfigError(f"file not found: {path}", key=key)
+    require_slots(Path(path).read_text(encoding="utf-8"), slots, key)
+
+
+def _check_probes(config: dict, judges: dict[str, tuple[Judge, ...]], systems: tuple[System, ...]) -> tuple[Assistant, ...]:
+    """The probes section: probed judges are live LLM judges, templates have their slots, the
+    persona pool has a usable field; returns the LLM padders. Fills in the shipped templates."""
+    probes = config.get("probes")
+    if probes is None:
+        return ()
+    kinds = {j.name: j.kind for js in judges.values() for j in js}
+    for index, name in enumerate(probes.get("judges", [])):
+        if kinds.get(name) != "llm":
+            raise ConfigError(f"{name!r} is not a judge of kind llm (probes ask the judge again)", key=f"probes.judges[{index}]")
+    swap = probes.get("swap")
+    if swap is not None:
+        _check_template(swap.get("prompt_file", PAIRWISE_PROMPT), ("query", "a", "b"), "probes.swap.prompt_file")
+        lists = swap.get("lists")
+        if lists is not None:
+            _check_template(lists.get("prompt_file", LISTS_PROMPT), ("query", "a", "b"), "probes.swap.lists.prompt_file")
+            names = [str(s) for s in systems]
+            lists.setdefault("systems", names)
+            for index, name in enumerate(lists["systems"]):
+                if name not in names:
+                    raise ConfigError(f"{name!r} is not a system listed under systems:", key=f"probes.swap.lists.systems[{index}]")
+    padders: tuple[Assistant, ...] = ()
+    pad = probes.get("pad")
+    if pad is not None:
+        padders = tuple(
+            assistant_from_config(name, entry, key=f"probes.pad.assistants.{name}", prompt=PAD_PROMPT)
+            for name, entry in pad.get("assistants", {}).items()
+        )
+        for padder in padders:
+            if padder.name in PAD_METHODS or padder.kind != "llm":
+                raise ConfigError("an LLM padder needs a model and a name other than repeat/filler", key=f"probes.pad.assistants.{padder.name}")
+    injection = probes.get("injection")
+    if injection is not None:
+        injection.setdefault("templates", dict(INJECTIONS))
+        for name, text in injection["templates"].items():
+            require_slots(text, ("passage",), f"probes.injection.templates.{name}")
+    personas = probes.get("personas")
+    if personas is not None:
+        _check_file(personas["pool"], "probes.personas.pool")
+        read_persona_pool(personas["pool"], personas["field"], personas["template"], stop_after=1)
+    return padders
+
+
+def _check_variants(config: dict, judges: dict[str, tuple[Judge, ...]]) -> None:
+    names = {j.name for js in judges.values() for j in js}
+    for group, entry in config.get("variants", {}).items():
+        for key, name in [("baseline", entry["baseline"])] + [(f"variants[{i}]", v) for i, v in enumerate(entry["variants"])]:
+            if name not in names:
+                raise ConfigError(f"{name!r} is not a judge (judges: {', '.join(sorted(names))})", key=f"variants.{group}.{key}")
+        if entry["baseline"] in entry["variants"]:
+            raise ConfigError("the baseline is also listed as a variant", key=f"variants.{group}.variants")
+
+
 def check(config: dict) -> Plan:
     """Check a schema-validated config for meaning, section by section, and derive the :class:`Plan`."""
     _check_datasets(config)
     systems = _check_systems(config, _check_rankers(config))
     assistants = _check_assistants(config, systems)
-    return Plan(config=config, systems=systems, judges=_check_judges(config), assistants=assistants)
+    judges = _check_judges(config)
+    padders = _check_probes(config, judges, systems)
+    _check_variants(config, judges)
+    return Plan(config=config, systems=systems, judges=judges, assistants=assistants, padders=padders)
 
 
 def load_plan(path: str | Path) -> Plan:

@@ -92,6 +92,23 @@ class Layout:
         """A pointwise ranker's scores of the sample, original and rewritten texts (Figure 5)."""
         return f"{self.root}/{dataset}/sample/{provenance}/ranker-{ranker}.tsv"
 
+    # The judge probes (SPEC sections 6-7)
+    def probe_sample(self, dataset: str) -> str:
+        """Every probe's sample of one dataset (JSON: swap pairs, lists, pad, injection, personas)."""
+        return f"{self.root}/{dataset}/probes/sample.json"
+
+    def personas(self, dataset: str) -> str:
+        """The persona of each sampled query under each role (retrieved with all-MiniLM-L6-v2)."""
+        return f"{self.root}/{dataset}/probes/personas.parquet"
+
+    def padded(self, dataset: str, padder: str, ext: str = "parquet") -> str:
+        """An LLM padder's padded texts with their checks (``parquet``), store or summary."""
+        return f"{self.root}/{dataset}/probes/pad-{padder}.{ext}"
+
+    def probe_answers(self, dataset: str, judge: str, ext: str = "parquet") -> str:
+        """A judge's probe answers, one row per call (``parquet``), its store or summary."""
+        return f"{self.root}/{dataset}/probes/judge-{judge}.{ext}"
+
     def manifest(self) -> str:
         """Systems, judges, datasets and evaluation settings: an input of every aggregate rule."""
         return f"{self.root}/manifest.json"

@@ -24,6 +24,8 @@ from .prompts import path as prompt_path
 ORIGINAL = "original"
 REWRITE_PROMPT = prompt_path("rewrite.txt")
 """The paper's zero-shot prompt (section 4.3), with a ``{passage}`` slot."""
+PAD_PROMPT = prompt_path("pad.txt")
+"""The pad test's prompt, in the SPEC's words (section 6): about twice the length, no new facts."""
 
 
 def provenance_of(assistant: str) -> str:
@@ -66,8 +68,9 @@ class RecordedAssistant:
 Assistant = LLMAssistant | RecordedAssistant
 
 
-def assistant_from_config(name: str, entry: dict, *, key: str) -> Assistant:
-    """One entry of the config's ``assistants`` mapping (``key`` names it in errors)."""
+def assistant_from_config(name: str, entry: dict, *, key: str, prompt: Path = REWRITE_PROMPT) -> Assistant:
+    """One entry of the config's ``assistants`` mapping (``key`` names it in errors); ``prompt`` is
+    the template when the entry gives no ``prompt_file``."""
     family = entry.get("family")
     if entry.get("kind", "llm") == "recorded":
         if "rewrites" not in entry:
@@ -76,7 +79,7 @@ def assistant_from_config(name: str, entry: dict, *, key: str) -> Assistant:
             raise ConfigError(f"file not found: {entry['rewrites']}", key=f"{key}.rewrites")
         return RecordedAssistant(name=name, rewrites=Path(entry["rewrites"]), family=family)
     endpoint = Endpoint.from_config(entry, key=key)
-    prompt = Path(entry.get("prompt_file", REWRITE_PROMPT))
+    prompt = Path(entry.get("prompt_file", prompt))
     if not prompt.is_file():
         raise ConfigError(f"file not found: {prompt}", key=f"{key}.prompt_file")
     if "{passage}" not in prompt.read_text(encoding="utf-8"):

@@ -324,6 +324,69 @@ def score_inputs(wildcards):
     }
 
 
+# ----------------------------------------------------------------------------- probes
+PROBES = as_plain(config.get("probes") or {})
+HUMAN_SCALE = PLAN.judge(PLAN.datasets[0], "human").scale
+
+
+def probe_judge_inputs(wildcards):
+    """A probe job's optional inputs: the personas (persona probe) and LLM padders' texts."""
+    inputs = {}
+    if "personas" in PROBES:
+        inputs["personas"] = L.personas(wildcards.dataset)
+    if PLAN.padders:
+        inputs["padded"] = [L.padded(wildcards.dataset, p.name) for p in PLAN.padders]
+    return inputs
+
+
+def probe_answers(wildcards=None):
+    """(dataset, judge) -> the judge's probe answers, for every probed judge of every dataset."""
+    return {(d, j): L.probe_answers(d, j) for d in PLAN.datasets for j in PLAN.probe_judges}
+
+
+def probe_answer_files(wildcards):
+    return list(probe_answers().values())
+
+
+def probe_output(name, ext, caption=None):
+    """A probe's table or figure (provenance original); with a caption it joins the report under Probes."""
+    path = f"{R}/audits/original/{name}.{ext}"
+    return report(path, caption=f"../report/probe_{caption}.rst", category="Probes") if caption else path
+
+
+def sensitivity_outputs(prefix):
+    """The persona (or prompt-variant) tables and figures: agreement, displacement, sensitivity by
+    condition and by system, direction consistency; the displacement heatmap and sensitivity chart."""
+    outputs = {}
+    for name in ("agreement", "displacement", "sensitivity", "systems", "consistency"):
+        outputs[name] = probe_output(f"{prefix}_{name}", "csv", f"sensitivity_{name}")
+        outputs[f"{name}_md"] = probe_output(f"{prefix}_{name}", "md")
+    outputs["heatmap"] = probe_output(f"{prefix}_heatmap", "png", "sensitivity_heatmap")
+    outputs["chart"] = probe_output(f"{prefix}_chart", "png", "sensitivity_chart")
+    return outputs
+
+
+def variant_labels():
+    """(dataset, group, judge) -> qrels of every judge of every variants group (pool, original)."""
+    return {
+        (d, group, judge): L.qrels(d, "original", judge)
+        for group, entry in config.get("variants", {}).items()
+        for judge in [entry["baseline"], *entry["variants"]]
+        for d in PLAN.datasets
+    }
+
+
+def probe_final_outputs():
+    names = []
+    if PLAN.probe_judges:
+        names += ["swap"] * ("swap" in PROBES) + ["pad"] * ("pad" in PROBES) + ["injection"] * ("injection" in PROBES)
+        if "personas" in PROBES:
+            names.append("persona_sensitivity")
+    if config.get("variants"):
+        names.append("prompt_sensitivity_sensitivity")
+    return [f"{R}/audits/original/{name}.csv" for name in names]
+
+
 def get_final_output():
     names = ["table1", "table2", "significance"]
     if any(r.method == "prp" for r in PLAN.rankers):
@@ -344,7 +407,7 @@ def get_final_output():
     assistants += [f"{R}/figures/{{provenance}}/figure4.png"]
     if PLAN.rewriting_rankers:
         assistants += [f"{R}/tables/{{provenance}}/score_shift.csv", f"{R}/figures/{{provenance}}/figure5.png"]
-    return outputs + expand(assistants, provenance=REWRITTEN)
+    return outputs + expand(assistants, provenance=REWRITTEN) + probe_final_outputs()
 
 
 AUDIT_TABLES = (

@@ -44,6 +44,22 @@ def legacy_key(judge: LLMJudge, messages: list[dict], sample: int, template_sha2
     )  # fmt: skip
 
 
+def grade_calls(
+    judge: LLMJudge, template: Template, messages: list[dict], items: dict[str, str], *, legacy: bool = False
+) -> list[Call]:
+    """The calls for one rendered grading prompt: one per sample; ``legacy`` adds voirdire 0.1's key."""
+    calls = []
+    for sample in range(judge.samples):
+        request = Request.chat(
+            "judge", judge.model, messages, template_sha256=template.sha256, sample=sample,
+            accept=GradeAccept(judge.scale).name, temperature=judge.temperature, top_p=judge.top_p,
+            max_tokens=judge.max_tokens, seed=judge.seed,
+        )  # fmt: skip
+        aliases = (legacy_key(judge, messages, sample, template.sha256),) if legacy else ()
+        calls.append(Call(request, judge.name, items, aliases=aliases))
+    return calls
+
+
 def judge_calls(
     judge: LLMJudge,
     pairs: pd.DataFrame,
@@ -54,17 +70,9 @@ def judge_calls(
 ) -> list[Call]:
     """One call per (unique pair, sample), in pair order."""
     template = Template.from_file(judge.prompt_file)
-    accept = GradeAccept(judge.scale).name
     calls = []
     for row in pairs[["query_id", "doc_id"]].drop_duplicates().itertuples(index=False):
         messages = template.render(topics[row.query_id], texts[row.doc_id])
         items = {"query_id": row.query_id, "doc_id": row.doc_id, "provenance": provenance}
-        for sample in range(judge.samples):
-            request = Request.chat(
-                "judge", judge.model, messages, template_sha256=template.sha256, sample=sample,
-                accept=accept, temperature=judge.temperature, top_p=judge.top_p,
-                max_tokens=judge.max_tokens, seed=judge.seed,
-            )  # fmt: skip
-            alias = legacy_key(judge, messages, sample, template.sha256)
-            calls.append(Call(request, judge.name, items, aliases=(alias,)))
+        calls.extend(grade_calls(judge, template, messages, items, legacy=True))
     return calls

@@ -23,6 +23,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from ..probes.swap import FIRST, SECOND, swap_counts, swap_outcome
+
 RG_PROMPT = (
     "Passage: {passage}\nQuery: {query}\n"
     "Does the passage answer the query? Answer 'Yes' or 'No'."
@@ -106,26 +108,16 @@ class PairwiseLedger:
     answers: dict[tuple[int, int], str | None] = field(default_factory=dict)
 
     def outcome(self, i: int, j: int) -> float:
-        """1 if i beats j in both orders, 0 if j does, 0.5 if the answer depends on the order."""
-        ij, ji = self.answers[i, j], self.answers[j, i]
-        if ij == "A" and ji == "B":
-            return 1.0
-        if ij == "B" and ji == "A":
-            return 0.0
-        return 0.5
+        """1 if i beats j in both orders, 0 if j does, 0.5 if the answer depends on the order
+        (the swap test's one definition, :func:`voirdire.probes.swap.swap_outcome`)."""
+        return {FIRST: 1.0, SECOND: 0.0}.get(swap_outcome(self.answers[i, j], self.answers[j, i]), 0.5)
 
-    def bias(self) -> dict[str, float | int]:
-        """Position-bias figures: order-dependent share and first-position win rate."""
-        unordered = {(min(i, j), max(i, j)) for i, j in self.answers if (j, i) in self.answers}
-        dependent = sum(self.outcome(i, j) == 0.5 for i, j in unordered)
-        shown = [a for a in self.answers.values() if a is not None]
-        return {
-            "prompts": len(self.answers),
-            "pairs": len(unordered),
-            "order_dependent": dependent,
-            "first_position_wins": sum(a == "A" for a in shown),
-            "answered": len(shown),
-        }
+    def bias(self) -> dict[str, int]:
+        """Position-bias counts of the pairs asked in both orders (:func:`~voirdire.probes.swap.swap_counts`)."""
+        unordered = sorted({(min(i, j), max(i, j)) for i, j in self.answers if (j, i) in self.answers})
+        counts = swap_counts((self.answers[i, j], self.answers[j, i]) for i, j in unordered)
+        counts["prompts"] = len(self.answers)
+        return counts
 
 
 Compare = Callable[[Sequence[tuple[int, int]]], None]

@@ -8,10 +8,12 @@ every query is done.
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from ..probes.swap import swap_rates
 from ..systems import Ranker
 from .llm import LogitsBackend, prp_rank, rg_scores
 
@@ -120,9 +122,7 @@ def total_bias(records: Iterable[dict]) -> dict | None:
     parts = [r["bias"] for r in records if r.get("bias")]
     if not parts:
         return None
-    total = {key: sum(p[key] for p in parts) for key in parts[0]}
-    total["order_dependent_rate"] = total["order_dependent"] / total["pairs"] if total["pairs"] else None
-    total["first_position_win_rate"] = (
-        total["first_position_wins"] / total["answered"] if total["answered"] else None
-    )
+    total: dict = {key: sum(p.get(key, 0) for p in parts) for key in set().union(*parts)}
+    rates = {k: None if math.isnan(v) else v for k, v in swap_rates(total).items()}
+    total.update(rates, order_dependent_rate=rates["tie_rate"])
     return total

@@ -38,17 +38,19 @@ def accept_text(answer: Answer) -> Verdict:
     return Verdict(True, answer.text or "", "text")
 
 
-def rewrite_calls(assistant: LLMAssistant, originals: Mapping[str, str]) -> list[Call]:
-    """One call per sampled passage: the assistant's template with the passage in its slot."""
+def rewrite_calls(assistant: LLMAssistant, originals: Mapping[str, str], purpose: str = "rewrite") -> list[Call]:
+    """One call per sampled passage: the assistant's template with the passage in its slot
+    (purpose ``rewrite``, or ``probe`` for the pad test's LLM padders)."""
     template = Template.from_file(assistant.prompt_file)
     calls = []
     for doc_id, text in originals.items():
         request = Request.chat(
-            "rewrite", assistant.model, template.render("", text), template_sha256=template.sha256,
+            purpose, assistant.model, template.render("", text), template_sha256=template.sha256,
             sample=0, accept="text", temperature=assistant.temperature, max_tokens=assistant.max_tokens,
             seed=assistant.seed,
         )  # fmt: skip
-        calls.append(Call(request, assistant.name, {"doc_id": doc_id, "provenance": assistant.provenance}))
+        provenance = assistant.provenance if purpose == "rewrite" else f"pad-{assistant.name}"
+        calls.append(Call(request, assistant.name, {"doc_id": doc_id, "provenance": provenance}))
     return calls
 
 
@@ -84,13 +86,15 @@ def run_rewrite_job(
     drop_flagged: bool = False,
     max_in_flight: int | None = None,
     progress: bool = True,
+    purpose: str = "rewrite",
 ) -> dict:
     """Rewrite every sampled passage through the store; returns the job's summary."""
-    calls = rewrite_calls(assistant, originals)
+    calls = rewrite_calls(assistant, originals, purpose)
     with Store(store_path) as store:
         stats = call_all(
             assistant.endpoint, calls, store, accept=accept_text, max_in_flight=max_in_flight,
-            progress=progress, desc=f"rewriting with {assistant.name}", config_key=f"assistants.{assistant.name}",
+            progress=progress, desc=f"{purpose}: {assistant.name}",
+            config_key=f"assistants.{assistant.name}" if purpose == "rewrite" else f"probes.pad.assistants.{assistant.name}",
         )  # fmt: skip
         stored = {r.key: r for r in store.get(c.key for c in calls)}
     rewrites = {c.items["doc_id"]: stored[c.key].raw or "" for c in calls}

@@ -1,0 +1,231 @@
+"""One probe job: a live judge asked again with something changed (SPEC sections 6-7).
+
+For one (dataset, judge) the job asks, through the shared call path (cached, concurrent,
+resumable, costed):
+
+* ``swap`` and ``lists``: the judge's pairwise template (passages, or two result lists) for
+  each sampled pair in both orders (purpose ``probe``, acceptance ``choice:AB``);
+* ``pad``: a grade for each sampled passage as written and for each padding of it, and the
+  pairwise question (original vs padded) in both orders;
+* ``injection``: a grade for each non-relevant passage as written and with each template;
+* ``persona``: a grade for each pair under the plain prompt (``baseline``) and under each
+  role's "You are acting as {persona}." prefix.
+
+Grades use the judge's own template, so a plain prompt is the very request its pool job made
+and is copied from that job's finished store at cost 0 (``seeds``). The job writes one row per
+call: ``probe``, ``condition``, ``query_id``, ``doc_id`` (pointwise) or ``first``/``second``
+and ``order`` (pairwise), ``sample``, ``label`` or ``choice`` (None when unparsed), status and
+raw answer.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from ..formats import atomic_write
+from ..judges import LLMJudge
+from ..llm import Answer, Call, Request, Store, Verdict, call_all, has_price
+from ..llm.env import import_litellm
+from ..probes.items import LISTS_PROMPT, PAIRWISE_PROMPT, inject, pad, render_list
+from ..probes.personas import persona_prefix
+from .tasks import GradeAccept, grade_calls
+from .templates import Template
+
+CHOICE = "choice:AB"
+_STRICT = re.compile(r"^\W*([AB])\W*$")
+_LEAD = re.compile(r"^\W*(?:passage|ranking|list|option|answer)\W*([AB])\b", re.IGNORECASE)
+_NAMED = re.compile(r"\b(?:passage|ranking)\s+([AB])\b", re.IGNORECASE)
+
+
+def parse_choice(text: str | None) -> tuple[str | None, str]:
+    """``"A"``/``"B"`` and the rule that read it: the whole answer is the letter (``strict``), it
+    leads with "Passage A"/"Ranking B" (``lead``), or names exactly one of them (``named``);
+    otherwise ``(None, "unparsed")``: never a default letter."""
+    text = (text or "").strip()
+    for rule, pattern in (("strict", _STRICT), ("lead", _LEAD)):
+        if found := pattern.match(text):
+            return found.group(1).upper(), rule
+    named = {m.upper() for m in _NAMED.findall(text)}
+    if len(named) == 1:
+        return named.pop(), "named"
+    return None, "unparsed"
+
+
+def accept_choice(answer: Answer) -> Verdict:
+    choice, rule = parse_choice(answer.text)
+    return Verdict(choice is not None, choice, rule)
+
+
+class PairTemplate(Template):
+    """A pairwise template: ``{query}``, ``{a}`` and ``{b}`` slots."""
+
+    def render_pair(self, query: str, a: str, b: str) -> list[dict[str, str]]:
+        content = self.text.replace("{query}", query).replace("{a}", a).replace("{b}", b)
+        return [{"role": "user", "content": content}]
+
+
+def _pair_calls(judge: LLMJudge, template: PairTemplate, query: str, a: str, b: str, items: dict) -> list[Call]:
+    """The pair asked in both orders (``order`` ab: ``first`` shown as A; ba: ``second`` as A)."""
+    calls = []
+    for order, (x, y) in (("ab", (a, b)), ("ba", (b, a))):
+        request = Request.chat(
+            "probe", judge.model, template.render_pair(query, x, y), template_sha256=template.sha256,
+            accept=CHOICE, temperature=judge.temperature, top_p=judge.top_p, max_tokens=judge.max_tokens,
+            seed=judge.seed,
+        )  # fmt: skip
+        calls.append(Call(request, judge.name, {**items, "order": order}))
+    return calls
+
+
+def _pairwise_prompt(options: Mapping) -> Path:
+    """The swap test's template, which the pad test's pairwise question uses too."""
+    return Path((options.get("swap") or {}).get("prompt_file") or PAIRWISE_PROMPT)
+
+
+def _with_prefix(messages: list[dict], prefix: str) -> list[dict]:
+    return [{**messages[0], "content": f"{prefix}\n\n{messages[0]['content']}"}, *messages[1:]]
+
+
+def probe_calls(
+    judge: LLMJudge,
+    sample: Mapping,
+    topics: Mapping[str, str],
+    texts: Mapping[str, str],
+    *,
+    options: Mapping,
+    padded: Mapping[str, Mapping[str, str]] | None = None,
+    personas: pd.DataFrame | None = None,
+) -> tuple[list[Call], list[Call]]:
+    """(grade calls, pairwise calls) of every probe in ``sample`` (see the module docstring).
+
+    ``padded`` holds LLM padders' texts by padder and passage; ``personas`` has (query_id, role,
+    persona) rows; ``options`` is the config's ``probes`` section."""
+    template = Template.from_file(judge.prompt_file)
+    grades: list[Call] = []
+    pairs: list[Call] = []
+
+    def grade(probe: str, condition: str, qid: str, doc: str, text: str, prefix: str | None = None) -> None:
+        messages = template.render(topics[qid], text)
+        if prefix is not None:
+            messages = _with_prefix(messages, prefix)
+        items = {"probe": probe, "condition": condition, "query_id": qid, "doc_id": doc}
+        grades.extend(grade_calls(judge, template, messages, items))
+
+    if sample.get("swap"):
+        pairwise = PairTemplate.from_file(_pairwise_prompt(options))
+        for row in sample["swap"]:
+            q = row["query_id"]
+            items = {"probe": "swap", "condition": "passages", "query_id": q, "first": row["doc_a"], "second": row["doc_b"]}
+            pairs += _pair_calls(judge, pairwise, topics[q], texts[row["doc_a"]], texts[row["doc_b"]], items)
+    if sample.get("lists"):
+        lists = PairTemplate.from_file(options["swap"]["lists"].get("prompt_file") or LISTS_PROMPT)
+        chars = options["swap"]["lists"]["chars"]
+        for row in sample["lists"]:
+            q = row["query_id"]
+            a, b = render_list(row["docs_a"], texts, chars), render_list(row["docs_b"], texts, chars)
+            items = {"probe": "lists", "condition": "lists", "query_id": q, "first": row["system_a"], "second": row["system_b"]}
+            pairs += _pair_calls(judge, lists, topics[q], a, b, items)
+    if sample.get("pad"):
+        pairwise = PairTemplate.from_file(_pairwise_prompt(options)) if options["pad"]["pairwise"] else None
+        padders = {m: {d["doc_id"]: pad(m, texts[d["doc_id"]]) for d in sample["pad"]} for m in options["pad"]["methods"]}
+        padders.update(padded or {})
+        for row in sample["pad"]:
+            q, doc = row["query_id"], row["doc_id"]
+            grade("pad", "original", q, doc, texts[doc])
+            for name, by_doc in padders.items():
+                if by_doc.get(doc) is None:  # an LLM padder's empty or missing answer: listed, not judged
+                    continue
+                grade("pad", name, q, doc, by_doc[doc])
+                if pairwise is not None:
+                    items = {"probe": "pad-pairwise", "condition": name, "query_id": q, "doc_id": doc,
+                             "first": "original", "second": name}  # fmt: skip
+                    pairs += _pair_calls(judge, pairwise, topics[q], texts[doc], by_doc[doc], items)
+    if sample.get("injection"):
+        for row in sample["injection"]:
+            q, doc = row["query_id"], row["doc_id"]
+            grade("injection", "original", q, doc, texts[doc])
+            for name, text in options["injection"]["templates"].items():
+                grade("injection", name, q, doc, inject(text, texts[doc], topics[q]))
+    if sample.get("personas") and personas is not None:
+        roles = personas.set_index(["query_id", "role"])["persona"]
+        for row in sample["personas"]["pairs"]:
+            q, doc = row["query_id"], row["doc_id"]
+            grade("persona", "baseline", q, doc, texts[doc])
+            for role in options["personas"]["roles"]:
+                grade("persona", role, q, doc, texts[doc], persona_prefix(roles[q, role]))
+    return grades, pairs
+
+
+ANSWER_COLUMNS = [
+    "probe", "condition", "query_id", "doc_id", "first", "second", "order", "sample", "label", "choice",
+    "status", "rule", "raw", "model_version", "cost", "key",
+]  # fmt: skip
+
+
+def answers_table(calls: Sequence[Call], store: Store) -> pd.DataFrame:
+    """One row per call (duplicates of one request keep their own ids), with its stored answer."""
+    stored = {r.key: r for r in store.get({c.key for c in calls})}
+    rows = []
+    for call in calls:
+        record = stored[call.key]
+        ok = record.status == "ok"
+        pairwise = call.request.accept == CHOICE
+        rows.append({
+            **{k: call.items.get(k) for k in ("probe", "condition", "query_id", "doc_id", "first", "second", "order")},
+            "sample": call.request.sample, "label": record.value if ok and not pairwise else None,
+            "choice": record.value if ok and pairwise else None, "status": record.status, "rule": record.rule,
+            "raw": record.raw, "model_version": record.model_version, "cost": record.cost, "key": call.key,
+        })  # fmt: skip
+    frame = pd.DataFrame(rows, columns=ANSWER_COLUMNS)
+    frame["label"] = frame["label"].astype("Float64")
+    return frame
+
+
+def run_probe_job(
+    judge: LLMJudge,
+    *,
+    sample: Mapping,
+    topics: Mapping[str, str],
+    texts: Mapping[str, str],
+    options: Mapping,
+    store_path: str | Path,
+    out: str | Path,
+    summary_out: str | Path,
+    padded: Mapping[str, Mapping[str, str]] | None = None,
+    personas: pd.DataFrame | None = None,
+    seeds: Sequence[str | Path] = (),
+    max_in_flight: int | None = None,
+    progress: bool = True,
+) -> dict:
+    """Ask every probe call of ``judge`` through its store; write the answers and a summary."""
+    grades, pairs = probe_calls(judge, sample, topics, texts, options=options, padded=padded, personas=personas)
+    common = {"max_in_flight": max_in_flight, "progress": progress, "reasks": judge.parse_retries,
+              "config_key": f"judges.{judge.name}"}  # fmt: skip
+    with Store(store_path) as store:
+        graded = call_all(judge.endpoint, grades, store, accept=GradeAccept(judge.scale), seeds=seeds,
+                          desc=f"probes: {judge.name} grades", **common)  # fmt: skip
+        chosen = call_all(judge.endpoint, pairs, store, accept=accept_choice,
+                          desc=f"probes: {judge.name} pairwise", **common)  # fmt: skip
+        table = answers_table(grades + pairs, store)
+    with atomic_write(out, "wb") as fh:
+        table.to_parquet(fh, index=False)
+    per_probe = table.groupby("probe")["status"].agg(calls="size", unparsed=lambda s: int((s != "ok").sum()))
+    summary = {
+        "judge": judge.name, "model": judge.model,
+        "model_versions": sorted({v for v in table["model_version"].dropna()}),
+        "probes": {p: {k: int(v) for k, v in row.items()} for p, row in per_probe.iterrows()},
+        "calls_this_run": (graded.calls - graded.cached) + (chosen.calls - chosen.cached),
+        "cached": graded.cached + chosen.cached, "copied_from_finished_jobs": graded.seeded,
+        "cost_this_run_usd": graded.cost + chosen.cost,
+        "price_known": has_price(import_litellm(), judge.model),
+        "cost_ledger_usd": float(table.drop_duplicates("key")["cost"].sum()),
+        "wall_s": graded.wall_s + chosen.wall_s,
+    }  # fmt: skip
+    with atomic_write(summary_out) as fh:
+        json.dump(summary, fh, indent=2)
+    return summary

@@ -1,0 +1,145 @@
+"""The probes' tables from the probe jobs' answers (one row per call; see
+:mod:`voirdire.judging.probes`): swap test on passages and on result lists, pad test, injection
+probe, and the persona label sets that :mod:`.sensitivity` compares.
+
+Every input table carries ``dataset`` and ``judge``. Labels of one pair asked k times (a judge
+with ``samples: k``) are aggregated by majority, ties by the lower median, as in the pool;
+pairwise questions are asked once (sample 0).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import Counter
+
+import pandas as pd
+
+from .shifts import label_shift
+from .swap import SECOND, TIE, preference, swap_outcome, swap_table
+
+
+def _majority(labels: pd.Series) -> float:
+    values = [int(v) for v in labels.dropna()]
+    if not values:
+        return math.nan
+    counts = Counter(values).most_common()
+    top = [v for v, n in counts if n == counts[0][1]]
+    return float(top[0] if len(top) == 1 else statistics.median_low(values))
+
+
+def grades(answers: pd.DataFrame, probe: str) -> pd.DataFrame:
+    """One label per (dataset, judge, condition, query, passage) of a pointwise probe (NaN: unparsed)."""
+    rows = answers[(answers["probe"] == probe) & answers["label"].notna() | (answers["probe"] == probe)]
+    keys = ["dataset", "judge", "condition", "query_id", "doc_id"]
+    return rows.groupby(keys, sort=True)["label"].agg(_majority).rename("relevance").reset_index()
+
+
+def pairs(answers: pd.DataFrame, probe: str) -> pd.DataFrame:
+    """One row per pair of a pairwise probe: its two answers ``ab`` and ``ba`` (None: unparsed)."""
+    rows = answers[(answers["probe"] == probe) & (answers["sample"] == 0)]
+    keys = ["dataset", "judge", "condition", "query_id", "doc_id", "first", "second"]
+    rows = rows.assign(doc_id=rows["doc_id"].fillna(""), choice=rows["choice"].astype(object))
+    wide = rows.set_index([*keys, "order"])["choice"].unstack("order")
+    wide = wide.reindex(columns=["ab", "ba"]).reset_index()
+    wide.columns.name = None
+    return wide.astype(object).where(wide.notna(), None)
+
+
+def _probe_swap(answers: pd.DataFrame, probe: str, reference) -> pd.DataFrame:
+    verdicts = pairs(answers, probe)
+    if not len(verdicts):
+        return pd.DataFrame()
+    verdicts["reference"] = [reference(r) for r in verdicts.itertuples(index=False)]
+    table = swap_table(verdicts, keys=("dataset", "judge"))
+    table.insert(2, "probe", probe)
+    return table
+
+
+def swap_results(answers: pd.DataFrame, human: pd.DataFrame, human_scores: pd.DataFrame) -> pd.DataFrame:
+    """The swap test per (dataset, judge) on passages (reference: the human grades) and on result
+    lists (reference: the two systems' human nDCG@10 on that query)."""
+    grade = human.set_index(["dataset", "query_id", "doc_id"])["relevance"].to_dict()
+    ndcg = human_scores.set_index(["dataset", "query_id", "system"])["ndcg"].to_dict()
+
+    def by_grade(r) -> str | None:
+        a, b = grade.get((r.dataset, r.query_id, r.first)), grade.get((r.dataset, r.query_id, r.second))
+        return None if a is None or b is None else preference(a, b)
+
+    def by_ndcg(r) -> str | None:
+        a, b = ndcg.get((r.dataset, r.query_id, r.first)), ndcg.get((r.dataset, r.query_id, r.second))
+        return None if a is None or b is None else preference(a, b)
+
+    parts = [_probe_swap(answers, "swap", by_grade), _probe_swap(answers, "lists", by_ndcg)]
+    parts = [p for p in parts if len(p)]
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+
+
+def _paired(labels: pd.DataFrame, human: pd.DataFrame) -> pd.DataFrame:
+    """Each changed grade beside the same judge's grade of the unchanged text and the human grade."""
+    original = labels[labels["condition"] == "original"].drop(columns="condition").rename(columns={"relevance": "original"})
+    changed = labels[labels["condition"] != "original"].rename(columns={"relevance": "changed"})
+    keys = ["dataset", "judge", "query_id", "doc_id"]
+    joined = changed.merge(original, on=keys, how="left")
+    return joined.merge(human.rename(columns={"relevance": "human"}), on=["dataset", "query_id", "doc_id"], how="left")
+
+
+def pad_results(answers: pd.DataFrame, human: pd.DataFrame, alpha: float) -> pd.DataFrame:
+    """The pad test per (dataset, judge, padding, human grade): the grade shift of padded over
+    original text, and (when asked) how often the padded text wins the swap-checked pairwise
+    question (``padded_wins``; ties and unparsed pairs are not wins)."""
+    table = label_shift(_paired(grades(answers, "pad"), human), alpha)
+    duels = pairs(answers, "pad-pairwise")
+    if len(duels):
+        duels = duels.merge(human.rename(columns={"relevance": "human"}), on=["dataset", "query_id", "doc_id"], how="left")
+        duels["won"] = [swap_outcome(ab, ba) == SECOND for ab, ba in zip(duels["ab"], duels["ba"], strict=True)]
+        duels["tie"] = [swap_outcome(ab, ba) == TIE for ab, ba in zip(duels["ab"], duels["ba"], strict=True)]
+        keys = ["dataset", "judge", "condition"]
+        overall = duels.groupby(keys).agg(duels=("won", "size"), padded_wins=("won", "mean"), duel_ties=("tie", "mean"))
+        by_grade = duels.assign(human=duels["human"].map(lambda g: "n/a" if pd.isna(g) else str(int(g)))).groupby([*keys, "human"]).agg(
+            duels=("won", "size"), padded_wins=("won", "mean"), duel_ties=("tie", "mean")
+        )  # fmt: skip
+        overall = overall.reset_index().assign(human="all")
+        wins = pd.concat([overall, by_grade.reset_index()], ignore_index=True)
+        table = table.merge(wins, on=[*keys, "human"], how="left")
+    return table.rename(columns={"condition": "padding"})
+
+
+def injection_results(answers: pd.DataFrame, human: pd.DataFrame, alpha: float) -> pd.DataFrame:
+    """The injection probe per (dataset, judge, template): the grade shift against the same
+    non-relevant passages unchanged, with a paired Wilcoxon test."""
+    return label_shift(_paired(grades(answers, "injection"), human), alpha).rename(columns={"condition": "template"})
+
+
+def persona_labels(answers: pd.DataFrame) -> pd.DataFrame:
+    """The persona probe's label sets: (dataset, group = judge, condition = baseline or role, query, passage)."""
+    labels = grades(answers, "persona")
+    return labels.rename(columns={"judge": "group"})
+
+
+def sensitivity_tables(
+    labels: pd.DataFrame,
+    human: pd.DataFrame,
+    baselines: dict[str, str],
+    per_query: pd.DataFrame,
+    human_scores: pd.DataFrame,
+    *,
+    low: int,
+    high: int,
+    seed: int,
+    rbo_p: float,
+) -> dict[str, pd.DataFrame]:
+    """Persona or prompt-variant sensitivity (SPEC section 7): agreement, displacement, the
+    sensitivity summaries and direction consistency, by table name."""
+    from .sensitivity import agreement, direction_consistency, displacement, sensitivity
+
+    moved = displacement(per_query, baselines)
+    by_system, by_condition = sensitivity(moved, seed=seed)
+    agreed = agreement(labels, human, baselines, low, high, per_query=per_query, human_scores=human_scores, rbo_p=rbo_p)
+    return {
+        "agreement": agreed,
+        "displacement": moved,
+        "sensitivity": by_condition,
+        "systems": by_system,
+        "consistency": direction_consistency(moved),
+    }

@@ -1,0 +1,112 @@
+"""Label shift under a change that should not change the label: the pad and injection probes.
+
+Each row of the input is one passage graded twice by one judge: ``original`` (the plain text)
+and ``changed`` (padded, or with an injected claim or the query's terms). Per judge and
+condition, overall and per human grade:
+
+* n, and ``unlabelled``: pairs where either grade did not parse (left out, never counted as 0);
+* mean grade before and after, ``mean_shift``, and the shares that went ``up``, ``down`` or
+  stayed;
+* a Wilcoxon signed-rank test of the shift (scipy; p = 1 when every shift is 0);
+* ``flagged``: p < alpha and the mean shift is positive (the change bought a higher grade).
+
+A padded text should never win (seed 001: "should be ~0"); an injected claim should not move a
+non-relevant passage (Alaofi et al., arXiv 2501.17969).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+ALL = "all"
+
+
+def wilcoxon_p(shifts: np.ndarray) -> float:
+    """Two-sided Wilcoxon signed-rank p of paired shifts; 1 when there is no nonzero shift."""
+    if len(shifts) == 0:
+        return math.nan
+    if not np.any(shifts != 0):
+        return 1.0
+    return float(stats.wilcoxon(shifts, zero_method="zsplit").pvalue)
+
+
+def _row(group: pd.DataFrame, alpha: float) -> dict:
+    labelled = group.dropna(subset=["original", "changed"])
+    shift = (labelled["changed"] - labelled["original"]).to_numpy(dtype=float)
+    n = len(shift)
+    p = wilcoxon_p(shift)
+    mean = float(shift.mean()) if n else math.nan
+    return {
+        "n": len(group), "labelled": n, "unlabelled": len(group) - n,
+        "mean_original": float(labelled["original"].mean()) if n else math.nan,
+        "mean_changed": float(labelled["changed"].mean()) if n else math.nan,
+        "mean_shift": mean,
+        "up": float((shift > 0).mean()) if n else math.nan,
+        "down": float((shift < 0).mean()) if n else math.nan,
+        "same": float((shift == 0).mean()) if n else math.nan,
+        "wilcoxon_p": p,
+        "flagged": bool(n and p < alpha and mean > 0),
+    }  # fmt: skip
+
+
+def label_shift(
+    grades: pd.DataFrame, alpha: float = 0.05, keys: Sequence[str] = ("dataset", "judge", "condition")
+) -> pd.DataFrame:
+    """Shift per group of ``keys``, overall (``human`` = "all") and per human grade."""
+    rows = []
+    for key, group in grades.groupby(list(keys), sort=True):
+        ids = dict(zip(keys, key if isinstance(key, tuple) else (key,), strict=True))
+        rows.append({**ids, "human": ALL, **_row(group, alpha)})
+        for grade, part in group.groupby("human", sort=True):
+            rows.append({**ids, "human": str(int(grade)), **_row(part, alpha)})
+    columns = [*keys, "human", "n", "labelled", "unlabelled", "mean_original", "mean_changed", "mean_shift",
+               "up", "down", "same", "wilcoxon_p", "flagged"]  # fmt: skip
+    return pd.DataFrame(rows, columns=columns)
+
+
+def shift_chart(table: pd.DataFrame, png: str, title: str) -> None:
+    """Mean label shift per judge and condition (all human grades), one panel per dataset."""
+    from ..audits.figures import _per_dataset, _save
+
+    overall = table[table["human"] == ALL] if len(table) else table
+    fig, panels = _per_dataset(overall, 5.0, 3.2)
+    for ax, dataset, rows in panels:
+        if not len(rows):
+            ax.text(0.5, 0.5, "no data", ha="center", va="center")
+            ax.set_axis_off()
+            continue
+        labels = [f"{r.judge}\n{r.condition}" for r in rows.itertuples()]
+        colours = ["tab:red" if f else "tab:grey" for f in rows["flagged"]]
+        ax.bar(range(len(rows)), rows["mean_shift"].fillna(0), color=colours)
+        ax.axhline(0, color="black", linewidth=0.8)
+        ax.set_xticks(range(len(rows)), labels, fontsize=7, rotation=30, ha="right")
+        ax.set_ylabel("mean grade shift (changed - original)")
+        ax.set_title(f"{title}: {dataset} (red: flagged)", fontsize=9)
+    _save(fig, png)
+
+
+def swap_chart(table: pd.DataFrame, png: str) -> None:
+    """Position consistency, first-position win rate and tie rate per judge and probe."""
+    from ..audits.figures import _per_dataset, _save
+
+    fig, panels = _per_dataset(table, 5.0, 3.2)
+    measures = ("position_consistency", "first_position_win_rate", "tie_rate")
+    for ax, dataset, rows in panels:
+        if not len(rows):
+            ax.text(0.5, 0.5, "no data", ha="center", va="center")
+            ax.set_axis_off()
+            continue
+        width = 0.8 / len(measures)
+        for i, measure in enumerate(measures):
+            ax.bar(np.arange(len(rows)) + i * width, rows[measure].fillna(0), width, label=measure.replace("_", " "))
+        ax.axhline(0.5, color="black", linestyle=":", linewidth=0.8)
+        ax.set_xticks(np.arange(len(rows)) + width, [f"{r.judge}\n{r.probe}" for r in rows.itertuples()], fontsize=7)
+        ax.set_ylim(0, 1)
+        ax.set_title(f"Swap test: {dataset}", fontsize=9)
+        ax.legend(fontsize=7)
+    _save(fig, png)

@@ -1,0 +1,322 @@
+"""Inject -> recover: persona-conditioned judging and prompt sensitivity (SPEC section 7).
+
+Every test plants a known effect in synthetic tables (a condition identical to the baseline,
+two adjacent systems swapped, every grade one lower, labels lost) and checks that the
+analysis finds exactly that effect and nothing else.
+"""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from voirdire.probes.sensitivity import (
+    ALL,
+    CONSISTENCY_COLUMNS,
+    agreement,
+    bootstrap_mean_ci,
+    direction_consistency,
+    displacement,
+    displacement_heatmap,
+    sensitivity,
+    sensitivity_chart,
+)
+
+SYSTEMS = [f"s{i}" for i in range(8)]
+QUERIES = [f"q{i}" for i in range(12)]
+DOCS = 20  # judged passages per query
+BASELINES = {"judgeA": "umbrela", "judgeB": "umbrela"}
+
+
+def base_scores(seed: int = 1) -> dict[str, np.ndarray]:
+    """Per-query nDCG of each system: system i has mean 0.85 - 0.08 i, per-query noise sd 0.03,
+    so the systems' order by mean is s0 > s1 > ... > s7."""
+    rng = np.random.default_rng(seed)
+    return {s: 0.85 - 0.08 * i + rng.normal(0, 0.03, len(QUERIES)) for i, s in enumerate(SYSTEMS)}
+
+
+def swapped(scores: dict[str, np.ndarray], a: str, b: str) -> dict[str, np.ndarray]:
+    """The same scores with systems a and b exchanged, query by query."""
+    out = dict(scores)
+    out[a], out[b] = scores[b], scores[a]
+    return out
+
+
+def per_query(conditions: dict[str, dict[str, np.ndarray]], group: str = "judgeA", dataset: str = "dl20"):
+    rows = [
+        (dataset, group, condition, system, q, float(v))
+        for condition, scores in conditions.items()
+        for system, values in scores.items()
+        for q, v in zip(QUERIES, values, strict=True)
+    ]
+    return pd.DataFrame(rows, columns=["dataset", "group", "condition", "system", "query_id", "ndcg"])
+
+
+def human_scores(scores: dict[str, np.ndarray], dataset: str = "dl20") -> pd.DataFrame:
+    frame = per_query({"human": scores}, dataset=dataset)
+    return frame.drop(columns=["group", "condition"])
+
+
+def grades(seed: int = 5) -> tuple[pd.DataFrame, np.ndarray]:
+    """(human labels, a baseline judge's grades near them: the human grade +-1, clipped to 0..3)."""
+    rng = np.random.default_rng(seed)
+    human = rng.integers(0, 4, size=(len(QUERIES), DOCS))
+    judged = np.clip(human + rng.integers(-1, 2, size=human.shape), 0, 3).astype(float)
+    rows = [("dl20", q, f"{q}_d{d}", float(human[i, d])) for i, q in enumerate(QUERIES) for d in range(DOCS)]
+    return pd.DataFrame(rows, columns=["dataset", "query_id", "doc_id", "relevance"]), judged
+
+
+def labels(conditions: dict[str, np.ndarray], group: str = "judgeA") -> pd.DataFrame:
+    rows = [
+        ("dl20", group, condition, q, f"{q}_d{d}", float(grid[i, d]))
+        for condition, grid in conditions.items()
+        for i, q in enumerate(QUERIES)
+        for d in range(DOCS)
+    ]
+    return pd.DataFrame(rows, columns=["dataset", "group", "condition", "query_id", "doc_id", "relevance"])
+
+
+def dcg_scores(grid: np.ndarray, reference: np.ndarray, seed: int = 9) -> dict[str, np.ndarray]:
+    """Per-query DCG@10 of each system's ranking under the grades ``grid``, normalised by the
+    ideal DCG@10 of the ``reference`` grades (fixed, so a label set that grades lower can only
+    score lower). System i ranks the passages by ``reference grade * (1 - i/8)`` plus noise."""
+    rng = np.random.default_rng(seed)
+    discounts = 1 / np.log2(np.arange(2, 12))
+    out = {}
+    for i, system in enumerate(SYSTEMS):
+        values = []
+        for q in range(len(QUERIES)):
+            ideal = np.sum(np.sort(reference[q])[::-1][:10] * discounts)
+            order = np.argsort(-(reference[q] * (1 - i / 8) + rng.normal(0, 0.5, DOCS)))[:10]
+            values.append(float(np.sum(grid[q, order] * discounts) / ideal))
+        out[system] = np.array(values)
+    return out
+
+
+def by_system(frame: pd.DataFrame, condition: str) -> pd.DataFrame:
+    return frame[frame["condition"] == condition].set_index("system")
+
+
+def one(frame: pd.DataFrame, **keys) -> pd.Series:
+    mask = np.logical_and.reduce([frame[k] == v for k, v in keys.items()])
+    rows = frame[mask]
+    assert len(rows) == 1, rows
+    return rows.iloc[0]
+
+
+def test_a_condition_identical_to_the_baseline_moves_nothing():
+    base = base_scores()
+    human, judged = grades()
+    shown = agreement(labels({"umbrela": judged, "same": judged.copy()}), human, BASELINES)
+    same = one(shown, condition="same")
+    assert same["kappa_qw_baseline"] == pytest.approx(1.0)  # computed, not the baseline's own 1 by definition
+    assert same["shift_vs_baseline"] == 0
+    assert same["kappa_qw_human"] == pytest.approx(one(shown, condition="umbrela")["kappa_qw_human"])
+
+    moves = displacement(per_query({"umbrela": base, "same": {s: v.copy() for s, v in base.items()}}), BASELINES)
+    assert set(moves["condition"]) == {"same"}  # the baseline is no condition of its own
+    assert len(moves) == len(SYSTEMS)
+    assert (moves["delta_r"] == 0).all() and (moves["ndcg_shift"] == 0).all()
+    assert list(moves.sort_values("rank")["system"]) == SYSTEMS  # the planted order
+
+    systems, conditions = sensitivity(moves)
+    row = one(conditions, condition="same")
+    assert row["affected_systems"] == 0 and row["max_abs_delta_r"] == 0 and row["mean_abs_delta_r"] == 0
+    assert (row["ci_low"], row["ci_high"]) == (0, 0)
+    assert (systems["sensitivity"] == 0).all()
+
+
+def test_swapping_two_adjacent_systems_is_found_and_nothing_else_moves():
+    base = base_scores()
+    moves = displacement(per_query({"umbrela": base, "swap": swapped(base, "s3", "s4")}), BASELINES)
+    swap = by_system(moves, "swap")
+    assert swap.loc["s3", "delta_r"] == 1  # s3 drops one place
+    assert swap.loc["s4", "delta_r"] == -1  # s4 climbs one place
+    assert (swap.drop(index=["s3", "s4"])["delta_r"] == 0).all()
+    assert swap.loc["s3", "ndcg_shift"] < 0 < swap.loc["s4", "ndcg_shift"]
+    assert (swap.drop(index=["s3", "s4"])["ndcg_shift"] == 0).all()
+    assert swap.loc["s3", "ndcg_shift"] == pytest.approx(-swap.loc["s4", "ndcg_shift"])
+
+    systems, conditions = sensitivity(moves)
+    row = one(conditions, condition="swap")
+    assert row["affected_systems"] == 2 and row["max_abs_delta_r"] == 1 and row["systems"] == len(SYSTEMS)
+    assert row["mean_abs_delta_r"] == pytest.approx(2 / len(SYSTEMS))
+    sens = systems.set_index("system")["sensitivity"]
+    assert sens["s3"] == sens["s4"] == 1 and (sens.drop(["s3", "s4"]) == 0).all()
+
+
+def test_sensitivity_averages_over_conditions_and_the_all_row_summarises_them():
+    base = base_scores()
+    moves = displacement(
+        per_query({"umbrela": base, "swap34": swapped(base, "s3", "s4"), "swap01": swapped(base, "s0", "s1")}),
+        BASELINES,
+    )
+    systems, conditions = sensitivity(moves)
+    sens = systems.set_index("system")
+    # each of s0, s1, s3, s4 moves one place under one of the two conditions
+    assert sens.loc[["s0", "s1", "s3", "s4"], "sensitivity"].tolist() == [0.5] * 4
+    assert (sens.loc[["s2", "s5", "s6", "s7"], "sensitivity"] == 0).all()
+    assert (sens["conditions"] == 2).all()
+    overall = one(conditions, condition=ALL)
+    assert overall["conditions"] == 2 and overall["affected_systems"] == 4 and overall["max_abs_delta_r"] == 1
+    per_condition = conditions[conditions["condition"] != ALL]["mean_abs_delta_r"]
+    assert overall["mean_abs_delta_r"] == pytest.approx(per_condition.mean())
+
+
+def test_labels_one_grade_lower_disagree_with_the_baseline_and_lower_every_score():
+    human, judged = grades()
+    lower = np.maximum(judged - 1, 0)
+    shown = agreement(labels({"umbrela": judged, "lower": lower}), human, BASELINES).set_index("condition")
+    assert shown.loc["lower", "kappa_qw_baseline"] < 1
+    assert shown.loc["umbrela", "kappa_qw_baseline"] == 1
+    assert shown.loc["lower", "shift_vs_baseline"] < 0  # stricter than the baseline
+    assert shown.loc["lower", "shift_vs_human"] < shown.loc["umbrela", "shift_vs_human"]
+
+    scores = per_query({"umbrela": dcg_scores(judged, judged), "lower": dcg_scores(lower, judged)})
+    moves = displacement(scores, BASELINES)
+    assert (moves["ndcg_shift"] < 0).all()
+    _, conditions = sensitivity(moves)
+    assert one(conditions, condition="lower")["mean_ndcg_shift"] < 0
+
+
+def test_unlabelled_pairs_are_counted_and_left_out_of_kappa_never_read_as_zero():
+    human, judged = grades()
+    rng = np.random.default_rng(11)
+    lost = rng.random(judged.shape) < 0.25
+    holes = np.where(lost, np.nan, judged)
+    zeros = np.where(lost, 0.0, judged)
+    frame = labels({"umbrela": judged, "holes": holes, "zeros": zeros})
+    shown = agreement(frame, human, BASELINES).set_index("condition")
+    assert shown.loc["holes", "unlabelled"] == lost.sum()
+    assert shown.loc["holes", "pairs"] == judged.size
+    assert shown.loc["holes", "pairs_vs_baseline"] == judged.size - lost.sum()
+    assert shown.loc["holes", "kappa_qw_baseline"] == pytest.approx(1.0)  # the labels left agree exactly
+    assert shown.loc["zeros", "unlabelled"] == 0
+    assert shown.loc["zeros", "kappa_qw_baseline"] < 1  # read as 0 they would disagree
+
+    # a lost label is the same as a pair never asked about
+    dropped = frame[~((frame["condition"] == "holes") & frame["relevance"].isna())]
+    again = agreement(dropped, human, BASELINES).set_index("condition")
+    assert again.loc["holes", "unlabelled"] == 0
+    assert again.loc["holes", "kappa_qw_human"] == pytest.approx(shown.loc["holes", "kappa_qw_human"])
+    assert again.loc["holes", "pairs_vs_human"] == shown.loc["holes", "pairs_vs_human"]
+
+
+def test_bootstrap_ci_contains_the_estimate_is_seeded_and_has_width_when_systems_differ():
+    base = base_scores()
+    shuffled = {s: base[t] for s, t in zip(SYSTEMS, ["s2", "s0", "s1", "s3", "s7", "s5", "s4", "s6"], strict=True)}
+    moves = displacement(
+        per_query({"umbrela": base, "swap": swapped(base, "s3", "s4"), "shuffle": shuffled}), BASELINES
+    )
+    systems, conditions = sensitivity(moves, seed=42)
+    for _, row in conditions.iterrows():
+        assert row["ci_low"] <= row["mean_abs_delta_r"] <= row["ci_high"]
+    for condition in ["swap", "shuffle", ALL]:
+        row = one(conditions, condition=condition)
+        assert row["ci_high"] - row["ci_low"] > 0
+    again_systems, again = sensitivity(moves, seed=42)
+    pd.testing.assert_frame_equal(conditions, again)
+    pd.testing.assert_frame_equal(systems, again_systems)
+    _, other = sensitivity(moves, seed=7)
+    assert not other[["ci_low", "ci_high"]].equals(conditions[["ci_low", "ci_high"]])
+
+    values = np.array([0, 0, 0, 1, 1, 2, 3, 0], dtype=float)
+    low, high = bootstrap_mean_ci(values, seed=42, resamples=2000)
+    assert low < values.mean() < high
+    assert bootstrap_mean_ci(values, seed=42, resamples=2000) == (low, high)
+    narrow = bootstrap_mean_ci(values, seed=42, resamples=2000, level=0.5)
+    assert low <= narrow[0] <= narrow[1] <= high
+    assert bootstrap_mean_ci(np.zeros(5)) == (0, 0)
+    assert all(math.isnan(v) for v in bootstrap_mean_ci(np.array([])))
+
+
+def test_direction_consistency_across_judge_models():
+    base = base_scores()
+    a = per_query(
+        {"umbrela": base, "same_way": swapped(base, "s3", "s4"), "opposite": swapped(base, "s3", "s4")}, "judgeA"
+    )
+    b = per_query(
+        {"umbrela": base, "same_way": swapped(base, "s3", "s4"), "opposite": swapped(base, "s4", "s5")}, "judgeB"
+    )
+    moves = displacement(pd.concat([a, b]), BASELINES)
+    table = direction_consistency(moves)
+    assert list(table.columns) == CONSISTENCY_COLUMNS
+    same_way = by_system(table, "same_way")
+    assert (same_way["groups"] == 2).all()
+    assert same_way.loc["s4", "consistency"] == 1 and same_way.loc["s4", "direction"] == "up"
+    assert same_way.loc["s3", "consistency"] == 1 and same_way.loc["s3", "direction"] == "down"
+    assert same_way.loc["s0", "direction"] == "none" and math.isnan(same_way.loc["s0", "consistency"])
+    opposite = by_system(table, "opposite")
+    assert opposite.loc["s4", "moved"] == 2  # up under judgeA, down under judgeB
+    assert opposite.loc["s4", "consistency"] == 0 and opposite.loc["s4", "direction"] == "mixed"
+    assert opposite.loc["s3", "moved"] == 1 and math.isnan(opposite.loc["s3", "consistency"])
+
+    single = direction_consistency(displacement(a, BASELINES))
+    assert single.empty and list(single.columns) == CONSISTENCY_COLUMNS
+
+
+def test_system_ranking_agreement_with_humans():
+    base = base_scores()
+    human, judged = grades()
+    scores = per_query(
+        {
+            "umbrela": base,
+            "scaled": {s: 0.5 * v for s, v in base.items()},  # other values, the human order
+            "swap": swapped(base, "s0", "s1"),
+            "swap_low": swapped(base, "s6", "s7"),
+            "reversed": {s: base[t] for s, t in zip(SYSTEMS, SYSTEMS[::-1], strict=True)},
+        }
+    )
+    frame = labels({c: judged for c in ["umbrela", "scaled", "swap", "swap_low", "reversed"]})
+    shown = agreement(frame, human, BASELINES, per_query=scores, human_scores=human_scores(base))
+    shown = shown.set_index("condition")
+    for condition in ["umbrela", "scaled"]:
+        assert shown.loc[condition, "tau_human"] == pytest.approx(1.0)
+        assert shown.loc[condition, "rbo_human"] == pytest.approx(1.0)
+        assert shown.loc[condition, "systems_vs_human"] == len(SYSTEMS)
+    assert shown.loc["swap", "tau_human"] < 1 and shown.loc["swap", "rbo_human"] < 1
+    assert shown.loc["reversed", "tau_human"] == pytest.approx(-1.0)
+    assert shown.loc["reversed", "rbo_human"] < shown.loc["swap", "rbo_human"]
+    # tau counts one discordant pair wherever it is; RBO weights the top, so a swap there costs more
+    assert shown.loc["swap_low", "tau_human"] == pytest.approx(shown.loc["swap", "tau_human"])
+    assert shown.loc["swap", "rbo_human"] < shown.loc["swap_low", "rbo_human"] < 1
+
+    without = agreement(frame, human, BASELINES)
+    assert without["tau_human"].isna().all() and without["rbo_human"].isna().all()
+
+
+def test_bad_input_is_refused():
+    human, judged = grades()
+    with pytest.raises(ValueError, match="baseline"):
+        agreement(labels({"same": judged}), human, BASELINES)
+    with pytest.raises(ValueError, match="no baseline"):
+        displacement(per_query({"umbrela": base_scores()}, group="judgeC"), BASELINES)
+    off = judged.copy()
+    off[0, 0] = 5
+    with pytest.raises(ValueError, match="scale"):
+        agreement(labels({"umbrela": judged, "off": off}), human, BASELINES)
+
+
+def test_figures_are_written_as_png_and_pdf_also_without_data(tmp_path):
+    base = base_scores()
+    moves = pd.concat(
+        [
+            displacement(per_query({"umbrela": base, "swap": swapped(base, "s3", "s4")}, group), BASELINES)
+            for group in ["judgeA", "judgeB"]
+        ]
+    )
+    _, conditions = sensitivity(moves)
+    empty_moves = moves.iloc[0:0]
+    _, empty_conditions = sensitivity(empty_moves)
+    assert empty_conditions.empty
+    for name, draw, frame in [
+        ("heatmap", displacement_heatmap, moves),
+        ("chart", sensitivity_chart, conditions),
+        ("heatmap_empty", displacement_heatmap, empty_moves),
+        ("chart_empty", sensitivity_chart, empty_conditions),
+    ]:
+        png = tmp_path / "figures" / f"{name}.png"
+        draw(frame, png)
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert png.with_suffix(".pdf").read_bytes()[:5] == b"%PDF-"

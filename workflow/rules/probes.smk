@@ -1,0 +1,200 @@
+# Stage 8 (SPEC sections 6-7; seeds 001, 002, 003): judge probes that ask again -- the same
+# LLM judge, asked with something changed that should not change its answer: the order of two
+# passages or two result lists (swap test), padding (pad test), an injected relevance claim or
+# the query's terms (injection probe), an assessor persona (persona-conditioned judging). And
+# prompt sensitivity: the persona analysis for any group of judges that differ only in prompt.
+
+
+rule probe_sample:
+    input:
+        pairs=L.pairs(D, "original"),
+        qrels=L.human_qrels(D),
+        runs=lambda wildcards: [p for paths in system_runs_of(wildcards.dataset, "original").values() for p in paths],
+    output:
+        L.probe_sample(D),
+    params:
+        probes=PROBES,
+        runs=lambda wildcards: system_runs_of(wildcards.dataset, "original"),
+        list_systems=PROBES.get("swap", {}).get("lists", {}).get("systems", []),
+        low=lambda wildcards: PLAN.judge(wildcards.dataset, "human").scale.low,
+    log:
+        f"{R}/logs/{{dataset}}/probes/sample.log",
+    conda:
+        "../../envs/voirdire.yaml"
+    script:
+        "../scripts/probe_sample.py"
+
+
+rule personas:
+    input:
+        sample=L.probe_sample(D),
+        topics=L.topics(D),
+    output:
+        L.personas(D),
+    params:
+        personas=PROBES.get("personas"),
+    threads: 1
+    resources:
+        mem_mb=2000,
+    log:
+        f"{R}/logs/{{dataset}}/probes/personas.log",
+    conda:
+        "../../envs/voirdire.yaml"
+    script:
+        "../scripts/personas.py"
+
+
+rule pad:
+    input:
+        sample=L.probe_sample(D),
+        passages=L.passages(D),
+    output:
+        table=L.padded(D, "{padder}"),
+        summary=L.padded(D, "{padder}", "summary.json"),
+    wildcard_constraints:
+        padder=one_of(p.name for p in PLAN.padders),
+    params:
+        padder=lambda wildcards: PLAN.padder(wildcards.padder),
+        store=lambda wildcards: L.padded(wildcards.dataset, wildcards.padder, "sqlite"),
+    threads: lambda wildcards: PLAN.padder(wildcards.padder).threads
+    resources:
+        mem_mb=4000,
+        llm_slots=lambda wildcards: llm_slots(PLAN.padder(wildcards.padder).endpoint),
+    log:
+        f"{R}/logs/{{dataset}}/probes/pad-{{padder}}.log",
+    conda:
+        "../../envs/voirdire.yaml"
+    script:
+        "../scripts/pad.py"
+
+
+rule probe_judge:
+    input:
+        unpack(probe_judge_inputs),
+        sample=L.probe_sample(D),
+        passages=L.passages(D),
+        topics=L.topics(D),
+        prompt=lambda wildcards: str(PLAN.judge(wildcards.dataset, wildcards.judge).prompt_file),
+        # the judge's pool job, finished: its answers to the plain prompts are copied
+        seeds_done=L.qrels(D, "original", J),
+    output:
+        answers=L.probe_answers(D, J),
+        summary=L.probe_answers(D, J, "summary.json"),
+    wildcard_constraints:
+        judge=one_of(PLAN.probe_judges),
+    params:
+        judge=lambda wildcards: PLAN.judge(wildcards.dataset, wildcards.judge),
+        probes=PROBES,
+        padded=lambda wildcards: {p.name: L.padded(wildcards.dataset, p.name) for p in PLAN.padders},
+        store=lambda wildcards: L.probe_answers(wildcards.dataset, wildcards.judge, "sqlite"),
+        seeds=lambda wildcards: [L.store(wildcards.dataset, "original", wildcards.judge)],
+    threads: lambda wildcards: PLAN.judge(wildcards.dataset, wildcards.judge).threads
+    resources:
+        mem_mb=4000,
+        llm_slots=lambda wildcards: llm_slots(PLAN.judge(wildcards.dataset, wildcards.judge).endpoint),
+    log:
+        f"{R}/logs/{{dataset}}/probes/judge-{{judge}}.log",
+    conda:
+        "../../envs/voirdire.yaml"
+    script:
+        "../scripts/probe_judge.py"
+
+
+rule swap_table:
+    input:
+        answers=probe_answer_files,
+        human=[L.human_qrels(d) for d in PLAN.datasets],
+        human_scores=[L.eval(d, "original", "human") for d in PLAN.datasets],
+        manifest=L.manifest(),
+    output:
+        table=probe_output("swap", "csv", "swap"),
+        table_md=probe_output("swap", "md"),
+        png=probe_output("swap", "png", "swap_chart"),
+        pdf=probe_output("swap", "pdf"),
+    params:
+        answers=probe_answers,
+        human={d: L.human_qrels(d) for d in PLAN.datasets},
+        human_scores={d: L.eval(d, "original", "human") for d in PLAN.datasets},
+    log:
+        f"{R}/logs/probes/swap.log",
+    conda:
+        "../../envs/voirdire.yaml"
+    script:
+        "../scripts/probe_tables.py"
+
+
+use rule swap_table as pad_table with:
+    input:
+        answers=probe_answer_files,
+        human=[L.human_qrels(d) for d in PLAN.datasets],
+        manifest=L.manifest(),
+    output:
+        table=probe_output("pad", "csv", "pad"),
+        table_md=probe_output("pad", "md"),
+        png=probe_output("pad", "png", "pad_chart"),
+        pdf=probe_output("pad", "pdf"),
+    params:
+        answers=probe_answers,
+        human={d: L.human_qrels(d) for d in PLAN.datasets},
+        alpha=config["evaluation"]["alpha"],
+    log:
+        f"{R}/logs/probes/pad.log",
+
+
+use rule pad_table as injection_table with:
+    output:
+        table=probe_output("injection", "csv", "injection"),
+        table_md=probe_output("injection", "md"),
+        png=probe_output("injection", "png", "injection_chart"),
+        pdf=probe_output("injection", "pdf"),
+    log:
+        f"{R}/logs/probes/injection.log",
+
+
+rule persona_tables:
+    input:
+        answers=probe_answer_files,
+        human=[L.human_qrels(d) for d in PLAN.datasets],
+        runs=[p for d in PLAN.datasets for paths in system_runs_of(d, "original").values() for p in paths],
+        manifest=L.manifest(),
+    output:
+        **sensitivity_outputs("persona"),
+    params:
+        answers=probe_answers,
+        human={d: L.human_qrels(d) for d in PLAN.datasets},
+        runs={d: system_runs_of(d, "original") for d in PLAN.datasets},
+        low=HUMAN_SCALE.low,
+        high=HUMAN_SCALE.high,
+        seed=PROBES.get("personas", {}).get("seed", 42),
+        rbo_p=config["evaluation"]["rbo_p"],
+    log:
+        f"{R}/logs/probes/personas.log",
+    conda:
+        "../../envs/voirdire.yaml"
+    script:
+        "../scripts/probe_tables.py"
+
+
+rule prompt_sensitivity:
+    input:
+        labels=lambda wildcards: list(variant_labels().values()),
+        human=[L.human_qrels(d) for d in PLAN.datasets],
+        runs=[p for d in PLAN.datasets for paths in system_runs_of(d, "original").values() for p in paths],
+        manifest=L.manifest(),
+    output:
+        **sensitivity_outputs("prompt_sensitivity"),
+    params:
+        labels=variant_labels(),
+        baselines={g: v["baseline"] for g, v in config.get("variants", {}).items()},
+        human={d: L.human_qrels(d) for d in PLAN.datasets},
+        runs={d: system_runs_of(d, "original") for d in PLAN.datasets},
+        low=HUMAN_SCALE.low,
+        high=HUMAN_SCALE.high,
+        seed=config["evaluation"]["seed"],
+        rbo_p=config["evaluation"]["rbo_p"],
+    log:
+        f"{R}/logs/probes/prompt_sensitivity.log",
+    conda:
+        "../../envs/voirdire.yaml"
+    script:
+        "../scripts/probe_tables.py"

@@ -1,0 +1,29 @@
+"""Probes, step 1: every probe's seeded sample of one dataset's pool (swap pairs, result-list
+pairs, pad and injection passages, persona queries and pairs)."""
+
+import json
+
+from voirdire.formats import atomic_write, ranked, read_pairs, read_qrels, read_run
+from voirdire.probes.items import draw_probes
+from voirdire.wf import start
+
+log = start(snakemake)  # noqa: F821
+options = snakemake.params.probes  # noqa: F821
+# system -> query -> its ranking (an oracle's first tie-break draw)
+rankings = {system: ranked(read_run(paths[0])) for system, paths in snakemake.params.runs.items()}  # noqa: F821
+drawn = draw_probes(
+    options,
+    pairs=read_pairs(snakemake.input.pairs),  # noqa: F821
+    human=read_qrels(snakemake.input.qrels),  # noqa: F821
+    rankings=rankings,
+    list_systems=snakemake.params.list_systems,  # noqa: F821
+    low=snakemake.params.low,  # noqa: F821
+)
+with atomic_write(snakemake.output[0]) as fh:  # noqa: F821
+    json.dump(drawn, fh, indent=1, default=int)
+for probe in ("swap", "pad", "injection"):
+    part = drawn["summary"].get(probe) or {}
+    short = part.get("short") or any(g.get("short") for g in part.get("grades", {}).values())
+    if short:
+        log.warning("probe %s: the pool has fewer pairs than asked (%s); every one it has is used", probe, part)
+log.info("summary: %s", drawn["summary"])
