@@ -23,6 +23,7 @@ import hashlib
 import json
 import math
 import random
+import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -43,6 +44,70 @@ SILENT = "[[silent]]"
 
 INFLATING = "inflating"
 """A judge whose model name contains this grades a passage carrying MARKER one grade higher (capped)."""
+
+
+PAD_PROMPT = "Rewrite the following passage to about twice the length"
+"""A prompt starting with this is answered as a deterministic padder: the passage, "In other
+words:", and the passage again."""
+
+PROBE = "probe-"
+"""A judge whose model name contains this reads the prompt like a judge would (see
+:func:`probe_grade` and :func:`probe_choice`); what follows names its planted behaviour:
+``probe-clean`` (none), ``probe-always-a``, ``probe-longer``, ``probe-obeys``, ``probe-role``."""
+LONG_WORDS = 80
+"""``probe-longer`` adds a grade to a passage of more words than this, and prefers the longer one."""
+CLAIM = "perfectly relevant"
+"""``probe-obeys`` grades a passage saying this 3."""
+STRICT_ROLE = "factual correctness"
+"""``probe-role`` grades one lower when its persona says this (the Evidence-Verification role)."""
+
+_POINTWISE = re.compile(r"Query: (.*?)\n\nPassage: (.*?)\n\nEnd your reply", re.DOTALL)
+_PAIRWISE = re.compile(r"Query: (.*?)\n\nPassage A: (.*?)\n\nPassage B: (.*?)\n\nWhich of the two", re.DOTALL)
+_LISTS = re.compile(r"Query: (.*?)\n\nRanking A:\n(.*?)\n\nRanking B:\n(.*?)\n\nWhich ranking", re.DOTALL)
+
+
+def probe_grade(model: str, query: str, passage: str, persona: str = "") -> int:
+    """A probe judge's grade: a hash of the query and the passage's first 60 characters (so
+    text added at the end changes nothing for a clean judge), then its planted behaviour."""
+    grade = grade_for(query + "|" + passage[:60])
+    if "probe-longer" in model and len(passage.split()) > LONG_WORDS:
+        grade = min(grade + 1, 3)
+    if "probe-obeys" in model and CLAIM in passage:
+        grade = 3
+    if "probe-role" in model and STRICT_ROLE in persona:
+        grade = max(grade - 1, 0)
+    return grade
+
+
+def probe_choice(model: str, query: str, a: str, b: str) -> str:
+    """A probe judge's pairwise answer: the passage of the higher clean grade (ties: the one whose
+    first 60 characters sort last), whatever the order; two texts that differ only after their
+    first 60 characters (a passage and its padding) get "A" both ways: a tie, not a win; ``probe-always-a`` says A; ``probe-longer`` picks the longer."""
+    if "probe-always-a" in model:
+        return "A"
+    if "probe-longer" in model and len(a.split()) != len(b.split()):
+        return "A" if len(a.split()) > len(b.split()) else "B"
+    key_a, key_b = (probe_grade("probe-clean", query, a), a[:60]), (probe_grade("probe-clean", query, b), b[:60])
+    return "B" if key_b > key_a else "A"
+
+
+def list_value(query: str, listing: str) -> tuple[float, str]:
+    """A result list's value to a clean probe judge: discounted clean grades of its lines."""
+    lines = [line.split("] ", 1)[-1] for line in listing.splitlines() if line.strip()]
+    gain = sum(probe_grade("probe-clean", query, text) / math.log2(rank + 2) for rank, text in enumerate(lines))
+    return gain, listing
+
+
+def _probe_answer(model: str, prompt: str) -> str | None:
+    if found := _LISTS.search(prompt):
+        query, a, b = found.groups()
+        return "Ranking A" if "probe-always-a" in model or list_value(query, a) > list_value(query, b) else "Ranking B"
+    if found := _PAIRWISE.search(prompt):
+        return f"Passage {probe_choice(model, *found.groups())}"
+    if found := _POINTWISE.search(prompt):
+        persona = prompt.split("\n\n", 1)[0] if prompt.startswith("You are acting as") else ""
+        return f"Weighed.\n##final score: {probe_grade(model, *found.groups(), persona=persona)}"
+    return None
 
 
 def grade_for(text: str, high: int = 3) -> int:
@@ -170,6 +235,11 @@ class LoopbackServer:
             )
         if outcome == "malformed":
             content = "I think this passage is fairly relevant to the query."
+        elif PROBE in str(body.get("model", "")) and (probed := _probe_answer(str(body["model"]), prompt)):
+            content = probed
+        elif prompt.startswith(PAD_PROMPT):
+            passage = prompt.split("\n\n", 1)[-1].strip()
+            content = f"{passage} In other words: {passage}"
         elif prompt.startswith(REWRITE_PROMPT):
             passage = prompt[len(REWRITE_PROMPT) :].strip()
             content = "" if SILENT in passage else f"{passage} {MARKER}"

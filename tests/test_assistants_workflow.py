@@ -22,6 +22,14 @@ OPTIONS = {"min_length_ratio": 0.5, "max_length_ratio": 2.0, "copy_similarity": 
 assert set(OPTIONS) == set(CHECK_OPTIONS)
 
 
+def demo_without_probes() -> dict:
+    """The demo config without the judge probes (they have tests of their own)."""
+    config = yaml.safe_load((ROOT / "config/config.yaml").read_text())
+    for section in ("probes", "variants"):
+        config.pop(section)
+    return config
+
+
 def loopback_assistant(server, name="loop"):
     endpoint = Endpoint(model="openai/loopback-assistant", api_base=server.url, api_key_env="VOIRDIRE_TEST_KEY")
     return LLMAssistant(name=name, endpoint=endpoint)
@@ -80,7 +88,7 @@ def test_a_failing_rewrite_is_one_error_and_the_others_are_kept(tmp_path, monkey
 
 
 def experiment_config(tmp_path, server, **rewriting):
-    config = yaml.safe_load((ROOT / "config/config.yaml").read_text())
+    config = demo_without_probes()
     config["results"] = str(tmp_path / "results")
     config["systems"] = ["BM25", "Perfect", "Swap[1]"]
     config["rankers"] = {}
@@ -175,7 +183,7 @@ def test_an_inflating_judge_is_found_and_a_neutral_one_is_not(tmp_path, monkeypa
 def test_a_rewrite_file_with_unknown_ids_is_one_line_naming_file_and_id(tmp_path):
     recorded = tmp_path / "rewrites.jsonl"
     recorded.write_text(json.dumps({"_id": "d0101", "text": "x"}) + "\n" + json.dumps({"_id": "nope", "text": "y"}) + "\n")
-    config = yaml.safe_load((ROOT / "config/config.yaml").read_text())
+    config = demo_without_probes()
     config.update(results=str(tmp_path / "results"), systems=["BM25", "Perfect"], rankers={},
                   judges=[{"name": "length", "kind": "baseline", "method": "length"}],
                   assistants={"rec": {"kind": "recorded", "rewrites": str(recorded)}},
@@ -191,7 +199,7 @@ def test_a_rewrite_file_with_unknown_ids_is_one_line_naming_file_and_id(tmp_path
 
 def test_an_assistant_whose_key_is_unset_fails_before_any_job(tmp_path, monkeypatch):
     monkeypatch.delenv("VOIRDIRE_UNSET_KEY", raising=False)
-    config = yaml.safe_load((ROOT / "config/config.yaml").read_text())
+    config = demo_without_probes()
     config["results"] = str(tmp_path / "results")
     config["assistants"] = {"api": {"model": "openai/gpt-4o-mini", "api_key_env": "VOIRDIRE_UNSET_KEY"}}
     result = snakemake("-n", "--cores", "1", "--configfile", str(write_config(tmp_path, config)), check=False)
@@ -211,7 +219,7 @@ def test_an_assistant_whose_key_is_unset_fails_before_any_job(tmp_path, monkeypa
     ],
 )
 def test_bad_assistant_config_is_one_line_naming_the_key(tmp_path, change, expected):
-    config = yaml.safe_load((ROOT / "config/config.yaml").read_text())
+    config = demo_without_probes()
     config["results"] = str(tmp_path / "results")
     (tmp_path / "slotless.txt").write_text("Please rewrite the following text.\n")
     config.update(json.loads(json.dumps(change).replace("SLOTLESS", str(tmp_path / "slotless.txt"))))

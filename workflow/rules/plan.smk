@@ -9,6 +9,9 @@ rule plan:
         # the assistants experiment's sample (its rewrites are planned before any call)
         sample=[L.sample(d) for d in PLAN.datasets if PLAN.assistants],
         sample_passages=[L.sample_passages(d) for d in PLAN.datasets if PLAN.assistants],
+        # the judge probes' samples and personas (their calls are planned before any call)
+        probes=[L.probe_sample(d) for d in PLAN.datasets if PLAN.probe_judges],
+        personas=[L.personas(d) for d in PLAN.datasets if PLAN.probe_judges and "personas" in PROBES],
     output:
         L.plan("original"),
     params:

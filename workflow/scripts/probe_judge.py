@@ -7,17 +7,14 @@ import os
 import pandas as pd
 
 from voirdire.formats import read_passages, read_topics
-from voirdire.judging.probes import run_probe_job
+from voirdire.judging.probes import padded_texts, run_probe_job
 from voirdire.wf import start
 
 log = start(snakemake)  # noqa: F821
 os.environ.setdefault("VOIRDIRE_TORCH_THREADS", str(snakemake.threads))  # noqa: F821
 with open(snakemake.input.sample, encoding="utf-8") as fh:  # noqa: F821
     sample = json.load(fh)
-padded = {}
-for name, path in snakemake.params.padded.items():  # noqa: F821
-    table = pd.read_parquet(path)
-    padded[name] = dict(zip(table["doc_id"], table["text"].where(table["used"], None), strict=True))
+padded = {name: padded_texts(path) for name, path in snakemake.params.padded.items()}  # noqa: F821
 personas = pd.read_parquet(snakemake.input.personas) if snakemake.input.get("personas") else None  # noqa: F821
 summary = run_probe_job(
     snakemake.params.judge,  # noqa: F821

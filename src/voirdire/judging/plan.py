@@ -10,6 +10,7 @@ avoids: queries x systems x depth.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -47,11 +48,11 @@ def _cached(calls, stores) -> set[str]:
 
 def _row(litellm, caller, model, max_tokens, calls, stores, **ids) -> dict:
     cached = _cached(calls, stores)
-    todo = [c for c in calls if c.key not in cached]
+    todo = list({c.key: c for c in calls if c.key not in cached}.values())  # one call per unique request
     prompt = sum(estimate_prompt_tokens(litellm, model, c.request.chat_messages()) for c in todo)
     completion = len(todo) * max_tokens
     return {
-        **ids, "caller": caller, "model": model, "tasks": len(calls), "cached": len(calls) - len(todo),
+        **ids, "caller": caller, "model": model, "tasks": len(calls), "cached": len({c.key for c in calls} & cached),
         "calls": len(todo), "est_prompt_tokens": prompt, "est_completion_tokens_max": completion,
         # None: litellm's cost map has no price for this model (local, self-hosted)
         "est_cost_usd_max": token_cost(litellm, model, prompt, completion) if has_price(litellm, model) else None,
@@ -136,4 +137,44 @@ def assistant_rows(plan: Plan) -> pd.DataFrame:
                     calls = judge_calls(judge, subset, topics, prov_texts, provenance=prov)
                     rows.append(_row(litellm, judge.name, judge.model, judge.max_tokens, calls, [own] if made else [],
                                      purpose="judge", provenance=prov, pairs=name, dataset=dataset, estimated=not made))  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def probe_rows(plan: Plan) -> pd.DataFrame:
+    """The judge probes' calls, before any (SPEC sections 6-7): the LLM padders' paddings, then
+    each probed judge's grades (plain prompts count as stored when its pool job has them) and
+    pairwise questions. Before a padder has run, the calls on its paddings are estimated
+    (``estimated``) with a stand-in of twice the original length."""
+    from .probes import padded_texts, probe_calls
+
+    probes = plan.config.get("probes")
+    if probes is None or not plan.probe_judges:
+        return pd.DataFrame()
+    litellm = import_litellm()
+    layout = Layout(plan.config["results"])
+    rows = []
+    for dataset in plan.datasets:
+        _, texts, topics = _pool_inputs(layout, dataset)
+        sample = json.loads(Path(layout.probe_sample(dataset)).read_text(encoding="utf-8"))
+        originals = {row["doc_id"]: texts[row["doc_id"]] for row in sample.get("pad", [])}
+        padded, estimated = {}, False
+        for padder in plan.padders:
+            calls = rewrite_calls(padder, originals, purpose="probe")
+            store = layout.padded(dataset, padder.name, "sqlite")
+            rows.append(_row(litellm, padder.name, padder.model, padder.max_tokens, calls, [store],
+                             dataset=dataset, purpose="pad", estimated=False))  # fmt: skip
+            made = Path(layout.padded(dataset, padder.name)).is_file()
+            # before it has run, a stand-in of twice the length: one distinct text per passage
+            stand_in = {doc: f"{text}\n\n{text}" for doc, text in originals.items()}
+            padded[padder.name] = padded_texts(layout.padded(dataset, padder.name)) if made else stand_in
+            estimated |= not made
+        personas_file = Path(layout.personas(dataset))
+        personas = pd.read_parquet(personas_file) if personas_file.is_file() else None
+        for name in plan.probe_judges:
+            judge = plan.judge(dataset, name)
+            grades, pairs = probe_calls(judge, sample, topics, texts, options=probes, padded=padded, personas=personas)
+            stores = [layout.probe_answers(dataset, name, "sqlite"), layout.store(dataset, "original", name)]
+            for purpose, calls in (("probe grades", grades), ("probe pairwise", pairs)):
+                rows.append(_row(litellm, name, judge.model, judge.max_tokens, calls, stores,
+                                 dataset=dataset, purpose=purpose, estimated=estimated))  # fmt: skip
     return pd.DataFrame(rows)

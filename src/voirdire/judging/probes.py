@@ -87,6 +87,12 @@ def _pairwise_prompt(options: Mapping) -> Path:
     return Path((options.get("swap") or {}).get("prompt_file") or PAIRWISE_PROMPT)
 
 
+def padded_texts(path: str | Path) -> dict[str, str | None]:
+    """An LLM padder's texts by passage (None where its answer is not used: empty)."""
+    table = pd.read_parquet(path, columns=["doc_id", "text", "used"])
+    return dict(zip(table["doc_id"], table["text"].where(table["used"], None), strict=True))
+
+
 def _with_prefix(messages: list[dict], prefix: str) -> list[dict]:
     return [{**messages[0], "content": f"{prefix}\n\n{messages[0]['content']}"}, *messages[1:]]
 
