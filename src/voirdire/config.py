@@ -339,11 +339,15 @@ def _check_probes(config: dict, judges: dict[str, tuple[Judge, ...]], systems: t
 
 
 def _check_variants(config: dict, judges: dict[str, tuple[Judge, ...]]) -> None:
-    names = {j.name for js in judges.values() for j in js}
+    """Each variants group names configured judges on the human labels' scale (kappa compares grades)."""
+    scales = {j.name: (j.scale.low, j.scale.high) for js in judges.values() for j in js}
     for group, entry in config.get("variants", {}).items():
         for key, name in [("baseline", entry["baseline"])] + [(f"variants[{i}]", v) for i, v in enumerate(entry["variants"])]:
-            if name not in names:
-                raise ConfigError(f"{name!r} is not a judge (judges: {', '.join(sorted(names))})", key=f"variants.{group}.{key}")
+            if name not in scales:
+                raise ConfigError(f"{name!r} is not a judge (judges: {', '.join(sorted(scales))})", key=f"variants.{group}.{key}")
+            if scales[name] != scales[HUMAN]:
+                raise ConfigError(f"judge {name!r} grades on {scales[name]}, the human labels on {scales[HUMAN]}: "
+                                  "prompt variants are compared grade by grade", key=f"variants.{group}.{key}")  # fmt: skip
         if entry["baseline"] in entry["variants"]:
             raise ConfigError("the baseline is also listed as a variant", key=f"variants.{group}.variants")
 

@@ -37,7 +37,7 @@ from .tasks import GradeAccept, grade_calls
 from .templates import Template
 
 CHOICE = "choice:AB"
-_STRICT = re.compile(r"^\W*([AB])\W*$")
+_STRICT = re.compile(r"^\W*([AB])\W*$", re.IGNORECASE)
 _LEAD = re.compile(r"^\W*(?:passage|ranking|list|option|answer)\W*([AB])\b", re.IGNORECASE)
 _NAMED = re.compile(r"\b(?:passage|ranking)\s+([AB])\b", re.IGNORECASE)
 
@@ -45,13 +45,16 @@ _NAMED = re.compile(r"\b(?:passage|ranking)\s+([AB])\b", re.IGNORECASE)
 def parse_choice(text: str | None) -> tuple[str | None, str]:
     """``"A"``/``"B"`` and the rule that read it: the whole answer is the letter (``strict``), it
     leads with "Passage A"/"Ranking B" (``lead``), or names exactly one of them (``named``);
-    otherwise ``(None, "unparsed")``: never a default letter."""
+    otherwise, or when it names both, ``(None, "unparsed")``: never a default letter."""
     text = (text or "").strip()
-    for rule, pattern in (("strict", _STRICT), ("lead", _LEAD)):
-        if found := pattern.match(text):
-            return found.group(1).upper(), rule
+    if found := _STRICT.match(text):
+        return found.group(1).upper(), "strict"
     named = {m.upper() for m in _NAMED.findall(text)}
-    if len(named) == 1:
+    if len(named) > 1:
+        return None, "unparsed"
+    if found := _LEAD.match(text):
+        return found.group(1).upper(), "lead"
+    if named:
         return named.pop(), "named"
     return None, "unparsed"
 

@@ -83,7 +83,7 @@ def swap_pairs(judged: pd.DataFrame, n: int, seed: int) -> tuple[pd.DataFrame, d
     """``n`` passage pairs of one query with different human grades, seeded; (doc_a, doc_b) in a
     seeded random order, so neither position holds the better passage by construction."""
     rows = []
-    for qid, group in judged.groupby("query_id", sort=True):
+    for qid, group in _sorted(judged, ["query_id", "doc_id"]).groupby("query_id", sort=True):
         for a, b in itertools.combinations(group.itertuples(index=False), 2):
             if a.human != b.human:
                 rows.append((qid, a.doc_id, b.doc_id, a.human, b.human))
