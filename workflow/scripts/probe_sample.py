@@ -26,4 +26,8 @@ for probe in ("swap", "pad", "injection"):
     short = part.get("short") or any(g.get("short") for g in part.get("grades", {}).values())
     if short:
         log.warning("probe %s: the pool has fewer pairs than asked (%s); every one it has is used", probe, part)
+lists = drawn["summary"].get("lists")
+if lists is not None and not lists["pairs"]:
+    log.warning("probe lists: no two of %s differ in their top %d on the sampled queries %s: nothing to compare",
+                lists["systems"], options["swap"]["lists"]["depth"], lists["queries"])  # fmt: skip
 log.info("summary: %s", drawn["summary"])

@@ -72,13 +72,15 @@ class PairTemplate(Template):
         return [{"role": "user", "content": content}]
 
 
-def _pair_calls(judge: LLMJudge, template: PairTemplate, query: str, a: str, b: str, items: dict) -> list[Call]:
+def _pair_calls(
+    judge: LLMJudge, template: PairTemplate, query: str, a: str, b: str, items: dict, max_tokens: int | None
+) -> list[Call]:
     """The pair asked in both orders (``order`` ab: ``first`` shown as A; ba: ``second`` as A)."""
     calls = []
     for order, (x, y) in (("ab", (a, b)), ("ba", (b, a))):
         request = Request.chat(
             "probe", judge.model, template.render_pair(query, x, y), template_sha256=template.sha256,
-            accept=CHOICE, temperature=judge.temperature, top_p=judge.top_p, max_tokens=judge.max_tokens,
+            accept=CHOICE, temperature=judge.temperature, top_p=judge.top_p, max_tokens=max_tokens or judge.max_tokens,
             seed=judge.seed,
         )  # fmt: skip
         calls.append(Call(request, judge.name, {**items, "order": order}))
@@ -117,6 +119,7 @@ def probe_calls(
     template = Template.from_file(judge.prompt_file)
     grades: list[Call] = []
     pairs: list[Call] = []
+    answer_tokens = (options.get("swap") or {}).get("max_tokens")
 
     def grade(probe: str, condition: str, qid: str, doc: str, text: str, prefix: str | None = None) -> None:
         messages = template.render(topics[qid], text)
@@ -130,7 +133,7 @@ def probe_calls(
         for row in sample["swap"]:
             q = row["query_id"]
             items = {"probe": "swap", "condition": "passages", "query_id": q, "first": row["doc_a"], "second": row["doc_b"]}
-            pairs += _pair_calls(judge, pairwise, topics[q], texts[row["doc_a"]], texts[row["doc_b"]], items)
+            pairs += _pair_calls(judge, pairwise, topics[q], texts[row["doc_a"]], texts[row["doc_b"]], items, answer_tokens)
     if sample.get("lists"):
         lists = PairTemplate.from_file(options["swap"]["lists"].get("prompt_file") or LISTS_PROMPT)
         chars = options["swap"]["lists"]["chars"]
@@ -138,7 +141,7 @@ def probe_calls(
             q = row["query_id"]
             a, b = render_list(row["docs_a"], texts, chars), render_list(row["docs_b"], texts, chars)
             items = {"probe": "lists", "condition": "lists", "query_id": q, "first": row["system_a"], "second": row["system_b"]}
-            pairs += _pair_calls(judge, lists, topics[q], a, b, items)
+            pairs += _pair_calls(judge, lists, topics[q], a, b, items, answer_tokens)
     if sample.get("pad"):
         pairwise = PairTemplate.from_file(_pairwise_prompt(options)) if options["pad"]["pairwise"] else None
         padders = {m: {d["doc_id"]: pad(m, texts[d["doc_id"]]) for d in sample["pad"]} for m in options["pad"]["methods"]}
@@ -153,7 +156,7 @@ def probe_calls(
                 if pairwise is not None:
                     items = {"probe": "pad-pairwise", "condition": name, "query_id": q, "doc_id": doc,
                              "first": "original", "second": name}  # fmt: skip
-                    pairs += _pair_calls(judge, pairwise, topics[q], texts[doc], by_doc[doc], items)
+                    pairs += _pair_calls(judge, pairwise, topics[q], texts[doc], by_doc[doc], items, answer_tokens)
     if sample.get("injection"):
         for row in sample["injection"]:
             q, doc = row["query_id"], row["doc_id"]
