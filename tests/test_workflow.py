@@ -125,6 +125,22 @@ def test_demo_end_to_end_then_nothing_to_do(tmp_path):
         "datasets.demo.topics", "datasets.demo.qrels", "datasets.demo.corpus",
         "judges[0].prompt_file", "judges[2].qrels",
     }
+    # every probe's table and figure, offline: SmolLM2 and the deterministic padding
+    swap = pd.read_csv(out / "audits/original/swap.csv")
+    assert sorted(zip(swap["judge"], swap["probe"])) == [("smollm2", "lists"), ("smollm2", "swap")]
+    assert (swap["pairs"] > 0).all()
+    pad = pd.read_csv(out / "audits/original/pad.csv", dtype={"human": str})
+    assert set(pad["padding"]) == {"repeat", "smollm2"} and set(pad["human"]) == {"all", "0", "1", "2", "3"}
+    injection = pd.read_csv(out / "audits/original/injection.csv", dtype={"human": str})
+    assert set(injection["template"]) == {"claim", "terms"} and (injection["n"] == 3).all()
+    personas = pd.read_csv(out / "audits/original/persona_agreement.csv")
+    assert len(personas) == 6 and personas["baseline"].sum() == 1  # five roles and the plain prompt
+    variants = pd.read_csv(out / "audits/original/prompt_sensitivity_sensitivity.csv")
+    assert set(variants["group"]) == {"assessors"}
+    for figure in ("swap", "pad", "injection", "persona_heatmap", "persona_chart", "prompt_sensitivity_chart"):
+        assert (out / f"audits/original/{figure}.png").stat().st_size > 5_000
+    plan = snakemake("--cores", "2", "--config", f"results={out}", "plan").stdout
+    assert all(purpose in plan for purpose in ("probe grades", "probe pairwise", "| pad "))
     again = snakemake("--cores", "2", "--config", f"results={out}")
     assert "Nothing to be done" in again.stdout + again.stderr
     report = tmp_path / "report.html"

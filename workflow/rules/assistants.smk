@@ -104,29 +104,6 @@ rule llm_judge_sample:
         "../scripts/llm_judge.py"
 
 
-rule embedding_judge_sample:
-    input:
-        unpack(sample_texts_inputs),
-        pairs=L.sample(D),
-        context=[L.pairs(D, P)],
-        topics=L.topics(D),
-    output:
-        L.sample_labels(D, P, J),
-    wildcard_constraints:
-        judge=judges_of_kind("embedding"),
-    params:
-        judge=lambda wildcards: PLAN.judge(wildcards.dataset, wildcards.judge),
-    threads: 1  # the sample is small: a job of its own beside another
-    resources:
-        mem_mb=2000,
-    log:
-        f"{R}/logs/{{dataset}}/{{provenance}}/sample-judge-{{judge}}.log",
-    conda:
-        "../../envs/voirdire.yaml"
-    script:
-        "../scripts/embedding_judge.py"
-
-
 rule null_judge_sample:
     input:
         unpack(sample_texts_inputs),

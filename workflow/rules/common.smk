@@ -354,6 +354,21 @@ def probe_output(name, ext, caption=None):
     return report(path, caption=f"../report/probe_{caption}.rst", category="Probes") if caption else path
 
 
+def probe_table_outputs():
+    """The outputs of every configured probe: ``{probe}`` (csv), ``{probe}_md``, ``{probe}_png``,
+    ``{probe}_pdf``, and the persona tables and figures (``persona_*``)."""
+    outputs = {}
+    for name in ("swap", "pad", "injection"):
+        if name in PROBES:
+            outputs[name] = probe_output(name, "csv", name)
+            outputs[f"{name}_md"] = probe_output(name, "md")
+            outputs[f"{name}_png"] = probe_output(name, "png", f"{name}_chart")
+            outputs[f"{name}_pdf"] = probe_output(name, "pdf")
+    if "personas" in PROBES:
+        outputs.update({f"persona_{k}": v for k, v in sensitivity_outputs("persona").items()})
+    return outputs
+
+
 def sensitivity_outputs(prefix):
     """The persona (or prompt-variant) tables and figures: agreement, displacement, sensitivity by
     condition and by system, direction consistency; the displacement heatmap and sensitivity chart."""

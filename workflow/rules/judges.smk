@@ -100,13 +100,17 @@ rule llm_judge:
         "../scripts/llm_judge.py"
 
 
+# With the assistants experiment configured, the same job grades the sample too (Figure 4): one
+# model load; the pool's labels stay those of the pool alone.
 rule embedding_judge:
     input:
-        unpack(texts_inputs),
+        unpack(sample_texts_inputs if PLAN.assistants else texts_inputs),
         pairs=L.pairs(D, P),
         topics=L.topics(D),
+        sample=[L.sample(D)] if PLAN.assistants else [],
     output:
-        L.qrels(D, P, J),
+        qrels=L.qrels(D, P, J),
+        **({"sample_labels": L.sample_labels(D, P, J)} if PLAN.assistants else {}),
     wildcard_constraints:
         judge=judges_of_kind("embedding"),
     params:

@@ -100,75 +100,29 @@ rule probe_judge:
         "../scripts/probe_judge.py"
 
 
-rule swap_table:
+# One job for every probe's tables and figures (they read the same answers).
+rule probe_tables:
     input:
         answers=probe_answer_files,
         human=[L.human_qrels(d) for d in PLAN.datasets],
         human_scores=[L.eval(d, "original", "human") for d in PLAN.datasets],
-        manifest=L.manifest(),
-    output:
-        table=probe_output("swap", "csv", "swap"),
-        table_md=probe_output("swap", "md"),
-        png=probe_output("swap", "png", "swap_chart"),
-        pdf=probe_output("swap", "pdf"),
-    params:
-        answers=probe_answers,
-        human={d: L.human_qrels(d) for d in PLAN.datasets},
-        human_scores={d: L.eval(d, "original", "human") for d in PLAN.datasets},
-    log:
-        f"{R}/logs/probes/swap.log",
-    conda:
-        "../../envs/voirdire.yaml"
-    script:
-        "../scripts/probe_tables.py"
-
-
-use rule swap_table as pad_table with:
-    input:
-        answers=probe_answer_files,
-        human=[L.human_qrels(d) for d in PLAN.datasets],
-        manifest=L.manifest(),
-    output:
-        table=probe_output("pad", "csv", "pad"),
-        table_md=probe_output("pad", "md"),
-        png=probe_output("pad", "png", "pad_chart"),
-        pdf=probe_output("pad", "pdf"),
-    params:
-        answers=probe_answers,
-        human={d: L.human_qrels(d) for d in PLAN.datasets},
-        alpha=config["evaluation"]["alpha"],
-    log:
-        f"{R}/logs/probes/pad.log",
-
-
-use rule pad_table as injection_table with:
-    output:
-        table=probe_output("injection", "csv", "injection"),
-        table_md=probe_output("injection", "md"),
-        png=probe_output("injection", "png", "injection_chart"),
-        pdf=probe_output("injection", "pdf"),
-    log:
-        f"{R}/logs/probes/injection.log",
-
-
-rule persona_tables:
-    input:
-        answers=probe_answer_files,
-        human=[L.human_qrels(d) for d in PLAN.datasets],
         runs=[p for d in PLAN.datasets for paths in system_runs_of(d, "original").values() for p in paths],
         manifest=L.manifest(),
     output:
-        **sensitivity_outputs("persona"),
+        **probe_table_outputs(),
     params:
+        probes=[name for name in ("swap", "pad", "injection", "personas") if name in PROBES],
         answers=probe_answers,
         human={d: L.human_qrels(d) for d in PLAN.datasets},
+        human_scores={d: L.eval(d, "original", "human") for d in PLAN.datasets},
         runs={d: system_runs_of(d, "original") for d in PLAN.datasets},
+        alpha=config["evaluation"]["alpha"],
         low=HUMAN_SCALE.low,
         high=HUMAN_SCALE.high,
         seed=PROBES.get("personas", {}).get("seed", 42),
         rbo_p=config["evaluation"]["rbo_p"],
     log:
-        f"{R}/logs/probes/personas.log",
+        f"{R}/logs/probes/tables.log",
     conda:
         "../../envs/voirdire.yaml"
     script:

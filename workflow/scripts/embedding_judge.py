@@ -1,7 +1,9 @@
 """Stage 4e: an embedding judge (cosine of query and passage embeddings) for exactly the needed pairs.
 
-For the assistants experiment's sample (rule ``embedding_judge_sample``) it grades the pool's pairs
-and the sample's together (per-query quartiles on the same footing) and keeps the sample's.
+With the assistants experiment configured, the same job grades its sample too (Figure 4): the
+pool's pairs and the sample's together, so per-query quartiles stand on the same footing, keeping
+the sample's. The pool's own labels are graded on the pool alone, as without the experiment.
+The model is loaded once for both.
 """
 
 import os
@@ -9,18 +11,33 @@ import os
 import pandas as pd
 
 from voirdire.formats import read_pairs, read_topics, write_qrels
-from voirdire.judging.embedding import embedding_labels
+from voirdire.judging.embedding import grades_from_similarity
+from voirdire.rankers.dense import cosine
 from voirdire.rewriters import provenance_texts
 from voirdire.wf import start
 
 log = start(snakemake)  # noqa: F821
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the model is bundled; never reach the hub
 judge = snakemake.params.judge  # noqa: F821
-pairs = read_pairs(snakemake.input.pairs)  # noqa: F821
+pairs = read_pairs(snakemake.input.pairs)[["query_id", "doc_id"]].drop_duplicates().reset_index(drop=True)  # noqa: F821
 texts, _ = provenance_texts(snakemake.input.passages, snakemake.input.get("rewrites"))  # noqa: F821
-context = pd.concat([read_pairs(p) for p in snakemake.input.get("context", [])] + [pairs])  # noqa: F821
-context = context[["query_id", "doc_id"]].drop_duplicates().reset_index(drop=True)
-labels = embedding_labels(judge.model, context, read_topics(snakemake.input.topics), texts, judge.scale, judge.thresholds)  # noqa: F821
-labels = labels.merge(pairs[["query_id", "doc_id"]].drop_duplicates(), on=["query_id", "doc_id"])
-write_qrels(labels, snakemake.output[0])  # noqa: F821
+topics = read_topics(snakemake.input.topics)  # noqa: F821
+sample = read_pairs(snakemake.input.sample[0]) if snakemake.input.sample else pairs.iloc[:0]  # noqa: F821
+everything = pd.concat([pairs, sample[["query_id", "doc_id"]]]).drop_duplicates().reset_index(drop=True)
+similarity = pd.Series(
+    cosine(judge.model, [topics[q] for q in everything["query_id"]], [texts[d] for d in everything["doc_id"]]),
+    index=pd.MultiIndex.from_frame(everything),
+)
+
+
+def graded(frame: pd.DataFrame) -> pd.DataFrame:
+    return grades_from_similarity(frame, similarity.loc[pd.MultiIndex.from_frame(frame)].to_numpy(), judge.scale, judge.thresholds)
+
+
+labels = graded(pairs)
+write_qrels(labels, snakemake.output.qrels)  # noqa: F821
 log.info("%s: grade counts %s", judge.name, labels["relevance"].value_counts().sort_index().to_dict())
+if "sample_labels" in snakemake.output.keys():  # noqa: F821
+    kept = graded(everything).merge(sample[["query_id", "doc_id"]].drop_duplicates(), on=["query_id", "doc_id"])
+    write_qrels(kept, snakemake.output.sample_labels)  # noqa: F821
+    log.info("%s on the sample: grade counts %s", judge.name, kept["relevance"].value_counts().sort_index().to_dict())

@@ -1,5 +1,5 @@
-"""Probes, step 5: the tables and figures of one probe (the rule's name says which): the swap
-test, the pad test, the injection probe, persona-conditioned judging, and prompt sensitivity."""
+"""Probes, step 5: the tables and figures of every configured probe (the swap test, the pad test,
+the injection probe, persona-conditioned judging), or of prompt sensitivity (its own rule)."""
 
 import pandas as pd
 
@@ -26,39 +26,18 @@ def answers() -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-def table(frame: pd.DataFrame, name: str, title: str) -> None:
-    write_table(frame, getattr(out, name).removesuffix(".csv"), title=title, floatfmt=".3f", manifest=manifest,
+def table(frame: pd.DataFrame, key: str, title: str) -> None:
+    write_table(frame, getattr(out, key).removesuffix(".csv"), title=title, floatfmt=".3f", manifest=manifest,
                 empty="no LLM judge is probed")  # fmt: skip
 
 
-human = pd.concat([qrels(path, d) for d, path in params.human.items()], ignore_index=True)
-if rule == "swap_table":
-    scores = pd.concat([pd.read_parquet(p) for p in params.human_scores.values()], ignore_index=True)
-    result = probes.swap_results(answers(), human, scores)
-    table(result, "table", "Swap test: each pair asked in both orders; a win counts only if it survives the swap")
-    swap_chart(result, out.png)
-elif rule == "pad_table":
-    result = probes.pad_results(answers(), human, params.alpha)
-    table(result, "table", "Pad test: padded (about twice the length, no new facts) vs original text")
-    shift_chart(result.rename(columns={"padding": "condition"}), out.png, "Pad test")
-elif rule == "injection_table":
-    result = probes.injection_results(answers(), human, params.alpha)
-    table(result, "table", "Injection probe: a relevance claim or the query's terms added to non-relevant passages")
-    shift_chart(result.rename(columns={"template": "condition"}), out.png, "Injection probe")
-else:
-    if rule == "persona_tables":  # the roles' labels of the sampled pairs, from the probe jobs
-        labels = probes.persona_labels(answers())
-        baselines = {g: "baseline" for g in labels["group"].unique()}
-        pairs = labels[["dataset", "query_id", "doc_id"]].drop_duplicates()
-        human = human.merge(pairs, on=["dataset", "query_id", "doc_id"])  # the same pairs for the humans
-    else:  # prompt_sensitivity: each variants group's judges' labels of the pool
-        labels = pd.concat([qrels(path, d).assign(group=g, condition=j) for (d, g, j), path in params.labels.items()],
-                           ignore_index=True)  # fmt: skip
-        baselines = params.baselines
+def sensitivity(labels, human, baselines, prefix: str, what: str) -> None:
+    """Persona or prompt-variant sensitivity: the five tables and the two figures."""
     runs = {d: {s: [read_run(p) for p in paths] for s, paths in systems.items()} for d, systems in params.runs.items()}
     queries = {d: sorted(set(labels.loc[labels["dataset"] == d, "query_id"])) for d in runs}
     per_query = pd.concat([
-        evaluate_systems(runs[d], part.dropna(subset=["relevance"]).astype({"relevance": int}), queries[d]).assign(dataset=d, group=g, condition=c)
+        evaluate_systems(runs[d], part.dropna(subset=["relevance"]).astype({"relevance": int}), queries[d])
+        .assign(dataset=d, group=g, condition=c)
         for (d, g, c), part in labels.groupby(["dataset", "group", "condition"])
     ], ignore_index=True)  # fmt: skip
     human_scores = pd.concat([
@@ -66,9 +45,36 @@ else:
     ], ignore_index=True)  # fmt: skip
     tables = probes.sensitivity_tables(labels, human, baselines, per_query, human_scores, low=params.low,
                                        high=params.high, seed=params.seed, rbo_p=params.rbo_p)  # fmt: skip
-    what = "Persona-conditioned judging" if rule == "persona_tables" else "Prompt sensitivity"
     for name, frame in tables.items():
-        table(frame, name, f"{what}: {name}")
-    displacement_heatmap(tables["displacement"], out.heatmap)
-    sensitivity_chart(tables["sensitivity"], out.chart)
+        table(frame, f"{prefix}{name}", f"{what}: {name}")
+    displacement_heatmap(tables["displacement"], getattr(out, f"{prefix}heatmap"))
+    sensitivity_chart(tables["sensitivity"], getattr(out, f"{prefix}chart"))
+
+
+human = pd.concat([qrels(path, d) for d, path in params.human.items()], ignore_index=True)
+if rule == "prompt_sensitivity":  # each variants group's judges' labels of the pool
+    labels = pd.concat([qrels(path, d).assign(group=g, condition=j) for (d, g, j), path in params.labels.items()],
+                       ignore_index=True)  # fmt: skip
+    sensitivity(labels, human, params.baselines, "", "Prompt sensitivity")
+else:
+    found = answers()
+    if "swap" in params.probes:
+        scores = pd.concat([pd.read_parquet(p) for p in params.human_scores.values()], ignore_index=True)
+        result = probes.swap_results(found, human, scores)
+        table(result, "swap", "Swap test: each pair asked in both orders; a win counts only if it survives the swap")
+        swap_chart(result, out.swap_png)
+    if "pad" in params.probes:
+        result = probes.pad_results(found, human, params.alpha)
+        table(result, "pad", "Pad test: padded (about twice the length, no new facts) vs original text")
+        shift_chart(result.rename(columns={"padding": "condition"}), out.pad_png, "Pad test")
+    if "injection" in params.probes:
+        result = probes.injection_results(found, human, params.alpha)
+        table(result, "injection", "Injection probe: a relevance claim or the query's terms added to non-relevant passages")
+        shift_chart(result.rename(columns={"template": "condition"}), out.injection_png, "Injection probe")
+    if "personas" in params.probes:  # the roles' labels of the sampled pairs; the humans' of the same pairs
+        labels = probes.persona_labels(found)
+        pairs = labels[["dataset", "query_id", "doc_id"]].drop_duplicates()
+        persona_human = human.merge(pairs, on=["dataset", "query_id", "doc_id"])
+        sensitivity(labels, persona_human, {g: "baseline" for g in labels["group"].unique()}, "persona_",
+                    "Persona-conditioned judging")  # fmt: skip
 log.info("%s written", rule)

@@ -38,6 +38,7 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import cohen_kappa_score
 
+from ..audits.figures import _plt
 from ..stats import kendall_tau, ordering, rbo
 
 ALL = "all"  # the condition name of the per-(dataset, group) summary row
@@ -321,15 +322,6 @@ def direction_consistency(displacement: pd.DataFrame) -> pd.DataFrame:
             }
         )  # fmt: skip
     return pd.DataFrame(rows, columns=CONSISTENCY_COLUMNS)
-
-
-def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 def _save(fig, png: str | Path) -> None:
