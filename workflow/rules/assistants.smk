@@ -92,7 +92,7 @@ rule llm_judge_sample:
         judge=lambda wildcards: PLAN.judge(wildcards.dataset, wildcards.judge),
         store=lambda wildcards: L.sample_labels(wildcards.dataset, wildcards.provenance, wildcards.judge, "sqlite"),
         seeds=lambda wildcards: list(sample_judge_seeds(wildcards)),
-    threads: 1  # the sample is small: a job of its own beside another
+    threads: lambda wildcards: PLAN.judge(wildcards.dataset, wildcards.judge).threads
     resources:
         mem_mb=4000,
         llm_slots=lambda wildcards: llm_slots(PLAN.judge(wildcards.dataset, wildcards.judge).endpoint),

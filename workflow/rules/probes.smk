@@ -17,7 +17,6 @@ rule probe_sample:
         runs=lambda wildcards: system_runs_of(wildcards.dataset, "original"),
         list_systems=PROBES.get("swap", {}).get("lists", {}).get("systems", []),
         low=lambda wildcards: PLAN.judge(wildcards.dataset, "human").scale.low,
-    priority: 40
     log:
         f"{R}/logs/{{dataset}}/probes/sample.log",
     conda:
@@ -35,7 +34,6 @@ rule personas:
     params:
         personas=PROBES.get("personas"),
     threads: 1
-    priority: 40
     resources:
         mem_mb=2000,
     log:
@@ -59,7 +57,6 @@ rule pad:
         padder=lambda wildcards: PLAN.padder(wildcards.padder),
         store=lambda wildcards: L.padded(wildcards.dataset, wildcards.padder, "sqlite"),
     threads: lambda wildcards: PLAN.padder(wildcards.padder).threads
-    priority: 40
     resources:
         mem_mb=4000,
         llm_slots=lambda wildcards: llm_slots(PLAN.padder(wildcards.padder).endpoint),
@@ -92,8 +89,6 @@ rule probe_judge:
         store=lambda wildcards: L.probe_answers(wildcards.dataset, wildcards.judge, "sqlite"),
         seeds=lambda wildcards: [L.store(wildcards.dataset, "original", wildcards.judge)],
     threads: lambda wildcards: PLAN.judge(wildcards.dataset, wildcards.judge).threads
-    # as soon as its inputs exist: a long LLM job, which the small jobs can then fill in around
-    priority: 40
     resources:
         mem_mb=4000,
         llm_slots=lambda wildcards: llm_slots(PLAN.judge(wildcards.dataset, wildcards.judge).endpoint),
