@@ -166,6 +166,8 @@ def _slotless_swap(config, tmp_path):
          ["probes.injection.templates.claim", "{passage}"]),
         (_slotless_swap, ["probes.swap.prompt_file", "{b}"]),
         (lambda c, t: c["probes"].update(judges=["length"]), ["probes.judges[0]", "not a judge of kind llm"]),
+        (lambda c, t: c.update(judges=[{"name": "length", "kind": "baseline", "method": "length"}]),
+         ["config key 'probes'", "no judge is of kind llm"]),
     ],
 )
 def test_bad_probe_config_is_one_line_before_any_job(tmp_path, monkeypatch, mutate, expected):

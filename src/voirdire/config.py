@@ -297,11 +297,14 @@ def _check_template(path: str | Path, slots: tuple[str, ...], key: str) -> None:
 
 def _check_probes(config: dict, judges: dict[str, tuple[Judge, ...]], systems: tuple[System, ...]) -> tuple[Assistant, ...]:
     """The probes section: probed judges are live LLM judges, templates have their slots, the
-    persona pool has a usable field; returns the LLM padders. Fills in the shipped templates."""
+    persona pool has a usable field; returns the LLM padders. Fills in the default injection
+    templates and the systems whose lists are compared (all)."""
     probes = config.get("probes")
     if probes is None:
         return ()
     kinds = {j.name: j.kind for js in judges.values() for j in js}
+    if "llm" not in kinds.values():
+        raise ConfigError("the probes ask an LLM judge again, and no judge is of kind llm", key="probes")
     for index, name in enumerate(probes.get("judges", [])):
         if kinds.get(name) != "llm":
             raise ConfigError(f"{name!r} is not a judge of kind llm (probes ask the judge again)", key=f"probes.judges[{index}]")

@@ -11,6 +11,7 @@ from voirdire.errors import InputError
 from voirdire.layout import Layout
 from voirdire.manifest import manifest, write_if_changed
 from voirdire.preflight import preflight
+from voirdire.probes.items import LISTS_PROMPT, PAIRWISE_PROMPT
 from voirdire.systems import family_of
 
 
@@ -337,6 +338,15 @@ def probe_judge_inputs(wildcards):
     if PLAN.padders:
         inputs["padded"] = [L.padded(wildcards.dataset, p.name) for p in PLAN.padders]
     return inputs
+
+
+def probe_templates(wildcards=None):
+    """The probes' template files, so that editing one reruns the probe jobs."""
+    swap = PROBES.get("swap") or {}
+    files = [swap.get("prompt_file", str(PAIRWISE_PROMPT))] if swap or "pad" in PROBES else []
+    if swap.get("lists"):
+        files.append(swap["lists"].get("prompt_file", str(LISTS_PROMPT)))
+    return files
 
 
 def probe_answers(wildcards=None):

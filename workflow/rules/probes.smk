@@ -29,6 +29,7 @@ rule personas:
     input:
         sample=L.probe_sample(D),
         topics=L.topics(D),
+        pool=PROBES.get("personas", {}).get("pool", []),
     output:
         L.personas(D),
     params:
@@ -75,6 +76,7 @@ rule probe_judge:
         passages=L.passages(D),
         topics=L.topics(D),
         prompt=lambda wildcards: str(PLAN.judge(wildcards.dataset, wildcards.judge).prompt_file),
+        templates=probe_templates,
         # the judge's pool job, finished: its answers to the plain prompts are copied
         seeds_done=L.qrels(D, "original", J),
     output:
