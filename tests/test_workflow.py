@@ -113,7 +113,8 @@ def test_demo_end_to_end_then_nothing_to_do(tmp_path):
     assert scores.loc["dense-minilm", "minilm"] > scores.loc["Perfect", "minilm"]
     assert scores.loc["dense-minilm", "human"] < scores.loc["Perfect", "human"]
     bias = (out / "tables/original/position_bias.csv").read_text().splitlines()
-    assert bias[0].startswith("dataset,ranker,variant,model,prompts,pairs,order_dependent")
+    assert bias[0].startswith("dataset,ranker,variant,model,pairs,prompts,answered,unparsed,answered_both,surviving,"
+                              "order_dependent,first_position_wins,position_consistency,first_position_win_rate,tie_rate")
     assert bias[1].startswith("demo,prp-smollm2,sliding,local/smollm2-135m,")
     assert (out / "figures/original/figure3.png").stat().st_size > 10_000
     audit = pd.read_csv(out / "audits/original/label_test.csv")

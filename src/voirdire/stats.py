@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import itertools
 import math
+import statistics
+from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
@@ -52,6 +54,16 @@ def _kappa(a: pd.Series, b: pd.Series, labels: list[int], weights: str | None = 
         np.asarray(a), np.asarray(b), labels=labels, weights=weights
     )
     return float(value)
+
+
+def majority(labels: Sequence[int]) -> int | None:
+    """One label from a judge's k samples: the most frequent, ties by the lower median; None
+    when no sample parsed (never 0)."""
+    if not labels:
+        return None
+    counts = Counter(labels).most_common()
+    top = [label for label, n in counts if n == counts[0][1]]
+    return top[0] if len(top) == 1 else statistics.median_low(labels)
 
 
 def kendall_tau(a: Sequence[float], b: Sequence[float]) -> float:

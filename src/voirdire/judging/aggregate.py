@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import math
-import statistics
-from collections import Counter
 from collections.abc import Iterable
 
 import pandas as pd
@@ -12,6 +10,7 @@ import pandas as pd
 from ..judges import LLMJudge
 from ..llm.calls import UNPARSED, RunStats
 from ..llm.store import Record
+from ..stats import majority
 
 JUDGMENT_COLUMNS = [
     "judge", "query_id", "doc_id", "provenance", "sample", "model", "model_version", "raw",
@@ -48,12 +47,7 @@ def aggregate(judgments: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for (qid, docid), group in judgments.groupby(["query_id", "doc_id"], sort=True):
         labels = [int(v) for v in group["label"].dropna()]
-        if labels:
-            counts = Counter(labels).most_common()
-            top = [label for label, n in counts if n == counts[0][1]]
-            label = top[0] if len(top) == 1 else statistics.median_low(labels)
-        else:
-            label = None
+        label = majority(labels)
         rows.append((qid, docid, label, len(group), len(labels), len(set(labels)) > 1))
     frame = pd.DataFrame(
         rows, columns=["query_id", "doc_id", "relevance", "samples", "parsed", "disagree"]

@@ -10,27 +10,22 @@ pairwise questions are asked once (sample 0).
 from __future__ import annotations
 
 import math
-import statistics
-from collections import Counter
 
 import pandas as pd
 
+from ..stats import majority
 from .shifts import label_shift
 from .swap import SECOND, TIE, preference, swap_outcome, swap_table
 
 
 def _majority(labels: pd.Series) -> float:
-    values = [int(v) for v in labels.dropna()]
-    if not values:
-        return math.nan
-    counts = Counter(values).most_common()
-    top = [v for v, n in counts if n == counts[0][1]]
-    return float(top[0] if len(top) == 1 else statistics.median_low(values))
+    found = majority([int(v) for v in labels.dropna()])
+    return math.nan if found is None else float(found)
 
 
 def grades(answers: pd.DataFrame, probe: str) -> pd.DataFrame:
     """One label per (dataset, judge, condition, query, passage) of a pointwise probe (NaN: unparsed)."""
-    rows = answers[(answers["probe"] == probe) & answers["label"].notna() | (answers["probe"] == probe)]
+    rows = answers[answers["probe"] == probe]
     keys = ["dataset", "judge", "condition", "query_id", "doc_id"]
     return rows.groupby(keys, sort=True)["label"].agg(_majority).rename("relevance").reset_index()
 

@@ -122,7 +122,8 @@ def total_bias(records: Iterable[dict]) -> dict | None:
     parts = [r["bias"] for r in records if r.get("bias")]
     if not parts:
         return None
-    total: dict = {key: sum(p.get(key, 0) for p in parts) for key in set().union(*parts)}
+    keys = dict.fromkeys(key for part in parts for key in part)  # in first-seen order: stable columns
+    total: dict = {key: sum(p.get(key, 0) for p in parts) for key in keys}
     rates = {k: None if math.isnan(v) else v for k, v in swap_rates(total).items()}
     total.update(rates, order_dependent_rate=rates["tie_rate"])
     return total
