@@ -125,6 +125,7 @@ def test_demo_end_to_end_then_nothing_to_do(tmp_path):
     assert set(fingerprint["inputs"]) == {
         "datasets.demo.topics", "datasets.demo.qrels", "datasets.demo.corpus",
         "judges[0].prompt_file", "judges[2].qrels",
+        "probes.swap.prompt_file", "probes.swap.lists.prompt_file", "probes.personas.pool",
     }
     # every probe's table and figure, offline: SmolLM2 and the deterministic padding
     swap = pd.read_csv(out / "audits/original/swap.csv")

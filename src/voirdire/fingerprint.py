@@ -17,6 +17,7 @@ from pathlib import Path
 
 from . import __version__
 from .config import FILE_KEYS, as_plain, config_hash
+from .probes.items import LISTS_PROMPT, PAIRWISE_PROMPT
 from .prompts import DEFAULT_PROMPT
 
 PACKAGES = (
@@ -55,6 +56,14 @@ def input_files(config: dict) -> dict[str, str]:
                 files[f"judges[{index}].reruns{'.' + dataset if dataset else ''}[{number}]"] = path
         if judge.get("kind") == "llm":
             files[f"judges[{index}].prompt_file"] = judge.get("prompt_file") or str(DEFAULT_PROMPT)
+    probes = config.get("probes") or {}
+    swap = probes.get("swap") or {}
+    if swap:
+        files["probes.swap.prompt_file"] = swap.get("prompt_file") or str(PAIRWISE_PROMPT)
+        if swap.get("lists"):
+            files["probes.swap.lists.prompt_file"] = swap["lists"].get("prompt_file") or str(LISTS_PROMPT)
+    if probes.get("personas"):
+        files["probes.personas.pool"] = probes["personas"]["pool"]
     return {key: f"{path} sha256:{file_sha256(path)}" for key, path in files.items()}
 
 

@@ -376,6 +376,9 @@ def probe_table_outputs():
             outputs[f"{name}_pdf"] = probe_output(name, "pdf")
     if "personas" in PROBES:
         outputs.update({f"persona_{k}": v for k, v in sensitivity_outputs("persona").items()})
+    outputs["fingerprint"] = report(
+        f"{R}/audits/original/probes_fingerprint.json", caption="../report/fingerprint.rst", category="Probes"
+    )
     return outputs
 
 

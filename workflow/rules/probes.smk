@@ -106,6 +106,9 @@ rule probe_judge:
 rule probe_tables:
     input:
         answers=probe_answer_files,
+        # who answered: the judges' and the LLM padders' returned model versions (fingerprint)
+        summaries=lambda wildcards: [p.replace(".parquet", ".summary.json") for p in probe_answer_files(wildcards)]
+        + [L.padded(d, p.name, "summary.json") for d in PLAN.datasets for p in PLAN.padders],
         human=[L.human_qrels(d) for d in PLAN.datasets],
         human_scores=[L.eval(d, "original", "human") for d in PLAN.datasets],
         runs=[p for d in PLAN.datasets for paths in system_runs_of(d, "original").values() for p in paths],
@@ -123,6 +126,7 @@ rule probe_tables:
         high=HUMAN_SCALE.high,
         seed=PROBES.get("personas", {}).get("seed", 42),
         rbo_p=config["evaluation"]["rbo_p"],
+        config=as_plain(config),
     log:
         f"{R}/logs/probes/tables.log",
     conda:

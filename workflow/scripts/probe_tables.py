@@ -1,10 +1,14 @@
 """Probes, step 5: the tables and figures of every configured probe (the swap test, the pad test,
 the injection probe, persona-conditioned judging), or of prompt sensitivity (its own rule)."""
 
+import json
+from pathlib import Path
+
 import pandas as pd
 
 from voirdire.evaluation import evaluate_systems
-from voirdire.formats import read_qrels, read_run
+from voirdire.fingerprint import fingerprint
+from voirdire.formats import atomic_write, read_qrels, read_run
 from voirdire.manifest import sha256
 from voirdire.probes import report as probes
 from voirdire.probes.sensitivity import displacement_heatmap, sensitivity_chart
@@ -77,4 +81,13 @@ else:
         persona_human = human.merge(pairs, on=["dataset", "query_id", "doc_id"])
         sensitivity(labels, persona_human, {g: "baseline" for g in labels["group"].unique()}, "persona_",
                     "Persona-conditioned judging")  # fmt: skip
+if rule == "probe_tables":  # what produced these tables: packages, config, and who answered
+    answered = {}
+    for path in snakemake.input.summaries:  # noqa: F821
+        summary = json.loads(Path(path).read_text(encoding="utf-8"))
+        who = summary.get("judge") or f"padder {summary.get('assistant')}"
+        answered[f"{Path(path).parent.parent.name}/{who}"] = {"model": summary.get("model"),
+                                                              "model_versions": summary.get("model_versions")}  # fmt: skip
+    with atomic_write(out.fingerprint) as fh:
+        json.dump({**fingerprint(params.config), "manifest_sha256": manifest, "answered_by": answered}, fh, indent=2)
 log.info("%s written", rule)
