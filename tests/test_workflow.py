@@ -141,7 +141,7 @@ def test_demo_end_to_end_then_nothing_to_do(tmp_path):
     assert set(variants["group"]) == {"assessors"}
     for figure in ("swap", "pad", "injection", "persona_heatmap", "persona_chart", "prompt_sensitivity_chart"):
         assert (out / f"audits/original/{figure}.png").stat().st_size > 5_000
-    plan = snakemake("--cores", "2", "--config", f"results={out}", "plan").stdout
+    plan = snakemake("plan", "--cores", "2", "--config", f"results={out}").stdout
     assert all(purpose in plan for purpose in ("probe grades", "probe pairwise", "| pad "))
     again = snakemake("--cores", "2", "--config", f"results={out}")
     assert "Nothing to be done" in again.stdout + again.stderr
