@@ -9,6 +9,10 @@ rule evaluate:
         topics=L.topics(D),
     output:
         L.eval(D, P, J),
+    wildcard_constraints:
+        # a judge's name, never agreement.parquet or significance.parquet beside them (a group
+        # job on a cluster resolves its target files alone, and would find two rules)
+        judge=one_of(sorted({name for d in PLAN.datasets for name in PLAN.judge_names(d)})),
     params:
         scale=judge_params,
         runs=system_runs,
