@@ -27,8 +27,10 @@ def _per_dataset(frame: pd.DataFrame, width: float, height: float):
 
 
 def _save(fig, png: str | Path) -> None:
-    """Write the figure as PNG and PDF, then close it."""
-    fig.tight_layout()
+    """Write the figure as PNG and PDF, then close it (tight layout unless it has a layout engine)."""
+    Path(png).parent.mkdir(parents=True, exist_ok=True)
+    if fig.get_layout_engine() is None:
+        fig.tight_layout()
     fig.savefig(png, dpi=130)
     fig.savefig(Path(png).with_suffix(".pdf"))
     _plt().close(fig)

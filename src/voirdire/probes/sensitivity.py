@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import cohen_kappa_score
 
-from ..audits.figures import _plt
+from ..audits.figures import _plt, _save
 from ..stats import kendall_tau, ordering, rbo
 
 ALL = "all"  # the condition name of the per-(dataset, group) summary row
@@ -322,16 +322,6 @@ def direction_consistency(displacement: pd.DataFrame) -> pd.DataFrame:
             }
         )  # fmt: skip
     return pd.DataFrame(rows, columns=CONSISTENCY_COLUMNS)
-
-
-def _save(fig, png: str | Path) -> None:
-    """Write the figure as PNG (dpi 130) and as a PDF of the same stem, then close it."""
-    Path(png).parent.mkdir(parents=True, exist_ok=True)
-    if fig.get_layout_engine() is None:
-        fig.tight_layout()
-    fig.savefig(png, dpi=130)
-    fig.savefig(Path(png).with_suffix(".pdf"))
-    _plt().close(fig)
 
 
 def _no_data(png: str | Path, title: str) -> None:
