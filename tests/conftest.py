@@ -26,6 +26,16 @@ def dl19() -> Path:
     return SHARED_DL19
 
 
+@pytest.fixture(scope="session")
+def dl19_results(tmp_path_factory) -> Path:
+    """The DL19 test config run locally once per session (test_dl19 reads it, test_slurm compares)."""
+    if not (SHARED_DL19 / "qrels.nist.txt").is_file():
+        pytest.skip(f"real TREC DL 2019 data not found at {SHARED_DL19} (../shared absent)")
+    out = tmp_path_factory.mktemp("dl19")
+    snakemake("--cores", "2", "--configfile", ".test/config.yaml", "--config", f"results={out}")
+    return out
+
+
 @pytest.fixture
 def write(tmp_path):
     """Write text to a file under tmp_path and return its path."""

@@ -22,13 +22,18 @@ import asyncio
 import hashlib
 import json
 import math
+import os
 import random
 import re
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
 
 from aiohttp import web
+
+LOOPBACK_VERSION = "0.0.0-loopback"
+"""What the loopback server answers to ``GET /version`` (vLLM answers its own version there)."""
 
 REJECT = "[[reject]]"
 """A prompt containing this is answered with HTTP 400 (a permanent error)."""
@@ -153,6 +158,10 @@ class LoopbackServer:
     seed: int = 0
     port: int = 0
     model_version: str = "loopback-judge-2026-11"
+    served_model: str = "loopback"
+    """The id ``GET /v1/models`` lists (the model a ``serve`` stand-in was started with)."""
+    die_after: int | None = None
+    """Exit the whole process (code 3, no reply) on this chat request: a server that crashes."""
     log: list[LogEntry] = field(default_factory=list)
     peak_in_flight: int = 0
 
@@ -170,11 +179,15 @@ class LoopbackServer:
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_post("/chat/completions", self._chat)
         app.router.add_get("/v1/models", self._models)
+        app.router.add_get("/version", self._version)
         app.router.add_get("/stats", self._stats)
         return app
 
     async def _models(self, request: web.Request) -> web.Response:
-        return web.json_response({"object": "list", "data": [{"id": "loopback", "object": "model"}]})
+        return web.json_response({"object": "list", "data": [{"id": self.served_model, "object": "model"}]})
+
+    async def _version(self, request: web.Request) -> web.Response:
+        return web.json_response({"version": LOOPBACK_VERSION})
 
     async def _stats(self, request: web.Request) -> web.Response:
         """Counters for a server run in another process: requests seen and the peak in flight."""
@@ -214,6 +227,9 @@ class LoopbackServer:
             outcome = "ok" if seen >= limit else outcome
         with self._lock:
             self.log.append(LogEntry(sha, outcome, time.time(), request.headers.get("Authorization")))
+            if self.die_after is not None and len(self.log) >= self.die_after:
+                print(f"loopback: dying on request {len(self.log)} (--die-after)", flush=True)
+                os._exit(3)
         if outcome == "400":  # no retry can fix it; the message echoes the header, as some proxies do
             return web.json_response(
                 {"error": {"message": f"bad request (auth was {request.headers.get('Authorization')})",
@@ -327,7 +343,33 @@ class LoopbackServer:
             return result
 
 
+def serve_main(argv: list[str]) -> None:
+    """A stand-in for ``vllm serve MODEL --host H --port P --tensor-parallel-size N``: the same
+    command line, ``/v1/models`` listing MODEL once "loaded", ``/version``; test-only options
+    make it slow to load or crash on the Nth request."""
+    parser = argparse.ArgumentParser(prog="loopback.py serve")
+    parser.add_argument("model")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--tensor-parallel-size", type=int, default=1)
+    parser.add_argument("--startup-delay", type=float, default=0.0, help="seconds before it listens")
+    parser.add_argument("--die-after", type=int, default=None, help="exit (code 3) on this request")
+    parser.add_argument("--exit-at-start", type=int, default=None, help="exit with this code before listening")
+    parser.add_argument("--latency", type=float, default=0.0)
+    args = parser.parse_args(argv)
+    print(f"loopback serve: loading {args.model} on {args.tensor_parallel_size} GPU(s)", flush=True)
+    time.sleep(args.startup_delay)
+    if args.exit_at_start is not None:
+        print("loopback serve: out of memory (planted)", flush=True)
+        sys.exit(args.exit_at_start)
+    server = LoopbackServer(latency_s=args.latency, served_model=args.model, die_after=args.die_after)
+    web.run_app(server.app(), host=args.host, port=args.port, access_log=None, print=None)
+
+
 def main() -> None:
+    if sys.argv[1:2] == ["serve"]:
+        serve_main(sys.argv[2:])
+        return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--latency", type=float, default=0.25)

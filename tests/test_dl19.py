@@ -14,19 +14,13 @@ import pytrec_eval
 from scipy.stats import kendalltau
 from sklearn.metrics import cohen_kappa_score
 
-from conftest import ROOT, snakemake
-
 ORACLES = ["Perfect", "Swap[3]", "Swap[2]", "Swap[1]", "Swap[2,3]", "Swap[1,2]"]
 JUDGES = ["monot5-3b", "rank1-7b"]
 
 
 @pytest.fixture(scope="module")
-def results(tmp_path_factory):
-    if not (ROOT.parent / "shared" / "data" / "trec-dl-2019" / "qrels.nist.txt").is_file():
-        pytest.skip("real TREC DL 2019 data not found in ../shared/data (absent on this machine)")
-    out = tmp_path_factory.mktemp("dl19")
-    snakemake("--cores", "2", "--configfile", ".test/config.yaml", "--config", f"results={out}")
-    return out
+def results(dl19_results):
+    return dl19_results
 
 
 def read_qrels(path):

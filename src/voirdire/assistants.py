@@ -45,7 +45,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .audits.figures import _plt, _save
+from .audits.figures import _plt, _save, savefig
 from .errors import InputError
 from .formats import jsonl_lines, text_lines
 
@@ -469,8 +469,8 @@ def _save_both(fig, png: str | Path, pdf: str | Path) -> None:
         _save(fig, png)
         return
     fig.tight_layout()
-    fig.savefig(png, dpi=130)
-    fig.savefig(pdf)
+    savefig(fig, png, "png", 130)
+    savefig(fig, pdf, "pdf", 130)
     _plt().close(fig)
 
 

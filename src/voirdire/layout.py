@@ -109,6 +109,10 @@ class Layout:
         """A judge's probe answers, one row per call (``parquet``), its store or summary."""
         return f"{self.root}/{dataset}/probes/judge-{judge}.{ext}"
 
+    def served(self, server: str, layer: str) -> str:
+        """A served model's record (URL, model, engine version): the service job's output."""
+        return f"{self.root}/serve/{server}.{layer}.json"
+
     def manifest(self) -> str:
         """Systems, judges, datasets and evaluation settings: an input of every aggregate rule."""
         return f"{self.root}/manifest.json"

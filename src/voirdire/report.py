@@ -13,9 +13,17 @@ from pathlib import Path
 
 import pandas as pd
 
+from .audits.figures import savefig
 from .formats import atomic_write
 from .judges import HUMAN, Scale
-from .stats import compare_significance, kappas, kendall_tau, ordering, paired_tests, rbo
+from .stats import (
+    compare_significance,
+    kappas,
+    kendall_tau,
+    ordering,
+    paired_tests,
+    rbo,
+)
 
 
 def system_means(per_query: pd.DataFrame) -> pd.DataFrame:
@@ -144,5 +152,5 @@ def figure3(table: pd.DataFrame, judges: Sequence[str], png: str | Path, pdf: st
     for path in (png, pdf):
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         with atomic_write(path, "wb") as fh:
-            fig.savefig(fh, format=Path(path).suffix.lstrip("."), dpi=150)
+            savefig(fig, fh, Path(path).suffix.lstrip("."), 150)
     plt.close(fig)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import logging
 import sys
 import traceback
@@ -40,3 +42,29 @@ def start(snakemake) -> logging.Logger:
 
     sys.excepthook = one_line
     return logging.getLogger(f"voirdire.{snakemake.rule}")
+
+
+@contextlib.contextmanager
+def serving(snakemake, owner):
+    """A judge or ranker ready to call: at its served model's URL when the job has a ``served``
+    input (the service job's record), else as configured. Yields ``(owner, record or None)``.
+
+    A job whose server dies while it runs fails with one message saying so (its answered calls
+    stay in the store) instead of with the call path's connection errors.
+    """
+    served = list(snakemake.input.get("served") or [])
+    if not served:
+        yield owner, None
+        return
+    from .llm.serve import ServeError, attach, died
+
+    endpoint = owner.endpoint
+    record = attach(served[0], endpoint.serve.startup_timeout_s)
+    logging.getLogger("voirdire.serve").info("calling %s at %s", record.get("served_as"), record["url"])
+    try:
+        yield dataclasses.replace(owner, endpoint=endpoint.at(record["url"])), record
+    except Exception as error:
+        reason = died(served[0])
+        if reason is None:
+            raise
+        raise ServeError(reason) from error

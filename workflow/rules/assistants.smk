@@ -82,6 +82,7 @@ rule llm_judge_sample:
         topics=L.topics(D),
         prompt=lambda wildcards: str(PLAN.judge(wildcards.dataset, wildcards.judge).prompt_file),
         seeds_done=lambda wildcards: list(sample_judge_seeds(wildcards).values()),
+        served=lambda wildcards: list(served_input(PLAN.judge(wildcards.dataset, wildcards.judge), 1 + (wildcards.provenance != "original")).values()),
     output:
         qrels=L.sample_labels(D, P, J),
         raw=L.sample_labels(D, P, J, "parquet"),
@@ -92,7 +93,7 @@ rule llm_judge_sample:
         judge=lambda wildcards: PLAN.judge(wildcards.dataset, wildcards.judge),
         store=lambda wildcards: L.sample_labels(wildcards.dataset, wildcards.provenance, wildcards.judge, "sqlite"),
         seeds=lambda wildcards: list(sample_judge_seeds(wildcards)),
-    threads: lambda wildcards: PLAN.judge(wildcards.dataset, wildcards.judge).threads
+    threads: lambda wildcards: caller_threads(PLAN.judge(wildcards.dataset, wildcards.judge))
     resources:
         mem_mb=4000,
         llm_slots=lambda wildcards: llm_slots(PLAN.judge(wildcards.dataset, wildcards.judge).endpoint),
@@ -130,6 +131,7 @@ rule sample_scores:
         passages=L.sample_passages(D),
         rewrites=L.rewrites(D, P),
         topics=L.topics(D),
+        served=lambda wildcards: list(served_input(PLAN.system(wildcards.ranker), 1).values()),
     output:
         L.sample_scores(D, P, "{ranker}"),
     wildcard_constraints:
@@ -138,7 +140,7 @@ rule sample_scores:
     params:
         ranker=lambda wildcards: PLAN.system(wildcards.ranker),
         store=lambda wildcards: L.ranker_store(wildcards.dataset, wildcards.provenance, f"{wildcards.ranker}-sample"),
-    threads: lambda wildcards: PLAN.system(wildcards.ranker).threads
+    threads: lambda wildcards: caller_threads(PLAN.system(wildcards.ranker))
     resources:
         mem_mb=lambda wildcards: PLAN.system(wildcards.ranker).mem_mb,
         gpu=lambda wildcards: PLAN.system(wildcards.ranker).gpus,

@@ -1,6 +1,8 @@
 # Configuration, wildcard constraints and every input function. Rule files hold rules only.
 # Paths come from voirdire.layout.Layout, the one place the library reads them from too.
 # Inputs and params that name judges or systems are dicts keyed by name, never parallel lists.
+import dataclasses
+import json
 import re
 import sys
 
@@ -60,8 +62,56 @@ def llm_slots(endpoint):
     """A job's share of the workflow-wide cap on LLM calls in flight (`--resources llm_slots=N`).
 
     Snakemake lowers a job's value to the global cap when the cap is smaller; the job then
-    keeps at most that many calls in flight (it reads its granted value back)."""
-    return endpoint.concurrency if endpoint is not None else 0
+    keeps at most that many calls in flight (it reads its granted value back). A model the
+    workflow serves itself has no provider's rate limit to respect: its callers take no slot
+    (they run together with their server, and the group must fit the cap) and keep
+    `concurrency` calls in flight."""
+    if endpoint is None or endpoint.serve is not None:
+        return 0
+    return endpoint.concurrency
+
+
+# ----------------------------------------------------------------------------- served models
+# A judge or ranker with `serve:` is called at a model server the workflow starts itself (rule
+# serve, workflow/rules/serve.smk): a Snakemake service job, run together with its callers as
+# one group job and stopped when they are done. Snakemake starts a service group's jobs all at
+# once, so callers that wait for another caller of the same server (a rewritten collection's
+# judging copies the original's answers; a sample job its pool job's; a probe job the pool
+# job's) are served by a later start of the server: layer 0 serves the original pool's
+# judging and reranking, layer 1 what waits for layer 0, layer 2 what waits for layer 1.
+def served_specs():
+    """Server name -> how to serve it, over every served judge and ranker."""
+    endpoints = [j.endpoint for js in PLAN.judges.values() for j in js if getattr(j, "endpoint", None)]
+    endpoints += [r.endpoint for r in PLAN.rankers if r.endpoint is not None]
+    return {e.serve.name: e.serve for e in endpoints if e.serve is not None}
+
+
+SERVED = served_specs()
+
+
+def served_input(owner, layer):
+    """A caller's `served` input (the server's record for its layer), if its model is served."""
+    endpoint = getattr(owner, "endpoint", None)
+    if endpoint is None or endpoint.serve is None:
+        return {}
+    return {"served": L.served(endpoint.serve.name, layer)}
+
+
+def caller_threads(owner):
+    """A caller's threads: its own, or 1 when it only sends requests to a served model."""
+    endpoint = getattr(owner, "endpoint", None)
+    return 1 if endpoint is not None and endpoint.serve is not None else owner.threads
+
+
+def served_records(provenance):
+    """The summaries that carry a served judge's or ranker's server record, for the fingerprint."""
+    files = []
+    for d in PLAN.datasets:
+        files += [L.judgments(d, provenance, j.name, "summary.json") for j in PLAN.judges[d]
+                  if getattr(j, "endpoint", None) is not None and j.endpoint.serve is not None]
+        files += [L.bias(d, provenance, r.name) for r in PLAN.rankers
+                  if r.endpoint is not None and r.endpoint.serve is not None]
+    return files
 
 
 def position_bias_files(wildcards):

@@ -74,6 +74,8 @@ rule llm_judge:
         topics=L.topics(D),
         prompt=lambda wildcards: str(PLAN.judge(wildcards.dataset, wildcards.judge).prompt_file),
         seeds_done=lambda wildcards: list(judge_seeds(wildcards).values()),
+        # a served model: its server's record (layer 1 waits for the original's answers)
+        served=lambda wildcards: list(served_input(PLAN.judge(wildcards.dataset, wildcards.judge), int(wildcards.provenance != "original")).values()),
     output:
         qrels=L.qrels(D, P, J),
         raw=L.judgments(D, P, J, "parquet"),
@@ -88,7 +90,7 @@ rule llm_judge:
     # usually the longest job and on the critical path (the rewritten collection's judging and
     # every table wait for it): start it before the rankers
     priority: 50
-    threads: lambda wildcards: PLAN.judge(wildcards.dataset, wildcards.judge).threads
+    threads: lambda wildcards: caller_threads(PLAN.judge(wildcards.dataset, wildcards.judge))
     resources:
         mem_mb=4000,
         llm_slots=lambda wildcards: llm_slots(PLAN.judge(wildcards.dataset, wildcards.judge).endpoint),

@@ -79,6 +79,7 @@ rule probe_judge:
         templates=probe_templates,
         # the judge's pool job, finished: its answers to the plain prompts are copied
         seeds_done=L.qrels(D, "original", J),
+        served=lambda wildcards: list(served_input(PLAN.judge(wildcards.dataset, wildcards.judge), 1).values()),
     output:
         answers=L.probe_answers(D, J),
         summary=L.probe_answers(D, J, "summary.json"),
@@ -90,7 +91,7 @@ rule probe_judge:
         padded=lambda wildcards: {p.name: L.padded(wildcards.dataset, p.name) for p in PLAN.padders},
         store=lambda wildcards: L.probe_answers(wildcards.dataset, wildcards.judge, "sqlite"),
         seeds=lambda wildcards: [L.store(wildcards.dataset, "original", wildcards.judge)],
-    threads: lambda wildcards: PLAN.judge(wildcards.dataset, wildcards.judge).threads
+    threads: lambda wildcards: caller_threads(PLAN.judge(wildcards.dataset, wildcards.judge))
     resources:
         mem_mb=4000,
         llm_slots=lambda wildcards: llm_slots(PLAN.judge(wildcards.dataset, wildcards.judge).endpoint),

@@ -11,6 +11,7 @@ rule rerank:
         }),
         pool=L.pool(D),
         topics=L.topics(D),
+        served=lambda wildcards: list(served_input(PLAN.system(wildcards.ranker), int(wildcards.provenance != "original")).values()),
     output:
         run=L.run(D, P, "{ranker}"),
         bias=L.bias(D, P, "{ranker}"),
@@ -21,7 +22,7 @@ rule rerank:
         # per-query checkpoint (resume after a kill) and the API answer cache: not outputs
         checkpoint=lambda wildcards: L.checkpoint(wildcards.dataset, wildcards.provenance, wildcards.ranker),
         store=lambda wildcards: L.ranker_store(wildcards.dataset, wildcards.provenance, wildcards.ranker),
-    threads: lambda wildcards: PLAN.system(wildcards.ranker).threads
+    threads: lambda wildcards: caller_threads(PLAN.system(wildcards.ranker))
     resources:
         mem_mb=lambda wildcards: PLAN.system(wildcards.ranker).mem_mb,
         gpu=lambda wildcards: PLAN.system(wildcards.ranker).gpus,

@@ -12,6 +12,8 @@ rule tables:
         rewrites=lambda wildcards: [] if wildcards.provenance == "original" else [
             L.rewrites(d, wildcards.provenance, "summary.json") for d in PLAN.datasets
         ],
+        # served judges' and rankers' summaries: the model server's own name and version
+        served=lambda wildcards: served_records(wildcards.provenance),
     output:
         datasets=report(
             f"{R}/tables/{{provenance}}/datasets.csv",

@@ -9,26 +9,28 @@ import os
 from voirdire.formats import read_pairs, read_topics
 from voirdire.judging.job import run_judging_job
 from voirdire.rewriters import provenance_texts
-from voirdire.wf import start
+from voirdire.wf import serving, start
 
 log = start(snakemake)  # noqa: F821
 # a local model uses exactly the cores Snakemake gave this job (oversubscribed torch threads
 # slow generation by 5-20x when another job shares the cores)
 os.environ.setdefault("VOIRDIRE_TORCH_THREADS", str(snakemake.threads))  # noqa: F821
 texts, substituted = provenance_texts(snakemake.input.passages, snakemake.input.get("rewrites"))  # noqa: F821
-result = run_judging_job(
-    snakemake.params.judge,  # noqa: F821
-    pairs=read_pairs(snakemake.input.pairs),  # noqa: F821
-    texts=texts,
-    topics=read_topics(snakemake.input.topics),  # noqa: F821
-    store_path=snakemake.params.store,  # noqa: F821
-    provenance=snakemake.wildcards.provenance,  # noqa: F821
-    qrels_out=snakemake.output.qrels,  # noqa: F821
-    raw_out=snakemake.output.raw,  # noqa: F821
-    summary_out=snakemake.output.summary,  # noqa: F821
-    # the job's share of `--resources llm_slots=N`: never more calls in flight than granted
-    max_in_flight=snakemake.resources.llm_slots or None,  # noqa: F821
-    # finished stores of the same judge: answers to unchanged texts are copied, not asked again
-    seeds=snakemake.params.seeds,  # noqa: F821
-)
+with serving(snakemake, snakemake.params.judge) as (judge, served):  # noqa: F821
+    result = run_judging_job(
+        judge,
+        pairs=read_pairs(snakemake.input.pairs),  # noqa: F821
+        texts=texts,
+        topics=read_topics(snakemake.input.topics),  # noqa: F821
+        store_path=snakemake.params.store,  # noqa: F821
+        provenance=snakemake.wildcards.provenance,  # noqa: F821
+        qrels_out=snakemake.output.qrels,  # noqa: F821
+        raw_out=snakemake.output.raw,  # noqa: F821
+        summary_out=snakemake.output.summary,  # noqa: F821
+        # the job's share of `--resources llm_slots=N`: never more calls in flight than granted
+        max_in_flight=snakemake.resources.llm_slots or None,  # noqa: F821
+        # finished stores of the same judge: answers to unchanged texts are copied, not asked again
+        seeds=snakemake.params.seeds,  # noqa: F821
+        served=served,
+    )
 log.info("summary: %s (%d passages rewritten)", result, len(substituted))

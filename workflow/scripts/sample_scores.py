@@ -7,7 +7,7 @@ import pandas as pd
 
 from voirdire.formats import atomic_write, read_pairs, read_passages, read_topics
 from voirdire.rankers.rerank import backend_for, pointwise_scores
-from voirdire.wf import start
+from voirdire.wf import serving, start
 
 log = start(snakemake)  # noqa: F821
 os.environ.setdefault("VOIRDIRE_TORCH_THREADS", str(snakemake.threads))  # noqa: F821
@@ -21,13 +21,14 @@ topics = read_topics(snakemake.input.topics)  # noqa: F821
 kept = sample[sample["doc_id"].isin(rewrites)]
 if len(kept) < len(sample):
     log.warning("%d sampled pairs have no used rewrite; they are left out", len(sample) - len(kept))
-backend = backend_for(ranker, snakemake.params.store, snakemake.resources.llm_slots or None)  # noqa: F821
 rows = []
-for qid, block in kept.groupby("query_id", sort=True):
-    ids = list(block["doc_id"])
-    original = pointwise_scores(ranker, backend, topics[qid], [originals[d] for d in ids], ids=ids, query_id=qid)
-    rewritten = pointwise_scores(ranker, backend, topics[qid], [rewrites[d] for d in ids], ids=ids, query_id=qid)
-    rows += [(qid, d, h, o, r) for d, h, o, r in zip(ids, block["human"], original, rewritten, strict=True)]
+with serving(snakemake, ranker) as (ranker, _):  # noqa: F821
+    backend = backend_for(ranker, snakemake.params.store, snakemake.resources.llm_slots or None)  # noqa: F821
+    for qid, block in kept.groupby("query_id", sort=True):
+        ids = list(block["doc_id"])
+        original = pointwise_scores(ranker, backend, topics[qid], [originals[d] for d in ids], ids=ids, query_id=qid)
+        rewritten = pointwise_scores(ranker, backend, topics[qid], [rewrites[d] for d in ids], ids=ids, query_id=qid)
+        rows += [(qid, d, h, o, r) for d, h, o, r in zip(ids, block["human"], original, rewritten, strict=True)]
 scores = pd.DataFrame(rows, columns=["query_id", "doc_id", "human", "original", "rewritten"])
 with atomic_write(snakemake.output[0]) as fh:  # noqa: F821
     scores.to_csv(fh, sep="\t", index=False)

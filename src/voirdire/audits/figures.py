@@ -26,13 +26,23 @@ def _per_dataset(frame: pd.DataFrame, width: float, height: float):
     return fig, panels
 
 
+PDF_METADATA = {"CreationDate": None}
+"""No creation date in a PDF, so a rerun (locally or on a cluster) writes the same bytes."""
+
+
+def savefig(fig, target, fmt: str, dpi: int) -> None:
+    """``fig.savefig`` to a path or file object in format ``fmt`` ("png" or "pdf"), reproducibly."""
+    extra = {"metadata": PDF_METADATA} if fmt == "pdf" else {}
+    fig.savefig(target, format=fmt, dpi=dpi, **extra)
+
+
 def _save(fig, png: str | Path) -> None:
     """Write the figure as PNG and PDF, then close it (tight layout unless it has a layout engine)."""
     Path(png).parent.mkdir(parents=True, exist_ok=True)
     if fig.get_layout_engine() is None:
         fig.tight_layout()
-    fig.savefig(png, dpi=130)
-    fig.savefig(Path(png).with_suffix(".pdf"))
+    savefig(fig, png, "png", 130)
+    savefig(fig, Path(png).with_suffix(".pdf"), "pdf", 130)
     _plt().close(fig)
 
 

@@ -7,8 +7,9 @@ job's declared outputs, so Snakemake never deletes it; a rerun answers from it.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -16,6 +17,7 @@ from ..formats import atomic_write, read_pairs, read_passages, read_topics, writ
 from ..judges import LLMJudge
 from ..llm import Store, call_all, has_price
 from ..llm.env import import_litellm
+from ..llm.serve import served_record
 from .aggregate import aggregate, judgments, summary
 from .tasks import GradeAccept, judge_calls
 
@@ -38,9 +40,11 @@ def run_judging_job(
     progress: bool = True,
     max_in_flight: int | None = None,
     seeds: Sequence[str | Path] = (),
+    served: Mapping[str, Any] | None = None,
 ) -> dict:
     """Judge every needed pair through the store; ``max_in_flight`` is the job's ``llm_slots``;
-    ``seeds`` are finished stores of the same judge whose answers are reused (same request key)."""
+    ``seeds`` are finished stores of the same judge whose answers are reused (same request key);
+    ``served`` is the record of the model server the workflow started for this judge, if any."""
     calls = judge_calls(judge, pairs, topics, texts, provenance=provenance)
     with Store(store_path) as store:
         stats = call_all(
@@ -54,6 +58,7 @@ def run_judging_job(
     with atomic_write(raw_out, "wb") as fh:
         answers.to_parquet(fh, index=False)
     result = summary(judge, answers, labels, stats, price_known=has_price(import_litellm(), judge.model))
+    result["served"] = served_record(served)
     with atomic_write(summary_out) as fh:
         json.dump(result, fh, indent=2)
     return result

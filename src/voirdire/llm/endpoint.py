@@ -13,14 +13,19 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..errors import ConfigError
+from .serve import ServeSpec
+
+SERVED_KEY = "EMPTY"
+"""What a served model is given as API key: vLLM started without ``--api-key`` takes any, but
+litellm's OpenAI client insists on one. Not a secret."""
 
 KEYS = (
     "model", "api_base", "api_key_env", "concurrency", "rpm", "timeout_s", "num_retries",
-    "max_connection_failures",
+    "max_connection_failures", "serve",
 )  # fmt: skip
 """The config keys an endpoint is read from (in a judge entry, or a ranker's)."""
 
@@ -45,6 +50,9 @@ class Endpoint:
     max_connection_failures: int = 20
     """The circuit breaker: this many connection failures or timeouts in a row, with no
     success, stop the job at once (a dead or hanging endpoint costs seconds, not hours)."""
+    serve: ServeSpec | None = None
+    """A model the workflow serves itself (:mod:`voirdire.llm.serve`); its caller's job learns
+    ``api_base`` from the service when it starts (:meth:`at`)."""
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:
@@ -56,13 +64,24 @@ class Endpoint:
     @classmethod
     def from_config(cls, entry: Mapping[str, Any], *, key: str) -> Endpoint:
         """The endpoint keys of one config entry (``key`` names it in errors)."""
-        if not entry.get("model"):
+        if not entry.get("model") and not (entry.get("serve") or {}).get("model"):
             raise ConfigError("needs 'model' (a litellm model string)", key=f"{key}.model")
+        if not entry.get("model"):  # a served model is called through its OpenAI-compatible API
+            entry = {**entry, "model": f"openai/{entry['serve']['model']}"}
         if int(entry.get("num_retries", 3)) < 3:
             raise ConfigError("num_retries must be at least 3", key=f"{key}.num_retries")
         if int(entry.get("concurrency", 1)) < 1:
             raise ConfigError("concurrency must be at least 1", key=f"{key}.concurrency")
-        return cls(**{k: entry[k] for k in KEYS if entry.get(k) is not None})
+        values = {k: entry[k] for k in KEYS if entry.get(k) is not None}
+        if entry.get("serve") is not None:
+            if entry.get("api_base"):
+                raise ConfigError("give either api_base or serve, not both", key=f"{key}.serve")
+            values["serve"] = ServeSpec.from_config(entry["serve"], key=f"{key}.serve")
+        return cls(**values)
+
+    def at(self, api_base: str) -> Endpoint:
+        """This endpoint, called at ``api_base`` (a served model's URL, known once it runs)."""
+        return replace(self, api_base=api_base)
 
     @property
     def is_local(self) -> bool:
@@ -99,4 +118,6 @@ class Endpoint:
             kwargs["api_base"] = self.api_base
         if api_key is not None:
             kwargs["api_key"] = api_key
+        elif self.serve is not None:
+            kwargs["api_key"] = SERVED_KEY
         return kwargs

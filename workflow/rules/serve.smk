@@ -1,0 +1,29 @@
+# Stage 0: model servers the workflow runs itself (`serve:` on a judge or ranker, instead of
+# api_base). A service job: Snakemake runs it with every caller of its layer as one group job
+# (one node; under Slurm the GPU node) and terminates it when they are done. See
+# voirdire.llm.serve for what the job does, and common.smk (served_input) for the layers.
+
+
+rule serve:
+    output:
+        service(L.served("{server}", "{layer}")),
+    wildcard_constraints:
+        server=one_of(SERVED),
+        layer="[0-2]",
+    params:
+        python=sys.executable,
+        spec=lambda wildcards: json.dumps(dataclasses.asdict(SERVED[wildcards.server])),
+        server_log=f"{R}/logs/serve/{{server}}.{{layer}}.server.log",
+    threads: 1
+    resources:
+        gpu=lambda wildcards: SERVED[wildcards.server].gpus,
+        mem_mb=lambda wildcards: SERVED[wildcards.server].mem_mb,
+    log:
+        f"{R}/logs/serve/{{server}}.{{layer}}.log",
+    conda:
+        "../../envs/voirdire.yaml"
+    # a shell job, exec'd: Snakemake terminates a service that is a shell command, and the
+    # SIGTERM then reaches the server's keeper, which stops the server
+    shell:
+        "exec {params.python:q} -m voirdire.llm.serve_job --spec {params.spec:q} "
+        "--service-file {output:q} --server-log {params.server_log:q} > {log:q} 2>&1"
