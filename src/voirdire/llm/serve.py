@@ -209,7 +209,7 @@ def stop(process: subprocess.Popen, timeout_s: float) -> int | None:
 def run_service(spec: ServeSpec, service_file: str | Path, server_log: str | Path, logger=None) -> int:
     """The body of the service job: start, wait until ready, publish, watch, stop on SIGTERM."""
     service_file, server_log = Path(service_file), Path(server_log)
-    check_command(spec, key="serve.command")
+    check_command(spec, key="serve")
     port = spec.port or free_port()
     root = f"http://{HOST}:{port}"
     argv = spec.argv(port)
