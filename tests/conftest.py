@@ -49,6 +49,12 @@ def write(tmp_path):
     return _write
 
 
+def prp_shown(conversation: list[dict[str, str]]) -> tuple[str, str]:
+    """The two passages a PRP prompt shows, as (Passage A, Passage B)."""
+    text = conversation[0]["content"]
+    return text.split('Passage A: "')[1].split('"')[0], text.split('Passage B: "')[1].split('"')[0]
+
+
 def snakemake(*args: str, cwd: Path = ROOT, check: bool = True) -> subprocess.CompletedProcess:
     """Run the workflow's Snakemake in a subprocess (the way a user runs it)."""
     result = subprocess.run(

@@ -25,7 +25,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from conftest import ROOT
+from conftest import ROOT, prp_shown
 
 from voirdire.rankers.llm import prp_rank
 
@@ -200,9 +200,7 @@ class RankedBackend:
     def preferences(self, conversations, items=None):
         out = []
         for conversation in conversations:
-            text = conversation[0]["content"]
-            a = text.split('Passage A: "')[1].split('"')[0]
-            b = text.split('Passage B: "')[1].split('"')[0]
+            a, b = prp_shown(conversation)
             out.append("A" if self.rank[a] < self.rank[b] else "B")
         return out
 

@@ -6,6 +6,7 @@ import math
 
 import pytest
 
+from conftest import prp_shown
 from loopback import LoopbackServer, choice_for, yes_probability_for
 from voirdire.rankers.api import LiteLLMBackend, parse_choice, yes_no_from_top_logprobs
 from voirdire.rankers.llm import (
@@ -33,9 +34,7 @@ class TableBackend:
     def preferences(self, conversations, items=None):
         out = []
         for conversation in conversations:
-            text = conversation[0]["content"]
-            a = text.split('Passage A: "')[1].split('"')[0]
-            b = text.split('Passage B: "')[1].split('"')[0]
+            a, b = prp_shown(conversation)
             pair = (self.index[a], self.index[b])
             self.asked.append(pair)
             out.append(self.table[pair])
