@@ -79,38 +79,36 @@ def llm_slots(endpoint):
 # judging copies the original's answers; a sample job its pool job's; a probe job the pool
 # job's) are served by a later start of the server: layer 0 serves the original pool's
 # judging and reranking, layer 1 what waits for layer 0, layer 2 what waits for layer 1.
-def served_specs():
-    """Server name -> how to serve it, over every served judge and ranker."""
-    endpoints = [j.endpoint for js in PLAN.judges.values() for j in js if getattr(j, "endpoint", None)]
-    endpoints += [r.endpoint for r in PLAN.rankers if r.endpoint is not None]
-    return {e.serve.name: e.serve for e in endpoints if e.serve is not None}
+def served_spec(owner):
+    """How a judge's or ranker's model is served, or None (an API, a local model, no model)."""
+    endpoint = getattr(owner, "endpoint", None)
+    return endpoint.serve if endpoint is not None else None
 
 
-SERVED = served_specs()
+SERVED = {
+    spec.name: spec
+    for owner in [j for js in PLAN.judges.values() for j in js] + PLAN.rankers
+    if (spec := served_spec(owner)) is not None
+}
 
 
 def served_input(owner, layer):
     """A caller's `served` input (the server's record for its layer), if its model is served."""
-    endpoint = getattr(owner, "endpoint", None)
-    if endpoint is None or endpoint.serve is None:
-        return {}
-    return {"served": L.served(endpoint.serve.name, layer)}
+    spec = served_spec(owner)
+    return {} if spec is None else {"served": L.served(spec.name, layer)}
 
 
 def caller_threads(owner):
     """A caller's threads: its own, or 1 when it only sends requests to a served model."""
-    endpoint = getattr(owner, "endpoint", None)
-    return 1 if endpoint is not None and endpoint.serve is not None else owner.threads
+    return owner.threads if served_spec(owner) is None else 1
 
 
 def served_records(provenance):
     """The summaries that carry a served judge's or ranker's server record, for the fingerprint."""
     files = []
     for d in PLAN.datasets:
-        files += [L.judgments(d, provenance, j.name, "summary.json") for j in PLAN.judges[d]
-                  if getattr(j, "endpoint", None) is not None and j.endpoint.serve is not None]
-        files += [L.bias(d, provenance, r.name) for r in PLAN.rankers
-                  if r.endpoint is not None and r.endpoint.serve is not None]
+        files += [L.judgments(d, provenance, j.name, "summary.json") for j in PLAN.judges[d] if served_spec(j)]
+        files += [L.bias(d, provenance, r.name) for r in PLAN.rankers if served_spec(r)]
     return files
 
 

@@ -266,9 +266,9 @@ def attach(service_file: str | Path, timeout_s: float, *, poll_s: float = 0.5) -
                 f"(no {path}); see the serve job's log"
             )
         time.sleep(poll_s)
-    record = json.loads(path.read_text(encoding="utf-8"))
-    if "died" in record:
-        raise ServeError(explain(record))
+    record = _read(path)
+    if record is None or "died" in record:
+        raise ServeError(explain(record or {"died": f"left an unreadable record {path}"}))
     return record
 
 
@@ -281,13 +281,17 @@ def explain(record: Mapping[str, Any]) -> str:
     )
 
 
-def died(service_file: str | Path) -> str | None:
-    """Why the server behind ``service_file`` is gone, or None while it runs (or no record)."""
+def _read(service_file: str | Path) -> dict[str, Any] | None:
     try:
-        record = json.loads(Path(service_file).read_text(encoding="utf-8"))
+        return json.loads(Path(service_file).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    return explain(record) if "died" in record else None
+
+
+def died(service_file: str | Path) -> str | None:
+    """Why the server behind ``service_file`` is gone, or None while it runs (or no record)."""
+    record = _read(service_file)
+    return explain(record) if record is not None and "died" in record else None
 
 
 def served_record(record: Mapping[str, Any] | None) -> dict[str, Any] | None:
@@ -298,7 +302,7 @@ def served_record(record: Mapping[str, Any] | None) -> dict[str, Any] | None:
 
 
 def check_command(spec: ServeSpec, *, key: str) -> None:
-    """Before any job: the serve command's program exists (``pip install voirdire[vllm]``)."""
+    """The serve command's program exists (``pip install voirdire[vllm]``), checked as the service starts."""
     import shutil
 
     program = shlex.split(spec.command)[0]
