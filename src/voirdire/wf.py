@@ -47,7 +47,9 @@ def start(snakemake) -> logging.Logger:
 @contextlib.contextmanager
 def serving(snakemake, owner):
     """A judge or ranker ready to call: at its served model's URL when the job has a ``served``
-    input (the service job's record), else as configured. Yields ``(owner, record or None)``.
+    input (the service job's record), else as configured. Yields ``(owner, served)``: what the
+    results keep of the server (engine, version, model; :func:`~voirdire.llm.serve.served_record`),
+    or None.
 
     A job whose server dies while it runs fails with one message saying so (its answered calls
     stay in the store) instead of with the call path's connection errors.
@@ -56,13 +58,13 @@ def serving(snakemake, owner):
     if not served:
         yield owner, None
         return
-    from .llm.serve import ServeError, attach, died
+    from .llm.serve import ServeError, attach, died, served_record
 
     endpoint = owner.endpoint
     record = attach(served[0], endpoint.serve.startup_timeout_s)
     logging.getLogger("voirdire.serve").info("calling %s at %s", record.get("served_as"), record["url"])
     try:
-        yield dataclasses.replace(owner, endpoint=endpoint.at(record["url"])), record
+        yield dataclasses.replace(owner, endpoint=endpoint.at(record["url"])), served_record(record)
     except Exception as error:
         reason = died(served[0])
         if reason is None:

@@ -82,7 +82,7 @@ rule llm_judge_sample:
         topics=L.topics(D),
         prompt=lambda wildcards: str(PLAN.judge(wildcards.dataset, wildcards.judge).prompt_file),
         seeds_done=lambda wildcards: list(sample_judge_seeds(wildcards).values()),
-        served=lambda wildcards: list(served_input(PLAN.judge(wildcards.dataset, wildcards.judge), 1 + (wildcards.provenance != "original")).values()),
+        served=lambda wildcards: served_input(PLAN.judge(wildcards.dataset, wildcards.judge), 1 + (wildcards.provenance != "original")),
     output:
         qrels=L.sample_labels(D, P, J),
         raw=L.sample_labels(D, P, J, "parquet"),
@@ -131,7 +131,7 @@ rule sample_scores:
         passages=L.sample_passages(D),
         rewrites=L.rewrites(D, P),
         topics=L.topics(D),
-        served=lambda wildcards: list(served_input(PLAN.system(wildcards.ranker), 1).values()),
+        served=lambda wildcards: served_input(PLAN.system(wildcards.ranker), 1),
     output:
         L.sample_scores(D, P, "{ranker}"),
     wildcard_constraints:

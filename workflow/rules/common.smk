@@ -93,9 +93,9 @@ SERVED = {
 
 
 def served_input(owner, layer):
-    """A caller's `served` input (the server's record for its layer), if its model is served."""
+    """A caller's `served` input: the server's record for its layer, if its model is served."""
     spec = served_spec(owner)
-    return {} if spec is None else {"served": L.served(spec.name, layer)}
+    return [] if spec is None else [L.served(spec.name, layer)]
 
 
 def caller_threads(owner):
@@ -103,12 +103,14 @@ def caller_threads(owner):
     return owner.threads if served_spec(owner) is None else 1
 
 
-def served_records(provenance):
-    """The summaries that carry a served judge's or ranker's server record, for the fingerprint."""
-    files = []
+def served_records(wildcards):
+    """DATASET/NAME -> the summary carrying a served judge's or ranker's server record (for the
+    fingerprint)."""
+    p = wildcards.provenance
+    files = {}
     for d in PLAN.datasets:
-        files += [L.judgments(d, provenance, j.name, "summary.json") for j in PLAN.judges[d] if served_spec(j)]
-        files += [L.bias(d, provenance, r.name) for r in PLAN.rankers if served_spec(r)]
+        files |= {f"{d}/{j.name}": L.judgments(d, p, j.name, "summary.json") for j in PLAN.judges[d] if served_spec(j)}
+        files |= {f"{d}/{r.name}": L.bias(d, p, r.name) for r in PLAN.rankers if served_spec(r)}
     return files
 
 

@@ -75,7 +75,7 @@ rule llm_judge:
         prompt=lambda wildcards: str(PLAN.judge(wildcards.dataset, wildcards.judge).prompt_file),
         seeds_done=lambda wildcards: list(judge_seeds(wildcards).values()),
         # a served model: its server's record (layer 1 waits for the original's answers)
-        served=lambda wildcards: list(served_input(PLAN.judge(wildcards.dataset, wildcards.judge), int(wildcards.provenance != "original")).values()),
+        served=lambda wildcards: served_input(PLAN.judge(wildcards.dataset, wildcards.judge), int(wildcards.provenance != "original")),
     output:
         qrels=L.qrels(D, P, J),
         raw=L.judgments(D, P, J, "parquet"),

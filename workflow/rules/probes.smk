@@ -79,7 +79,7 @@ rule probe_judge:
         templates=probe_templates,
         # the judge's pool job, finished: its answers to the plain prompts are copied
         seeds_done=L.qrels(D, "original", J),
-        served=lambda wildcards: list(served_input(PLAN.judge(wildcards.dataset, wildcards.judge), 1).values()),
+        served=lambda wildcards: served_input(PLAN.judge(wildcards.dataset, wildcards.judge), 1),
     output:
         answers=L.probe_answers(D, J),
         summary=L.probe_answers(D, J, "summary.json"),

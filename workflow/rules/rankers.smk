@@ -11,7 +11,7 @@ rule rerank:
         }),
         pool=L.pool(D),
         topics=L.topics(D),
-        served=lambda wildcards: list(served_input(PLAN.system(wildcards.ranker), int(wildcards.provenance != "original")).values()),
+        served=lambda wildcards: served_input(PLAN.system(wildcards.ranker), int(wildcards.provenance != "original")),
     output:
         run=L.run(D, P, "{ranker}"),
         bias=L.bias(D, P, "{ranker}"),

@@ -13,7 +13,7 @@ rule tables:
             L.rewrites(d, wildcards.provenance, "summary.json") for d in PLAN.datasets
         ],
         # served judges' and rankers' summaries: the model server's own name and version
-        served=lambda wildcards: served_records(wildcards.provenance),
+        served=paths(served_records),
     output:
         datasets=report(
             f"{R}/tables/{{provenance}}/datasets.csv",
@@ -47,6 +47,7 @@ rule tables:
         ),
     params:
         systems=[str(s) for s in PLAN.systems],
+        served=served_records,
         config=as_plain(config),
     log:
         f"{R}/logs/{{provenance}}/tables.log",

@@ -12,7 +12,6 @@ from voirdire.formats import (
     run_from_rankings,
     write_run,
 )
-from voirdire.llm.serve import served_record
 from voirdire.rankers.rerank import rerank_all, total_bias, unchanged_queries
 from voirdire.rewriters import provenance_texts
 from voirdire.wf import serving, start
@@ -40,7 +39,7 @@ rankings |= {q: record["ranking"] for q, record in records.items()}
 write_run(run_from_rankings({q: rankings[q] for q in pools}), snakemake.output.run, tag=ranker.name)  # noqa: F821
 with atomic_write(snakemake.output.bias) as fh:  # noqa: F821
     json.dump({"ranker": ranker.name, "method": ranker.method, "variant": ranker.variant if ranker.method == "prp" else None,
-               "model": ranker.model, "bias": total_bias(records.values()), "served": served_record(served)},
+               "model": ranker.model, "bias": total_bias(records.values()), "served": served},
               fh, indent=2)  # fmt: skip
 checkpoint.unlink(missing_ok=True)
 log.info("%s reranked %d queries", ranker.name, len(records))

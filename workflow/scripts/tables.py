@@ -54,11 +54,10 @@ with atomic_write(out.fingerprint) as fh:
         }
     if assistant:
         extra["assistant"] = assistant
-    served = {}  # judges and rankers on a model server the workflow started: what it served
-    for path in snakemake.input.served:  # noqa: F821
-        summary = json.loads(Path(path).read_text(encoding="utf-8"))
-        name = summary.get("judge") or summary.get("ranker")
-        served[f"{Path(path).parts[-4]}/{name}"] = summary.get("served")
+    served = {  # judges and rankers on a model server the workflow started: what it served
+        name: json.loads(Path(path).read_text(encoding="utf-8")).get("served")
+        for name, path in snakemake.params.served.items()  # noqa: F821
+    }
     if served:
         extra["served"] = served
     json.dump({**fingerprint(snakemake.params.config), **extra}, fh, indent=2)  # noqa: F821

@@ -17,7 +17,6 @@ from ..formats import atomic_write, read_pairs, read_passages, read_topics, writ
 from ..judges import LLMJudge
 from ..llm import Store, call_all, has_price
 from ..llm.env import import_litellm
-from ..llm.serve import served_record
 from .aggregate import aggregate, judgments, summary
 from .tasks import GradeAccept, judge_calls
 
@@ -44,7 +43,7 @@ def run_judging_job(
 ) -> dict:
     """Judge every needed pair through the store; ``max_in_flight`` is the job's ``llm_slots``;
     ``seeds`` are finished stores of the same judge whose answers are reused (same request key);
-    ``served`` is the record of the model server the workflow started for this judge, if any."""
+    ``served`` is what the results keep of the model server the workflow started for this judge."""
     calls = judge_calls(judge, pairs, topics, texts, provenance=provenance)
     with Store(store_path) as store:
         stats = call_all(
@@ -58,7 +57,7 @@ def run_judging_job(
     with atomic_write(raw_out, "wb") as fh:
         answers.to_parquet(fh, index=False)
     result = summary(judge, answers, labels, stats, price_known=has_price(import_litellm(), judge.model))
-    result["served"] = served_record(served)
+    result["served"] = served
     with atomic_write(summary_out) as fh:
         json.dump(result, fh, indent=2)
     return result
