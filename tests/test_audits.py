@@ -107,11 +107,13 @@ def test_self_preference_finds_a_planted_family_bonus_and_forgives_plain_strictn
         "llama-judge": lambda s: 0.0,
     }
     families = {"gpt-judge": "gpt", "claude-judge": "claude", "neutral": None, "llama-judge": "llama"}
-    found = self_preference(panel(bias), families, SYSTEMS, resamples=500).set_index("judge")
+    kinds = dict.fromkeys(families, "llm")
+    found = self_preference(panel(bias), families, SYSTEMS, kinds, resamples=500).set_index("judge")
     gpt = found.loc["gpt-judge"]
-    # others give gpt systems the same as BASE except claude-judge's -0.1: mean of others = BASE - 0.1/3
-    assert gpt["raw"] == pytest.approx(0.10 + 0.10 / 3, abs=0.02)
-    assert gpt["strictness"] == pytest.approx(0.10 / 3, abs=0.02)
+    assert gpt["panel"] == "claude-judge, llama-judge"  # "neutral" declares no family: not in the panel
+    # the panel gives gpt systems BASE except claude-judge's -0.1: the panel's mean = BASE - 0.1/2
+    assert gpt["raw"] == pytest.approx(0.10 + 0.10 / 2, abs=0.02)
+    assert gpt["strictness"] == pytest.approx(0.10 / 2, abs=0.02)
     assert gpt["corrected"] == pytest.approx(0.10, abs=0.02) and gpt["self_preferring"]
     claude = found.loc["claude-judge"]
     assert claude["raw"] < -0.05 and claude["strictness"] < -0.05  # strict everywhere ...

@@ -61,8 +61,12 @@ write_table(shift, out.label_shift[: -len(".csv")], manifest=manifest, empty="no
 figure4(labels, params.rewriting["per_grade"], out.figure4, out.figure4_pdf)
 preference = rewrite_self_preference(labels, params.families, params.assistant_family, panel=params.panel,
                                      seed=params.seed)  # fmt: skip
+tested = int((preference["same_family"] & preference["reason"].isna()).sum())  # only these can be flagged
 write_table(preference, out.self_preference[: -len(".csv")], manifest=manifest, empty="no judge reads the texts",
-            title=f"Self-preference on rewritten passages: each judge's label shift beyond the panel's, {provenance}")  # fmt: skip
+            title=f"Self-preference on rewritten passages: each judge's label shift beyond its panel's (judges of "
+                  f"other families), {provenance}; flagged when the judge shares the assistant's family and the 95% CI "
+                  f"lies above 0: {tested} tests at one-sided alpha 0.025, chance alone would flag about "
+                  f"{tested * 0.025:.2f}")  # fmt: skip
 
 # --- experiments 2 and 3: every system under every judge, original collection vs rewritten one
 def per_query(prov: str, extra: dict) -> pd.DataFrame:

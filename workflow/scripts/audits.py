@@ -37,6 +37,17 @@ params, out = snakemake.params, snakemake.output  # noqa: F821
 manifest = sha256(snakemake.input.manifest)  # noqa: F821
 per_query = pd.read_parquet(snakemake.input.per_query)  # noqa: F821
 
+# the humans in the self-preference panel: off (a panel of judges of other families);
+# a function argument until the config schema has a key for it
+INCLUDE_HUMANS = False
+ALPHA = snakemake.config.get("evaluation", {}).get("alpha", 0.05)  # noqa: F821
+
+
+def chance(tests: int, alpha: float) -> str:
+    """A flag table's note on multiplicity: the tests it ran and the flags chance alone gives."""
+    return f"{tests} tests at alpha {alpha:g}: chance alone would flag about {tests * alpha:.2f}"
+
+
 labels_rows, length_rows, decile_rows, lojo_rows, preference_rows, heatmaps = [], [], [], [], [], {}
 curves, drift_rows, chart_rows, circular_rows, tier_rows = [], [], [], [], []
 
@@ -98,9 +109,10 @@ for dataset, judges in params.judges.items():
     lojo = leave_one_judge_out(block, others)
     if len(lojo):
         lojo_rows.append(lojo.assign(dataset=dataset))
-    families = {j: judges[j]["family"] for j in others}
-    preference = self_preference(block[block["judge"].isin(others)], families, params.system_families,
-                                 seed=params.seed)  # fmt: skip
+    # each judge against the judges of other families (never the null baselines; humans: off)
+    families, kinds = {j: judges[j]["family"] for j in judges}, {j: judges[j]["kind"] for j in judges}
+    preference = self_preference(block, families, params.system_families, kinds,
+                                 include_humans=INCLUDE_HUMANS, seed=params.seed)  # fmt: skip
     preference_rows.append(preference.assign(dataset=dataset))
     wide = block.pivot_table(index="query_id", columns=["judge", "system"], values="ndcg")
     for judge in others:
@@ -119,9 +131,12 @@ write_table(label_table, out.label_test.removesuffix(".csv"), floatfmt=".3f", ma
 lojo_table = first(pd.concat(lojo_rows, ignore_index=True)) if lojo_rows else pd.DataFrame()
 write_table(lojo_table, out.lojo.removesuffix(".csv"), floatfmt=".3f", manifest=manifest,
             title="Leave one judge out: does each adjacent pair of the panel ranking hold without the judge?")  # fmt: skip
-write_table(first(pd.concat(preference_rows, ignore_index=True)), out.self_preference.removesuffix(".csv"),
-            floatfmt=".4f", manifest=manifest,
-            title="Self-preference corrected for strictness (per-query nDCG@10, 95% bootstrap CIs)")  # fmt: skip
+preference_table = first(pd.concat(preference_rows, ignore_index=True))
+preference_tests = int(preference_table["reason"].isna().sum()) if len(preference_table) else 0
+write_table(preference_table, out.self_preference.removesuffix(".csv"), floatfmt=".4f", manifest=manifest,
+            title="Self-preference corrected for strictness, against a panel of judges of other families "
+                  "(per-query nDCG@10, 95% bootstrap CIs; flagged when the CI lies above 0; "
+                  f"{chance(preference_tests, 0.025)}, one-sided)")  # fmt: skip
 write_table(first(pd.DataFrame(length_rows)), out.length.removesuffix(".csv"), floatfmt=".3f", manifest=manifest,
             title="Length bias: passage length vs judge grade, overall and within human grades")  # fmt: skip
 write_table(pd.DataFrame(tier_rows), out.length_systems.removesuffix(".csv"), floatfmt=".3f", manifest=manifest,

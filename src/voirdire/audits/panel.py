@@ -6,9 +6,16 @@ A *panel* ranks systems by their mean nDCG@10 over judges (each judge's mean ove
   in the full panel order whether the reduced panel keeps the order, the share of the full
   margin that survives, and Kendall's tau between the full and the reduced orderings.
 * **Self-preference corrected for strictness**: for judge j of family F,
-  raw = mean score j gives systems of F - mean score the other judges give them;
+  raw = mean score j gives systems of F - mean score j's panel gives them;
   strictness = the same difference on the systems not of F; corrected = raw - strictness.
   A judge that is merely harsher everywhere has raw < 0 and strictness < 0, corrected ~ 0.
+  j's panel is the judges of *other* families: a same-family judge shares j's bonus, so with
+  m same-family judges among n panel judges, each adding the same bonus, the corrected
+  value loses m/n of it. The
+  null baselines (length, overlap) are never in it; the humans only on request.
+  Strictness is measured on the systems of no panel judge's family when there are any
+  (``strictness_on``): on a panel judge's own family the panel's self-preference would pass
+  for j's strictness, and a clean judge beside a self-preferring panel would be flagged.
   Scores are per-query nDCG@10; 95% CIs are bootstrap over queries
   (``scipy.stats.bootstrap``, seeded).
 """
@@ -16,7 +23,7 @@ A *panel* ranks systems by their mean nDCG@10 over judges (each judge's mean ove
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -54,48 +61,87 @@ def leave_one_judge_out(per_query: pd.DataFrame, judges: Sequence[str]) -> pd.Da
     return pd.DataFrame(rows)
 
 
-def _mean_difference(judge_scores: np.ndarray, other_scores: np.ndarray) -> float:
-    return float(np.mean(judge_scores) - np.mean(other_scores))
+NULL_KINDS = ("baseline",)  # the length and overlap judges: no model, no family, never in a panel
+
+
+def comparison_panel(
+    judge: str,
+    families: Mapping[str, str | None],
+    candidates: Iterable[str],
+    *,
+    humans: Iterable[str] = (),
+) -> list[str]:
+    """The judges ``judge`` is compared with: the candidates that declare a family other than
+    its own (a panel of judges from different families), then ``humans``.
+
+    A candidate with no declared family is left out: it cannot be said to be of another
+    family. Callers pass the null baselines neither as candidates nor as humans.
+    """
+    family = families.get(judge)
+    panel = [c for c in candidates if c != judge and families.get(c) is not None and families.get(c) != family]
+    return panel + [h for h in humans if h != judge and h not in panel]
 
 
 def self_preference(
     per_query: pd.DataFrame,
     judge_families: Mapping[str, str | None],
     system_families: Mapping[str, str | None],
+    kinds: Mapping[str, str],
     *,
+    include_humans: bool = False,
     resamples: int = 1000,
     seed: int = 42,
 ) -> pd.DataFrame:
     """Raw, strictness and corrected self-preference per judge, with 95% bootstrap CIs.
 
-    ``per_query`` has columns judge, system, query_id, ndcg. A judge whose family has no
-    system, or that has no family, or no other judge to compare with, gets n/a and a reason.
+    ``per_query`` has columns judge, system, query_id, ndcg; ``judge_families`` and ``kinds``
+    cover every judge in it. The audited judges are all but the humans. Judge j's panel is
+    :func:`comparison_panel`: the judges that declare a family other than j's, never a null
+    baseline (kind ``baseline``), and the humans (kind ``human``) only with ``include_humans``.
+    A same-family judge in the panel would share j's bonus and hide part of it.
+
+    A judge whose family has no system, that has no family, or has nobody in its panel gets
+    n/a and a reason. The ``panel`` column names the judges compared with.
     """
-    judges = list(judge_families)
+    humans = [j for j in judge_families if kinds.get(j) == "human"]
+    candidates = [j for j in judge_families if kinds.get(j) not in (*NULL_KINDS, "human")]
+    wide = per_query.pivot_table(index=["query_id", "system"], columns="judge", values="ndcg")
     rows = []
-    for judge in judges:
+    for judge in [j for j in judge_families if kinds.get(j) != "human"]:
         family = judge_families[judge]
-        others = [j for j in judges if j != judge]
+        others = comparison_panel(judge, judge_families, candidates, humans=humans if include_humans else ())
+        others = [j for j in others if j in wide.columns]
         own = [s for s, f in system_families.items() if family is not None and f == family]
         rest = [s for s in system_families if s not in own]
+        # strictness on the systems no panel judge has a stake in, where there are any: on a
+        # panel judge's own family the panel's self-preference would pass for j's strictness
+        staked = {judge_families.get(j) for j in others} - {None}
+        neutral = [s for s in rest if system_families[s] not in staked]
+        strict_on = neutral or rest
         reason = None
-        if family is None:
+        if kinds.get(judge) in NULL_KINDS:
+            reason = "a null baseline has no family"
+        elif family is None:
             reason = "the judge declares no family"
         elif not own:
             reason = f"no system of family {family!r}"
         elif not others:
-            reason = "no other judge to compare with"
+            reason = "no judge of another family to compare with" + ("" if include_humans else " (humans not included)")
         elif not rest:
             reason = "every system is of the judge's family"
+        head = {"judge": judge, "family": family, "panel": ", ".join(others)}
         if reason:
-            rows.append({"judge": judge, "family": family, "reason": reason})
+            rows.append(head | {"reason": reason, "self_preferring": False})
             continue
-        # per query: the judge's mean over F systems minus the other judges' (and the same off F)
-        wide = per_query.pivot_table(index=["query_id", "system"], columns="judge", values="ndcg")
+        # per query: the judge's mean over F systems minus the panel's (and the same off F)
         diff = (wide[judge] - wide[others].mean(axis=1)).unstack("system")
         raw_q = diff[own].mean(axis=1).to_numpy()
-        strict_q = diff[rest].mean(axis=1).to_numpy()
-        row = {"judge": judge, "family": family, "systems_of_family": len(own), "queries": len(raw_q)}
+        strict_q = diff[strict_on].mean(axis=1).to_numpy()
+        row = head | {
+            "systems_of_family": len(own), "strictness_systems": len(strict_on),
+            "strictness_on": "systems of no panel family" if neutral else "every other system",
+            "queries": len(raw_q),
+        }  # fmt: skip
         for name, values in (("raw", raw_q), ("strictness", strict_q), ("corrected", raw_q - strict_q)):
             row[name] = float(np.mean(values))
             if len(values) >= 2 and np.ptp(values) > 0:
@@ -107,5 +153,5 @@ def self_preference(
             else:
                 row[f"{name}_ci_low"] = row[f"{name}_ci_high"] = row[name]
         row["self_preferring"] = bool(row["corrected_ci_low"] > 0)
-        rows.append(row)
+        rows.append(row | {"reason": None})
     return pd.DataFrame(rows)

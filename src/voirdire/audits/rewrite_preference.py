@@ -3,15 +3,18 @@
 Does a judge grade passages rewritten by an assistant of its own family (a Gemini judge and a
 Gemini rewriter) up more than other judges grade the same rewrites? A judge's raw shift on a
 pair is its rewritten label minus its original label. Rewrites can change what a passage says,
-so every judge may move; the correction subtracts, pair by pair, the mean shift of the
-reference panel's other judges on the same pair (strictness corrected, as in seed 004's
-family audit). ``excess`` is the mean of those corrected shifts, with a bootstrap CI over pairs
+so every judge may move; the correction subtracts, pair by pair, the mean shift of the judge's
+panel on the same pair (strictness corrected, as in the family audit of a judge panel). ``excess`` is the mean of those corrected shifts, with a bootstrap CI over pairs
 (``scipy.stats.bootstrap``). A judge is ``self_preferring`` when it shares the assistant's
 family and the CI lies above 0. Every judge gets the figure: one of another family with a
 large excess is not self-preferring, but is worth a look.
 
-The panel is the judges that read meaning (LLM and embedding judges, not the length or
-overlap baselines, whose shift follows the rewrite's length).
+The candidates are the judges that read meaning (LLM and embedding judges, not the length or
+overlap baselines, whose shift follows the rewrite's length); a judge's panel is the
+candidates that declare a family other than its own (:func:`voirdire.audits.panel.comparison_panel`).
+A same-family judge would share the bonus and hide part of it: with m same-family judges
+among n, each grading its family up by the same amount, the excess loses m/n of it. The
+``panel`` column names the judges compared with.
 """
 
 from __future__ import annotations
@@ -23,8 +26,10 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from .panel import comparison_panel
+
 COLUMNS = [
-    "dataset", "assistant", "assistant_family", "judge", "family", "same_family", "pairs",
+    "dataset", "assistant", "assistant_family", "judge", "family", "same_family", "panel", "pairs",
     "raw_shift", "panel_shift", "excess", "excess_ci_low", "excess_ci_high", "self_preferring", "reason",
 ]  # fmt: skip
 
@@ -49,8 +54,11 @@ def rewrite_self_preference(
     resamples: int = 1000,
     level: float = 0.95,
 ) -> pd.DataFrame:
-    """One row per (dataset, assistant, judge of the panel); ``labels`` as for
-    :func:`voirdire.assistants.label_shift` (NaN labels are left out pair by pair)."""
+    """One row per (dataset, assistant, judge of ``panel``); ``labels`` as for
+    :func:`voirdire.assistants.label_shift` (NaN labels are left out pair by pair).
+
+    ``panel`` is the candidate judges; each judge is compared with those of them that
+    declare a family other than its own."""
     rows = []
     for (dataset, assistant), block in labels.groupby(["dataset", "assistant"], sort=False):
         shifts = (
@@ -66,9 +74,10 @@ def rewrite_self_preference(
                 "same_family": bool(family and assistant_family and family == assistant_family),
                 "self_preferring": False, "reason": None,
             }  # fmt: skip
-            others = [j for j in shifts.columns if j != judge]
+            others = comparison_panel(judge, families, shifts.columns)
+            row["panel"] = ", ".join(others)
             if not others:
-                rows.append(row | {"pairs": 0, "reason": "no other judge of the panel to correct by"})
+                rows.append(row | {"pairs": 0, "reason": "no other judge of the panel declares another family"})
                 continue
             own = shifts[judge]
             reference = shifts[others].mean(axis=1)  # the other judges' mean shift on the pair
