@@ -99,7 +99,7 @@ def test_each_planted_behaviour_is_found_by_its_probe_and_a_clean_judge_by_none(
         )
         assert rose > 0 and any(len(corpus[r["doc_id"]].split()) <= LONG_WORDS for r in sample)
         planted = pad.loc[("longer", padding, "all")]
-        assert planted["up"] * planted["labelled"] == pytest.approx(rose) and planted["down"] == 0
+        assert planted["up"] == rose and planted["down"] == 0
         assert planted["flagged"] and planted["mean_shift"] > 0 and planted["padded_wins"] == 1
         clean = pad.loc[("clean", padding, "all")]
         assert clean["mean_shift"] == 0 and not clean["flagged"] and clean["padded_wins"] == 0
@@ -108,7 +108,7 @@ def test_each_planted_behaviour_is_found_by_its_probe_and_a_clean_judge_by_none(
 
     injection = read(out, "injection").set_index(["judge", "template", "human"])
     obeyed = injection.loc[("obeys", "claim", "all")]
-    assert obeyed["flagged"] and obeyed["mean_shift"] > 0 and obeyed["mean_changed"] == 3
+    assert obeyed["flagged"] and obeyed["mean_shift"] > 0 and obeyed["mean_after"] == 3
     assert obeyed["n"] == 20 and obeyed["unlabelled"] == 0
     assert injection.loc[("obeys", "terms", "all"), "mean_shift"] == 0
     for template in ("claim", "terms"):

@@ -16,12 +16,12 @@ relevance (the circularity the paper warns about).
   copy of the original, far shorter or longer, or wrapped in chat ("Sure! Here is ...").
   Flagged rewrites are reported, never silently dropped: the caller decides.
 * **Experiment 1 (Figure 4).** The same judge labels each pair twice, original and
-  rewritten passage. :func:`label_shift` compares the two label sets: per pair with the
-  Wilcoxon signed-rank test on the paired differences (the paired test: the two labels of a
-  pair are not independent), and as distributions with a chi-squared test of the 2 x G table
-  of counts (the figure's view; it treats the two label sets as independent samples, so it is
-  reported beside the paired test, not instead of it). Within each human grade too: a judge
-  may inflate only the non-relevant passages.
+  rewritten passage. :func:`label_shift` compares the two label sets with
+  :func:`voirdire.stats.paired_shift`, the paired test every label shift here uses (the two
+  labels of a pair are not independent): the exact sign test of the pairs that rose against
+  those that fell, and the Stuart-Maxwell test of marginal homogeneity for the label
+  distributions (the figure's view). Within each human grade too: a judge may inflate only
+  the non-relevant passages.
 * **Experiment 2 (substitution).** Every passage a system retrieves is replaced by its
   rewrite and the judge's labels re-taken; :func:`substitution` pairs the per-query nDCG@10
   of each system before and after (paired t-test). A judge that favours rewrites makes every
@@ -48,6 +48,7 @@ from scipy import stats
 from .audits.figures import _plt, _save, savefig
 from .errors import InputError
 from .formats import jsonl_lines, text_lines
+from .stats import SHIFT_COLUMNS, paired_shift
 
 # ----------------------------------------------------------------------------- the sample
 
@@ -370,24 +371,6 @@ def _per_stratum(
     return pd.DataFrame(rows, columns=columns)
 
 
-def _wilcoxon(diff: np.ndarray) -> tuple[float, float]:
-    if len(diff) == 0:
-        return math.nan, math.nan
-    if not np.any(diff != 0):
-        return 0.0, 1.0
-    test = stats.wilcoxon(diff, zero_method="wilcox", alternative="two-sided")
-    return float(test.statistic), float(test.pvalue)
-
-
-def _chi2(original: list[int], rewritten: list[int]) -> tuple[float, float]:
-    table = np.array([original, rewritten])
-    table = table[:, table.sum(axis=0) > 0]
-    if table.shape[1] < 2 or np.any(table.sum(axis=1) == 0):
-        return math.nan, math.nan
-    test = stats.chi2_contingency(table)
-    return float(test.statistic), float(test.pvalue)
-
-
 def _direction(significant: bool, shift: float) -> str:
     if not significant or math.isnan(shift) or shift == 0:
         return "none"
@@ -398,24 +381,12 @@ def _shift_row(block: pd.DataFrame, grades: Sequence[int], alpha: float) -> dict
     labelled = block.dropna(subset=["original", "rewritten"])
     before = labelled["original"].to_numpy(dtype=float)
     after = labelled["rewritten"].to_numpy(dtype=float)
-    diff = after - before
-    n = len(labelled)
-    row: dict = {"pairs": len(block), "unlabelled": len(block) - n, "n": n}
-    counts = {
-        side: [int(np.sum(values == g)) for g in grades]
-        for side, values in (("original", before), ("rewritten", after))
-    }
-    for side in ("original", "rewritten"):
-        for g, count in zip(grades, counts[side], strict=True):
-            row[f"{side}_{g}"] = count
-    row["mean_original"] = float(before.mean()) if n else math.nan
-    row["mean_rewritten"] = float(after.mean()) if n else math.nan
-    row["mean_shift"] = float(diff.mean()) if n else math.nan
-    for name, mask in (("up", diff > 0), ("down", diff < 0), ("same", diff == 0)):
-        row[name] = float(mask.mean()) if n else math.nan
-    row["wilcoxon_stat"], row["wilcoxon_p"] = _wilcoxon(diff)
-    row["chi2"], row["chi2_p"] = _chi2(counts["original"], counts["rewritten"])
-    row["significant"] = bool(row["wilcoxon_p"] < alpha)  # False for NaN
+    row: dict = {"pairs": len(block), "unlabelled": len(block) - len(labelled)}
+    for side, values in (("original", before), ("rewritten", after)):
+        for g in grades:
+            row[f"{side}_{g}"] = int(np.sum(values == g))
+    row |= paired_shift(before, after)
+    row["significant"] = bool(row["sign_p"] < alpha)  # False for NaN
     row["direction"] = _direction(row["significant"], row["mean_shift"])
     return row
 
@@ -428,15 +399,14 @@ def label_shift(
 
     ``labels``: dataset, assistant, judge, query_id, doc_id, human, original, rewritten (NaN
     = no label or unparsed; such pairs count as ``unlabelled`` and are left out of the rest).
-    ``up`` / ``down`` / ``same``: shares of the labelled pairs whose grade rose, fell, stayed.
-    ``significant``: the Wilcoxon signed-rank p < ``alpha``; ``direction`` its sign.
+    ``original_g`` / ``rewritten_g``: label counts per grade; then the columns of
+    :func:`voirdire.stats.paired_shift` (``SHIFT_COLUMNS``: n, up, down, same, their shares,
+    the mean shift with its t interval, the sign test ``sign_p``, Stuart-Maxwell).
+    ``significant``: ``sign_p`` < ``alpha``; ``direction`` the sign of the mean shift.
     """
-    columns = [*_GROUP, "stratum", "pairs", "unlabelled", "n"]
+    columns = [*_GROUP, "stratum", "pairs", "unlabelled"]
     columns += [f"{side}_{g}" for side in ("original", "rewritten") for g in grades]
-    columns += [
-        "mean_original", "mean_rewritten", "mean_shift", "up", "down", "same",
-        "wilcoxon_stat", "wilcoxon_p", "chi2", "chi2_p", "significant", "direction",
-    ]  # fmt: skip
+    columns += [*SHIFT_COLUMNS, "significant", "direction"]
     return _per_stratum(labels, _GROUP, columns, lambda block: _shift_row(block, grades, alpha))
 
 
@@ -499,9 +469,9 @@ def figure4(
         ax.set_title(
             f"{row['judge']} · {row['dataset']} · {row['assistant']}", fontsize=9
         )
-        p = row["wilcoxon_p"]
+        p = row["sign_p"]
         note = (
-            f"shift {row['mean_shift']:+.2f}, Wilcoxon p = {p:.2g}"
+            f"shift {row['mean_shift']:+.2f}, sign test p = {p:.2g}"
             if row["n"]
             else "n = 0"
         )

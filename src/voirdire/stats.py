@@ -145,3 +145,100 @@ def compare_significance(
     merged["flipped"] = opposite
     merged["flipped_significant"] = opposite & sig_h & sig_j
     return merged
+
+
+# ----------------------------------------------------------------------------- paired label shift
+
+SHIFT_COLUMNS = [
+    "n", "up", "down", "same", "up_share", "down_share", "same_share", "mean_before", "mean_after", "mean_shift",
+    "mean_shift_ci_low", "mean_shift_ci_high", "sign_p", "stuart_maxwell", "stuart_maxwell_df", "stuart_maxwell_p",
+]  # fmt: skip
+"""The columns of :func:`paired_shift`, in order: one vocabulary for every paired label shift."""
+
+
+def _whole(values: Sequence[float] | np.ndarray, what: str) -> np.ndarray:
+    array = np.asarray(values, dtype=float)
+    if array.ndim != 1:
+        raise ValueError(f"{what} labels must be one-dimensional")
+    if np.isnan(array).any() or np.any(array != np.round(array)):
+        raise ValueError(f"{what} labels must be whole grades (leave unparsed labels out first)")
+    return array.astype(int)
+
+
+def sign_test_p(up: int, down: int) -> float:
+    """Exact two-sided sign test of ``up`` rises against ``down`` falls (scipy ``binomtest``,
+    success probability 1/2; pairs that stayed carry no sign and are left out, Dixon & Mood
+    1946). 1 when nothing moved."""
+    if up + down == 0:
+        return 1.0
+    return float(stats.binomtest(int(up), int(up + down), 0.5).pvalue)
+
+
+def stuart_maxwell(before: np.ndarray, after: np.ndarray) -> tuple[float, int, float]:
+    """Stuart-Maxwell test of marginal homogeneity of paired labels (Stuart 1955, Maxwell 1970),
+    by statsmodels ``SquareTable(table, shift_zeros=False).homogeneity()``: (statistic, df, p).
+
+    The statistic depends only on the discordant pairs, so a grade that no pair left or
+    entered (only on the diagonal, or absent) is dropped from the table first: it would make
+    the covariance singular and adds nothing (the generalised-inverse form, df = the grades
+    that moved, minus one). Nothing moved: (0, 0, 1). A table whose moving grades fall apart
+    into unconnected sets stays singular: NaN.
+    """
+    import warnings
+
+    from statsmodels.stats.contingency_tables import SquareTable
+
+    moved = before != after
+    grades = np.union1d(before[moved], after[moved])
+    if len(grades) < 2:
+        return 0.0, 0, 1.0
+    index = {g: i for i, g in enumerate(grades)}
+    keep = np.isin(before, grades) & np.isin(after, grades)
+    table = np.zeros((len(grades), len(grades)), dtype=float)
+    for b, a in zip(before[keep], after[keep], strict=True):
+        table[index[b], index[a]] += 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a singular table: statsmodels warns and answers NaN
+        test = SquareTable(table, shift_zeros=False).homogeneity()
+    return float(test.statistic), int(test.df), float(test.pvalue)
+
+
+def paired_shift(
+    before: Sequence[float] | np.ndarray, after: Sequence[float] | np.ndarray, confidence: float = 0.95
+) -> dict[str, float | int]:
+    """How a judge's labels of the same pairs moved from ``before`` to ``after`` (aligned whole
+    grades, unparsed labels already left out): the one paired label-shift test of the pad,
+    injection, persona and rewriting experiments. Keys are ``SHIFT_COLUMNS``:
+
+    * ``n`` pairs; ``up`` / ``down`` / ``same``: how many rose, fell, stayed (and the shares);
+    * ``mean_shift`` (after - before) with a ``confidence`` t interval over pairs (scipy
+      ``ttest_1samp``; a single point when every shift is equal);
+    * ``sign_p``: the exact two-sided sign test of up against down (:func:`sign_test_p`): an
+      ordinal shift has a direction but no unit, so only the sign of each pair is used;
+    * ``stuart_maxwell`` (statistic, df, p): whether the label distribution moved as a whole
+      (:func:`stuart_maxwell`), the paired counterpart of a chi-squared test of two margins.
+    """
+    x, y = _whole(before, "before"), _whole(after, "after")
+    if len(x) != len(y):
+        raise ValueError("before and after must be aligned (the same pairs, in the same order)")
+    n = len(x)
+    diff = (y - x).astype(float)
+    up, down = int(np.sum(diff > 0)), int(np.sum(diff < 0))
+    row: dict[str, float | int] = {"n": n, "up": up, "down": down, "same": n - up - down}
+    for name in ("up", "down", "same"):
+        row[f"{name}_share"] = row[name] / n if n else math.nan
+    if n == 0:
+        nan = math.nan
+        return row | {"mean_before": nan, "mean_after": nan, "mean_shift": nan, "mean_shift_ci_low": nan,
+                      "mean_shift_ci_high": nan, "sign_p": nan, "stuart_maxwell": nan, "stuart_maxwell_df": 0,
+                      "stuart_maxwell_p": nan}  # fmt: skip
+    mean = float(diff.mean())
+    if np.ptp(diff) > 0:
+        low, high = stats.ttest_1samp(diff, 0.0).confidence_interval(confidence)
+    else:
+        low, high = mean, mean
+    statistic, df, p = stuart_maxwell(x, y)
+    row |= {"mean_before": float(x.mean()), "mean_after": float(y.mean()), "mean_shift": mean,
+            "mean_shift_ci_low": float(low), "mean_shift_ci_high": float(high), "sign_p": sign_test_p(up, down),
+            "stuart_maxwell": statistic, "stuart_maxwell_df": df, "stuart_maxwell_p": p}  # fmt: skip
+    return row

@@ -102,7 +102,7 @@ def pad_results(answers: pd.DataFrame, human: pd.DataFrame, alpha: float) -> pd.
 
 def injection_results(answers: pd.DataFrame, human: pd.DataFrame, alpha: float) -> pd.DataFrame:
     """The injection probe per (dataset, judge, template): the grade shift against the same
-    non-relevant passages unchanged, with a paired Wilcoxon test."""
+    non-relevant passages unchanged, with the paired sign test (:func:`voirdire.stats.paired_shift`)."""
     return label_shift(_paired(grades(answers, "injection"), human), alpha).rename(columns={"condition": "template"})
 
 

@@ -4,11 +4,14 @@ Each row of the input is one passage graded twice by one judge: ``original`` (th
 and ``changed`` (padded, or with an injected claim or the query's terms). Per judge and
 condition, overall and per human grade:
 
-* n, and ``unlabelled``: pairs where either grade did not parse (left out, never counted as 0);
-* mean grade before and after, ``mean_shift``, and the shares that went ``up``, ``down`` or
-  stayed;
-* a Wilcoxon signed-rank test of the shift (scipy; p = 1 when every shift is 0);
-* ``flagged``: p < alpha and the mean shift is positive (the change bought a higher grade).
+* ``pairs``, and ``unlabelled``: pairs where either grade did not parse (left out, never
+  counted as 0);
+* the columns of :func:`voirdire.stats.paired_shift` on the labelled pairs (``n``, how many
+  went ``up``, ``down`` or stayed ``same`` and their shares, the mean grade before and after,
+  ``mean_shift`` with its t interval, the exact sign test ``sign_p``, and Stuart-Maxwell):
+  the same paired test as the Assistants experiment;
+* ``flagged``: ``sign_p`` < alpha and the mean shift is positive (the change bought a higher
+  grade).
 
 A padded text should never win (seed 001: "should be ~0"); an injected claim should not move a
 non-relevant passage (Alaofi et al., arXiv 2501.17969).
@@ -16,42 +19,22 @@ non-relevant passage (Alaofi et al., arXiv 2501.17969).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+
+from ..stats import SHIFT_COLUMNS, paired_shift
 
 ALL = "all"
 
 
-def wilcoxon_p(shifts: np.ndarray) -> float:
-    """Two-sided Wilcoxon signed-rank p of paired shifts; 1 when there is no nonzero shift."""
-    if len(shifts) == 0:
-        return math.nan
-    if not np.any(shifts != 0):
-        return 1.0
-    return float(stats.wilcoxon(shifts, zero_method="zsplit").pvalue)
-
-
 def _row(group: pd.DataFrame, alpha: float) -> dict:
     labelled = group.dropna(subset=["original", "changed"])
-    shift = (labelled["changed"] - labelled["original"]).to_numpy(dtype=float)
-    n = len(shift)
-    p = wilcoxon_p(shift)
-    mean = float(shift.mean()) if n else math.nan
-    return {
-        "n": len(group), "labelled": n, "unlabelled": len(group) - n,
-        "mean_original": float(labelled["original"].mean()) if n else math.nan,
-        "mean_changed": float(labelled["changed"].mean()) if n else math.nan,
-        "mean_shift": mean,
-        "up": float((shift > 0).mean()) if n else math.nan,
-        "down": float((shift < 0).mean()) if n else math.nan,
-        "same": float((shift == 0).mean()) if n else math.nan,
-        "wilcoxon_p": p,
-        "flagged": bool(n and p < alpha and mean > 0),
-    }  # fmt: skip
+    row = {"pairs": len(group), "unlabelled": len(group) - len(labelled)}
+    row |= paired_shift(labelled["original"].to_numpy(dtype=float), labelled["changed"].to_numpy(dtype=float))
+    row["flagged"] = bool(row["n"] and row["sign_p"] < alpha and row["mean_shift"] > 0)
+    return row
 
 
 def label_shift(
@@ -64,8 +47,7 @@ def label_shift(
         rows.append({**ids, "human": ALL, **_row(group, alpha)})
         for grade, part in group.groupby("human", sort=True):
             rows.append({**ids, "human": str(int(grade)), **_row(part, alpha)})
-    columns = [*keys, "human", "n", "labelled", "unlabelled", "mean_original", "mean_changed", "mean_shift",
-               "up", "down", "same", "wilcoxon_p", "flagged"]  # fmt: skip
+    columns = [*keys, "human", "pairs", "unlabelled", *SHIFT_COLUMNS, "flagged"]
     return pd.DataFrame(rows, columns=columns)
 
 
