@@ -162,7 +162,9 @@ circularity_heatmap(circularity, out.circularity_png)
 calibration = pd.concat(curves, ignore_index=True) if curves else pd.DataFrame(columns=["dataset", "judge", "k"])
 calibration = calibration[["dataset", "judge"] + [c for c in calibration.columns if c not in ("dataset", "judge")]]
 write_table(calibration, out.calibration.removesuffix(".csv"), floatfmt=".3f", manifest=manifest,
-            title="Calibration with k human-labelled queries: PPI-corrected system scores vs the judge alone")  # fmt: skip
+            title="Calibration with k human-labelled queries: PPI++ (ppi_py) vs the judge alone and the humans alone; "
+                  "tau over draws (mean, 10th/50th/90th percentiles), 95% z intervals for both estimates and their "
+                  "coverage of each system's human mean over all queries")  # fmt: skip
 calibration_chart(calibration, out.calibration_png)
 confusion_heatmaps(heatmaps, out.confusion)
 lojo_chart(lojo_table, out.lojo_png)
