@@ -86,3 +86,46 @@ def test_rewrite_preference_keeps_a_same_family_judge_out_of_the_panel():
         assert table.loc[judge, "panel"] == "c1"
         assert table.loc[judge, "excess"] == pytest.approx(1.0) and table.loc[judge, "self_preferring"]
     assert table.loc["c1", "panel"] == "g1, g2" and not table.loc["c1", "self_preferring"]
+
+
+# ----------------------------------------------------------------------------- leave-one-judge-out
+
+
+def lojo_scores(noise, queries=40, seed=2):
+    """j1 and j2 put A above B by 0.10; "odd" puts B above A by 0.05, so without it the margin doubles."""
+    rng = np.random.default_rng(seed)
+    plan = {"j1": {"A": 0.70, "B": 0.60}, "j2": {"A": 0.70, "B": 0.60}, "odd": {"A": 0.60, "B": 0.65}}
+    rows = [{"judge": judge, "system": system, "query_id": f"q{q}", "ndcg": mean + rng.normal(0, noise)}
+            for judge, means in plan.items() for system, mean in means.items() for q in range(queries)]  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_leave_one_judge_out_margins_have_bootstrap_cis_over_queries_that_cover_what_was_planted():
+    from scipy import stats
+
+    from voirdire.audits.panel import leave_one_judge_out
+
+    frame = lojo_scores(noise=0.05)
+    table = leave_one_judge_out(frame, ["j1", "j2", "odd"], resamples=2000, seed=1).set_index("left_out")
+    odd = table.loc["odd"]  # the full panel: A - B = (0.10 + 0.10 - 0.05) / 3 = 0.05
+    assert (odd["upper"], odd["lower"]) == ("A", "B")
+    assert odd["margin_full_ci_low"] <= 0.05 <= odd["margin_full_ci_high"]
+    assert odd["margin_reduced_ci_low"] <= 0.10 <= odd["margin_reduced_ci_high"]  # j1 and j2 alone: A - B = 0.10
+    assert odd["margin_reduced_ci_low"] > 0
+    # the same interval, by scipy's bootstrap of the per-query margins (the panel is complete)
+    wide = frame.pivot_table(index="query_id", columns=["judge", "system"], values="ndcg")
+    diffs = sum(wide[(j, odd["upper"])] - wide[(j, odd["lower"])] for j in ("j1", "j2", "odd")) / 3
+    reference = stats.bootstrap((diffs.to_numpy(),), np.mean, n_resamples=2000, method="percentile",
+                                random_state=np.random.default_rng(0)).confidence_interval  # fmt: skip
+    width = reference.high - reference.low
+    assert odd["margin_full_ci_low"] == pytest.approx(reference.low, abs=0.1 * width)
+    assert odd["margin_full_ci_high"] == pytest.approx(reference.high, abs=0.1 * width)
+    assert odd["margin_full_ci_low"] <= odd["margin_full"] <= odd["margin_full_ci_high"]
+
+
+def test_without_noise_the_margin_intervals_shrink_to_the_margins():
+    from voirdire.audits.panel import leave_one_judge_out
+
+    table = leave_one_judge_out(lojo_scores(noise=0.0), ["j1", "j2", "odd"], resamples=200)
+    assert np.allclose(table["margin_full_ci_low"], table["margin_full"])
+    assert np.allclose(table["margin_reduced_ci_high"], table["margin_reduced"])

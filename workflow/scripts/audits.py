@@ -106,7 +106,7 @@ for dataset, judges in params.judges.items():
     for judge in judges:
         scores = block[block["judge"] == judge].groupby("system")["ndcg"].mean()
         tier_rows.append({"dataset": dataset, "judge": judge, **tier_correlation(lengths, scores, params.system_families)})
-    lojo = leave_one_judge_out(block, others)
+    lojo = leave_one_judge_out(block, others, seed=params.seed)
     if len(lojo):
         lojo_rows.append(lojo.assign(dataset=dataset))
     # each judge against the judges of other families (never the null baselines; humans: off)
@@ -130,7 +130,8 @@ write_table(label_table, out.label_test.removesuffix(".csv"), floatfmt=".3f", ma
             title="Label test: each judge against the human labels, pair by pair")  # fmt: skip
 lojo_table = first(pd.concat(lojo_rows, ignore_index=True)) if lojo_rows else pd.DataFrame()
 write_table(lojo_table, out.lojo.removesuffix(".csv"), floatfmt=".3f", manifest=manifest,
-            title="Leave one judge out: does each adjacent pair of the panel ranking hold without the judge?")  # fmt: skip
+            title="Leave one judge out: does each adjacent pair of the panel ranking hold without the judge? "
+                  "(margins with 95% bootstrap CIs over queries)")  # fmt: skip
 preference_table = first(pd.concat(preference_rows, ignore_index=True))
 preference_tests = int(preference_table["reason"].isna().sum()) if len(preference_table) else 0
 write_table(preference_table, out.self_preference.removesuffix(".csv"), floatfmt=".4f", manifest=manifest,

@@ -4,7 +4,8 @@ A *panel* ranks systems by their mean nDCG@10 over judges (each judge's mean ove
 
 * **Leave-one-judge-out**: drop each judge in turn; report for every pair of systems adjacent
   in the full panel order whether the reduced panel keeps the order, the share of the full
-  margin that survives, and Kendall's tau between the full and the reduced orderings.
+  margin that survives, and Kendall's tau between the full and the reduced orderings. Both
+  margins carry 95% percentile bootstrap CIs over queries (seeded).
 * **Self-preference corrected for strictness**: for judge j of family F,
   raw = mean score j gives systems of F - mean score j's panel gives them;
   strictness = the same difference on the systems not of F; corrected = raw - strictness.
@@ -23,6 +24,7 @@ A *panel* ranks systems by their mean nDCG@10 over judges (each judge's mean ove
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
@@ -38,24 +40,66 @@ def system_means(per_query: pd.DataFrame, judges: Sequence[str]) -> pd.DataFrame
     return frame.pivot_table(index="system", columns="judge", values="ndcg", aggfunc="mean")[list(judges)]
 
 
-def leave_one_judge_out(per_query: pd.DataFrame, judges: Sequence[str]) -> pd.DataFrame:
-    """One row per (left-out judge, adjacent pair of systems in the full panel order)."""
+def query_cube(per_query: pd.DataFrame, judges: Sequence[str], systems: Sequence[str]) -> np.ndarray:
+    """query x system x judge array of per-query nDCG@10 (NaN where a judge scored no such query)."""
+    wide = per_query[per_query["judge"].isin(judges)].pivot_table(
+        index="query_id", columns=["system", "judge"], values="ndcg", aggfunc="mean"
+    )
+    wide = wide.reindex(columns=pd.MultiIndex.from_product([list(systems), list(judges)]))
+    return wide.to_numpy(dtype=float).reshape(len(wide), len(systems), len(judges))
+
+
+def resampled_means(cube: np.ndarray, resamples: int, seed: int) -> np.ndarray:
+    """resample x system x judge means over queries drawn with replacement (seeded)."""
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, cube.shape[0], size=(resamples, cube.shape[0]))
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a cell no resampled query scores: NaN
+        return np.nanmean(cube[picks], axis=1)
+
+
+def _percentile_ci(values: np.ndarray, level: float) -> tuple[float, float]:
+    tail = 100 * (1 - level) / 2
+    low, high = np.nanpercentile(values, [tail, 100 - tail])
+    return float(low), float(high)
+
+
+def leave_one_judge_out(
+    per_query: pd.DataFrame, judges: Sequence[str], *, resamples: int = 1000, seed: int = 42, level: float = 0.95
+) -> pd.DataFrame:
+    """One row per (left-out judge, adjacent pair of systems in the full panel order).
+
+    ``margin_full`` and ``margin_reduced`` carry percentile bootstrap CIs over queries: the
+    queries are resampled with replacement (seeded, ``resamples`` times), each judge's system
+    means recomputed on the resample, and the margins of the same pair (the full panel's
+    order) taken in each resample.
+    """
     if len(judges) < 2:
         return pd.DataFrame()
     means = system_means(per_query, judges)
     full = means.mean(axis=1).sort_values(ascending=False)
+    systems = list(full.index)
+    boot = resampled_means(query_cube(per_query, judges, systems), resamples, seed)  # B x S x J
+    position = {s: i for i, s in enumerate(systems)}
+    boot_full = boot.mean(axis=2)
     rows = []
-    for left_out in judges:
+    for index, left_out in enumerate(judges):
         reduced = means.drop(columns=left_out).mean(axis=1)
         tau = kendall_tau(full.values, reduced[full.index].values)
+        boot_reduced = np.delete(boot, index, axis=2).mean(axis=2)
         for upper, lower in zip(full.index[:-1], full.index[1:], strict=True):
             margin = full[upper] - full[lower]
             kept = reduced[upper] - reduced[lower]
+            u, v = position[upper], position[lower]
+            full_low, full_high = _percentile_ci(boot_full[:, u] - boot_full[:, v], level)
+            kept_low, kept_high = _percentile_ci(boot_reduced[:, u] - boot_reduced[:, v], level)
             rows.append(
                 {
                     "left_out": left_out, "upper": upper, "lower": lower, "margin_full": margin,
                     "margin_reduced": kept, "order_kept": bool(kept > 0 or (kept == 0 and margin == 0)),
                     "margin_share": kept / margin if margin else math.nan, "tau_full_vs_reduced": tau,
+                    "margin_full_ci_low": full_low, "margin_full_ci_high": full_high,
+                    "margin_reduced_ci_low": kept_low, "margin_reduced_ci_high": kept_high,
                 }
             )  # fmt: skip
     return pd.DataFrame(rows)
