@@ -278,3 +278,26 @@ def test_length_across_systems_vs_within_a_tier_is_seed_004s_simpson_case():
     assert found["r_within_deep"] < 0 and found["simpson"]  # ... but not among peers
     clean = tier_correlation(lengths, pd.Series({s: n / 200 for s, (n, _) in plan.items()}), tiers)
     assert clean["r_all"] > 0.9 and not clean["simpson"]
+
+
+def test_label_test_rates_carry_statsmodels_wilson_intervals_on_their_own_counts():
+    from statsmodels.stats.proportion import proportion_confint
+
+    human = HUMAN["relevance"].to_numpy()
+    lenient = human.copy()
+    non_relevant = np.flatnonzero(human < 2)
+    lenient[non_relevant[: len(non_relevant) // 3]] = 2  # a planted leniency
+    row = label_test(aligned(HUMAN, judge_from(lenient)), SCALE, SCALE)
+    assert row["human_non_relevant"] == len(non_relevant) and row["human_relevant"] == N - len(non_relevant)
+    for name, successes, n in (
+        ("missed_failure_rate", row["missed_failures"], row["human_non_relevant"]),
+        ("false_alarm_rate", row["false_alarms"], row["human_relevant"]),
+        ("agreement_binary", round(row["agreement_binary"] * N), N),
+        ("agreement_graded", round(row["agreement_graded"] * N), N),
+    ):
+        expected = proportion_confint(successes, n, alpha=0.05, method="wilson")
+        assert (row[f"{name}_ci_low"], row[f"{name}_ci_high"]) == pytest.approx(expected)
+    # the planted third is inside its interval; a clean judge's zero is at the interval's floor
+    assert row["missed_failure_rate_ci_low"] <= 1 / 3 <= row["missed_failure_rate_ci_high"]
+    clean = label_test(aligned(HUMAN, judge_from(human)), SCALE, SCALE)
+    assert clean["missed_failure_rate_ci_low"] == pytest.approx(0.0, abs=1e-12) and clean["missed_failure_rate_ci_high"] < 0.03

@@ -127,7 +127,8 @@ def first(frame, column="dataset"):
 
 label_table = pd.DataFrame(labels_rows)
 write_table(label_table, out.label_test.removesuffix(".csv"), floatfmt=".3f", manifest=manifest,
-            title="Label test: each judge against the human labels, pair by pair")  # fmt: skip
+            title="Label test: each judge against the human labels, pair by pair "
+                  "(rates with 95% Wilson intervals over pairs and the counts they are shares of)")  # fmt: skip
 lojo_table = first(pd.concat(lojo_rows, ignore_index=True)) if lojo_rows else pd.DataFrame()
 write_table(lojo_table, out.lojo.removesuffix(".csv"), floatfmt=".3f", manifest=manifest,
             title="Leave one judge out: does each adjacent pair of the panel ranking hold without the judge? "

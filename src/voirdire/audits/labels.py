@@ -4,6 +4,12 @@ Per judge: the graded and binary confusion matrices, agreement, *missed failures
 says non-relevant, the judge relevant: leniency) and *false alarms* (the human says
 relevant, the judge non-relevant), and the mean judge grade per human grade. Relevant means
 grade >= the scale's binary threshold, each side with its own scale.
+
+Each rate comes with its 95% Wilson score interval (Wilson 1927; statsmodels
+``proportion_confint(method="wilson")``) and the count it is a share of: ``pairs`` for the
+agreements, ``human_non_relevant`` for missed failures, ``human_relevant`` for false alarms.
+Pairs are treated as independent; they cluster by query, so the intervals are a lower bound
+on the uncertainty over topics.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ import math
 
 import numpy as np
 import pandas as pd
+from statsmodels.stats.proportion import proportion_confint
 
 from ..judges import Scale
 from ..stats import kappas
@@ -33,8 +40,16 @@ def confusion(pairs: pd.DataFrame, human_scale: Scale, judge_scale: Scale) -> pd
     return table
 
 
-def label_test(pairs: pd.DataFrame, human_scale: Scale, judge_scale: Scale) -> dict:
-    """One row of the label test for aligned pairs (see :func:`aligned`)."""
+def wilson(successes: int, n: int, *, level: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval of a proportion (statsmodels); NaN for n = 0."""
+    if n == 0:
+        return math.nan, math.nan
+    low, high = proportion_confint(successes, n, alpha=1 - level, method="wilson")
+    return float(low), float(high)
+
+
+def label_test(pairs: pd.DataFrame, human_scale: Scale, judge_scale: Scale, *, level: float = 0.95) -> dict:
+    """One row of the label test for aligned pairs (see :func:`aligned`), rates with Wilson CIs."""
     n = len(pairs)
     human_rel = human_scale.binary(pairs["human"]).to_numpy()
     judge_rel = judge_scale.binary(pairs["judge"]).to_numpy()
@@ -55,6 +70,16 @@ def label_test(pairs: pd.DataFrame, human_scale: Scale, judge_scale: Scale) -> d
         "false_alarms": int(np.sum(~human_non & (judge_rel == 0))),
         "false_alarm_rate": float(np.mean(judge_rel[~human_non] == 0)) if (~human_non).any() else math.nan,
     }
+    same_scale = (human_scale.low, human_scale.high) == (judge_scale.low, judge_scale.high)
+    counts = {
+        "agreement_binary": (int(np.sum(human_rel == judge_rel)), n),
+        "agreement_graded": (int(np.sum(pairs["human"].to_numpy() == pairs["judge"].to_numpy())), n if same_scale else 0),
+        "missed_failure_rate": (row["missed_failures"], int(human_non.sum())),
+        "false_alarm_rate": (row["false_alarms"], int((~human_non).sum())),
+    }
+    row["human_non_relevant"], row["human_relevant"] = int(human_non.sum()), int((~human_non).sum())
+    for name, (successes, total) in counts.items():
+        row[f"{name}_ci_low"], row[f"{name}_ci_high"] = wilson(successes, total, level=level)
     row.update(kappas(pairs["human"], pairs["judge"], human_scale, judge_scale))
     for grade in range(human_scale.low, human_scale.high + 1):
         at = pairs.loc[pairs["human"] == grade, "judge"]
