@@ -5,9 +5,18 @@ judge's grade and the human grade. Long passages may be more often relevant, so 
 length-grade correlation mixes relevance with length. The bias is the correlation *within*
 each human grade (length should not move the judge's grade when relevance is fixed); the
 overall one can even have the opposite sign (Simpson's paradox). Spearman correlations
-(scipy). The within-grade figure pools the grades: lengths and judge grades are ranked
-within each human grade and centred there, then correlated (a stratified Spearman), with
-its p-value; a judge is flagged as length-biased when that p < ``alpha``.
+(scipy).
+
+The within-grade figure pools the grades as a stratified Spearman correlation on
+*percentile* ranks: lengths and judge grades are ranked within each human grade, divided by
+the grade's size and centred there, then correlated over all pairs. Each grade then weighs
+in proportion to its size (about ``sum_g n_g rho_g / sum_g n_g``), where raw centred ranks
+would weigh it by ``n_g (n_g^2 - 1)`` and let the largest grade drown the rest. Its p-value,
+and one for each grade's rho, come from permuting the lengths within query x grade blocks
+(pairs of one query share a topic, so they are not independent; Good 2005, *Permutation,
+Parametric and Bootstrap Tests of Hypotheses*, on stratified permutation tests), two-sided,
+with the add-one estimate of Phipson & Smyth (2010). A judge is flagged as length-biased when
+that p < ``alpha``.
 """
 
 from __future__ import annotations
@@ -32,19 +41,70 @@ def _spearman(x: pd.Series, y: pd.Series) -> float:
     return float(stats.spearmanr(x, y).statistic)
 
 
-def length_bias(pairs: pd.DataFrame, alpha: float = 0.01) -> dict:
-    """Overall vs within-human-grade correlation of passage length and judge grade."""
+def _percentile_ranks(values: pd.Series, strata: pd.Series) -> np.ndarray:
+    """Average ranks within each stratum, divided by its size and centred: in (-1/2, 1/2)."""
+    groups = values.groupby(strata)
+    return ((groups.rank() - 0.5) / groups.transform("size") - 0.5).to_numpy(dtype=float)
+
+
+def _block_permutations(blocks: np.ndarray, permutations: int, rng: np.random.Generator, chunk: int = 250):
+    """Index arrays, ``chunk`` permutations at a time: row b holds, for each pair in block order
+    (``order``), the pair whose length it receives; every pair draws from its own block."""
+    order = np.argsort(blocks, kind="stable")
+    sorted_blocks = blocks[order].astype(float)
+    for start in range(0, permutations, chunk):
+        size = min(chunk, permutations - start)
+        keys = sorted_blocks + rng.random((size, len(blocks)))  # a random order inside each block
+        yield order, order[np.argsort(keys, axis=1)]
+
+
+def _permutation_p(observed: np.ndarray, null: np.ndarray) -> np.ndarray:
+    """Two-sided add-one permutation p (Phipson & Smyth 2010) per column; NaN where undefined."""
+    hits = (np.abs(null) >= np.abs(observed) - 1e-12).sum(axis=0)
+    p = (1 + hits) / (1 + len(null))
+    return np.where(np.isnan(observed), np.nan, p)
+
+
+def length_bias(pairs: pd.DataFrame, alpha: float = 0.01, *, seed: int = 42, permutations: int = 2000) -> dict:
+    """Overall vs within-human-grade correlation of passage length and judge grade.
+
+    ``pairs``: what :func:`with_lengths` returns (query_id, doc_id, human, judge, words).
+    Keys: ``pairs``; ``rho_overall``; per human grade g, ``n_human_g``, ``rho_within_human_g``
+    (Spearman) and ``p_within_human_g``; the pooled ``rho_within`` on percentile ranks and its
+    ``p_within``; ``permutations`` (lengths permuted within query x grade blocks, seeded);
+    ``length_biased`` (``p_within`` < ``alpha``) and ``simpson`` (biased, and the overall rho
+    has the other sign).
+    """
     row: dict = {"pairs": len(pairs), "rho_overall": _spearman(pairs["words"], pairs["judge"])}
-    for grade, block in pairs.groupby("human"):
-        row[f"rho_within_human_{grade}"] = _spearman(block["words"], block["judge"])
-    groups = pairs.groupby("human")
-    words = groups["words"].rank() - groups["words"].rank().groupby(pairs["human"]).transform("mean")
-    grades = groups["judge"].rank() - groups["judge"].rank().groupby(pairs["human"]).transform("mean")
-    if len(pairs) >= 3 and words.std() > 0 and grades.std() > 0:
-        test = stats.pearsonr(words, grades)
-        row["rho_within"], row["p_within"] = float(test.statistic), float(test.pvalue)
-    else:
-        row["rho_within"] = row["p_within"] = math.nan
+    grades = sorted(pairs["human"].unique())
+    human = pairs["human"].to_numpy()
+    u = _percentile_ranks(pairs["words"], pairs["human"])
+    v = _percentile_ranks(pairs["judge"], pairs["human"])
+    member = np.stack([human == g for g in grades], axis=1).astype(float)  # pairs x grades
+    uu, vv = (u**2) @ member, (v**2) @ member
+    scale = np.sqrt(uu * vv)
+    total = math.sqrt(uu.sum() * vv.sum())
+    with np.errstate(invalid="ignore", divide="ignore"):
+        observed = np.append(((u * v) @ member) / scale, (u @ v) / total if total > 0 else np.nan)
+    observed[:-1][member.sum(axis=0) < 3] = np.nan
+    if len(pairs) < 3:
+        observed[-1] = np.nan
+    queries = pairs["query_id"] if "query_id" in pairs else pd.Series(0, index=pairs.index)
+    blocks = pd.MultiIndex.from_arrays([queries, pairs["human"]]).factorize()[0]
+    rng = np.random.default_rng(seed)
+    null = []
+    for order, drawn in _block_permutations(blocks, permutations, rng):
+        products = u[drawn] * v[order]  # permutations x pairs, in block order
+        per_grade = products @ member[order]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            null.append(np.column_stack([per_grade / scale, per_grade.sum(axis=1) / total]))
+    p = _permutation_p(observed, np.concatenate(null)) if permutations else np.full(len(observed), np.nan)
+    for i, grade in enumerate(grades):
+        row[f"n_human_{grade}"] = int(member[:, i].sum())
+        row[f"rho_within_human_{grade}"] = float(observed[i])
+        row[f"p_within_human_{grade}"] = float(p[i])
+    row["rho_within"], row["p_within"] = float(observed[-1]), float(p[-1])
+    row["permutations"] = permutations
     row["length_biased"] = bool(row["p_within"] < alpha) if not math.isnan(row["p_within"]) else False
     row["simpson"] = bool(
         row["length_biased"] and not math.isnan(row["rho_overall"])

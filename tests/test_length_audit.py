@@ -1,0 +1,108 @@
+"""The length audit's statistics: the within-grade rho weighs each human grade by its size (not
+by its size cubed), its p-value permutes lengths within query x grade blocks, and the Simpson
+check across systems flags a tier only beyond the interval of its r. Inject -> recover: a
+planted bias is found with its sign, a clean judge is not flagged."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from voirdire.audits.length import length_bias, system_lengths, tier_correlation
+
+SIZES = {0: 1250, 1: 450, 2: 277, 3: 280}  # about the DL19 pool's 2,257 pairs
+
+
+def dl19_like(biased: bool, seed: int = 2, flip: float = 0.18) -> pd.DataFrame:
+    """A judge with +-1 noise everywhere; when ``biased``, inside human grade 3 only (280 pairs) the
+    longer half gets 3 and the shorter 2, ``flip`` of them swapped (Spearman rho about 0.5 there)."""
+    rng = np.random.default_rng(seed)
+    human = np.concatenate([np.full(n, g) for g, n in SIZES.items()])
+    n = len(human)
+    query = rng.integers(0, 43, n)
+    words = np.maximum(5, 70 + 10 * human + rng.normal(0, 15, 43)[query] + rng.normal(0, 25, n)).astype(int)
+    judge = np.clip(human + rng.choice([-1, 0, 1], n), 0, 3)
+    if biased:
+        top = human == 3
+        judge[top] = np.where(words[top] > np.median(words[top]), 3, 2)
+        swap = top & (rng.random(n) < flip)
+        judge[swap] = 5 - judge[swap]
+    return pd.DataFrame({"query_id": [f"q{q}" for q in query], "doc_id": [f"d{i}" for i in range(n)],
+                         "human": human, "judge": judge, "words": words})  # fmt: skip
+
+
+def cube_weighted_p(pairs: pd.DataFrame) -> float:
+    """The statistic this audit used to report: ranks centred but not scaled within each grade, a
+    t-test with n - 2 df (each grade weighs n_g (n_g^2 - 1))."""
+    groups = pairs.groupby("human")
+    words = groups["words"].rank() - groups["words"].transform(lambda x: x.rank().mean())
+    grades = groups["judge"].rank() - groups["judge"].transform(lambda x: x.rank().mean())
+    return float(stats.pearsonr(words, grades).pvalue)
+
+
+def test_a_length_bias_inside_one_grade_is_found_where_cube_weighting_misses_it():
+    planted = dl19_like(True)
+    found = length_bias(planted)
+    assert found["n_human_3"] == 280 and found["n_human_0"] == 1250
+    assert 0.4 < found["rho_within_human_3"] < 0.6 and found["p_within_human_3"] < 0.01  # the grade itself
+    assert found["rho_within"] > 0.05 and found["p_within"] < 0.05 and found["length_biased"]  # alpha 0.01
+    assert cube_weighted_p(planted) > 0.05  # the grade-0 pairs drowned it
+    clean = length_bias(dl19_like(False))
+    assert not clean["length_biased"] and clean["p_within"] > 0.05
+    assert clean["p_within_human_3"] > 0.05  # the grade that was biased above, clean here
+
+
+def test_within_grade_rhos_are_scipys_spearman_and_the_pool_weighs_grades_by_size():
+    pairs = dl19_like(True)
+    found = length_bias(pairs, permutations=0)
+    for grade, block in pairs.groupby("human"):
+        assert found[f"rho_within_human_{grade}"] == pytest.approx(stats.spearmanr(block["words"], block["judge"])[0])
+    # without ties in the judge's grades the pooled rho is the size-weighted mean of the grades' rhos
+    rng = np.random.default_rng(0)
+    untied = pairs.assign(judge=pairs["judge"] + rng.random(len(pairs)))
+    found = length_bias(untied, permutations=0)
+    rhos = np.array([found[f"rho_within_human_{g}"] for g in SIZES])
+    weights = np.array([n for n in SIZES.values()])
+    assert found["rho_within"] == pytest.approx(np.average(rhos, weights=weights), rel=1e-3)
+    assert math.isnan(found["p_within"])
+
+
+def test_one_block_matches_scipys_permutation_test():
+    rng = np.random.default_rng(7)
+    words = rng.integers(20, 200, 60)
+    judge = (words / 100 + rng.normal(0, 1.2, 60)).round().clip(0, 3)
+    pairs = pd.DataFrame({"query_id": "q", "doc_id": [f"d{i}" for i in range(60)], "human": 1, "judge": judge,
+                          "words": words})  # fmt: skip
+    found = length_bias(pairs, permutations=2000)
+    reference = stats.permutation_test(
+        (words, judge), lambda x, y: stats.spearmanr(x, y)[0], permutation_type="pairings", n_resamples=2000,
+        random_state=1,
+    )  # fmt: skip
+    assert found["rho_within"] == pytest.approx(reference.statistic)
+    assert 0.01 < reference.pvalue < 0.5  # a case where the p-value is neither 0 nor 1
+    assert found["p_within"] == pytest.approx(reference.pvalue, abs=0.04)  # two Monte Carlo draws of one p
+    assert found["p_within_human_1"] == found["p_within"]
+
+
+def test_lengths_and_grades_that_differ_only_between_queries_are_not_a_length_bias():
+    # lenient queries have long passages; within a query, length does not move the grade
+    rng = np.random.default_rng(3)
+    query = np.repeat(np.arange(30), 40)
+    lenient = rng.random(30) < 0.5
+    words = rng.integers(30, 90, len(query)) + np.where(lenient[query], 60, 0)
+    human = rng.integers(0, 2, len(query))
+    judge = human + (lenient[query] & (rng.random(len(query)) < 0.5))
+    pairs = pd.DataFrame({"query_id": query, "doc_id": np.arange(len(query)).astype(str), "human": human,
+                          "judge": judge, "words": words})  # fmt: skip
+    found = length_bias(pairs)
+    assert found["rho_within"] > 0.15  # pooled across queries, length and grade go together ...
+    assert cube_weighted_p(pairs) < 1e-6  # ... so a test of independent pairs flags it
+    assert found["p_within"] > 0.05 and not found["length_biased"]  # within queries nothing moves
+
+
+def test_the_permutation_p_is_seeded():
+    pairs = dl19_like(True, seed=3)
+    assert length_bias(pairs, seed=1)["p_within"] == length_bias(pairs, seed=1)["p_within"]
+    assert length_bias(pairs.iloc[::-1], seed=1)["rho_within"] == pytest.approx(length_bias(pairs)["rho_within"])
