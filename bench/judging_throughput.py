@@ -127,7 +127,7 @@ def call_counts() -> None:
         from voirdire.judges import needed_pairs
 
         topics, run, _ = read_rankgpt(shared / "bm25-top100.rankgpt.json")
-        pairs = needed_pairs(run, read_qrels(shared / "qrels.nist.txt"))
+        pairs = needed_pairs(read_qrels(shared / "qrels.nist.txt"), pool=run)
         for systems in (7, 14):
             naive = len(topics) * systems * 100
             print(f"call count, TREC DL 2019 (../shared), {systems} systems: {len(pairs):,} unique pairs "

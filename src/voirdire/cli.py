@@ -1,4 +1,5 @@
-"""Command line: ``voirdire check`` (a config and its inputs, before any job) and ``voirdire plan``."""
+"""Command line: ``voirdire init`` (a config from your files), ``voirdire check`` (a config and its
+inputs, before any job) and ``voirdire plan``."""
 
 from __future__ import annotations
 
@@ -19,7 +20,18 @@ def main(argv: list[str] | None = None) -> int:
     plan = sub.add_parser("plan", help="calls, cache hits, tokens and cost per judge, before judging")
     plan.add_argument("--configfile", default="config/config.yaml")
     plan.add_argument("--provenance", default="original")
+    init = sub.add_parser("init", help="write an editable labels-only config from qrels, topics, runs and label sets")
+    init.add_argument("--qrels", required=True, help="the human qrels (TREC format, plain or .gz)")
+    init.add_argument("--topics", required=True, help="topics TSV: qid<TAB>text")
+    init.add_argument("--runs", nargs="+", default=[], help="a folder of TREC runs, or run files")
+    init.add_argument("--judge", action="append", default=[], metavar="NAME=FILE", help="a recorded judge's qrels")
+    init.add_argument("--family", action="append", default=[], metavar="NAME=FAMILY", help="a run's or judge's family")
+    init.add_argument("--measures", nargs="+", default=[], help="ir_measures measures (default: the paper's)")
+    init.add_argument("--dataset", default="data", help="the dataset's name in tables")
+    init.add_argument("-o", "--output", default="config/mine.yaml")
     args = parser.parse_args(argv)
+    if args.command == "init":
+        return _init(args)
     try:
         cfg = load_plan(args.configfile)
         if args.command == "check":
@@ -36,6 +48,25 @@ def main(argv: list[str] | None = None) -> int:
         print(f"voirdire: {exc}", file=sys.stderr)
         return 2
     print(table.to_markdown(index=False) if len(table) else "no LLM judges configured")
+    return 0
+
+
+def _init(args: argparse.Namespace) -> int:
+    from .init import init_config, write_config
+
+    try:
+        config, notes = init_config(
+            qrels=args.qrels, topics=args.topics, runs=args.runs, judges=args.judge, families=args.family,
+            measures=args.measures, dataset=args.dataset,
+        )  # fmt: skip
+        write_config(config, notes, args.output)
+        load_plan(args.output)  # what it wrote validates as the workflow will check it
+    except (InputError, FileNotFoundError) as exc:
+        print(f"voirdire: {exc}", file=sys.stderr)
+        return 2
+    systems = len(config["systems"]) - 1
+    print(f"wrote {args.output}: {systems} run entries, {len(config['judges'])} judges; next:\n"
+          f"  snakemake --cores 2 --configfile {args.output}")  # fmt: skip
     return 0
 
 

@@ -30,6 +30,7 @@ from .probes.items import (
 )
 from .probes.personas import read_persona_pool
 from .rewriters import ORIGINAL, PAD_PROMPT, Assistant, assistant_from_config
+from .runs import Recorded, recorded_from_config
 from .systems import BM25, Oracle, Ranker, System, parse_system
 
 SCHEMA = Path(str(files("voirdire").joinpath("schema.yaml")))
@@ -101,6 +102,33 @@ class Plan:
     judges: dict[str, tuple[Judge, ...]] = field(default_factory=dict)
     assistants: tuple[Assistant, ...] = ()
     padders: tuple[Assistant, ...] = ()  # the pad probe's LLM padders
+    notes: tuple[str, ...] = ()  # what the config check chose and a user should read (logged)
+
+    @property
+    def recorded(self) -> list[Recorded]:
+        """The recorded systems (``runs:``) listed under ``systems:``."""
+        return [s for s in self.systems if isinstance(s, Recorded)]
+
+    def labels_only(self, dataset: str) -> bool:
+        return labels_only(self.config["datasets"][dataset])
+
+    @property
+    def base(self) -> System:
+        """The run the oracles reorder (``oracles.base``): BM25 or a recorded run."""
+        name = self.config["oracles"]["base"]
+        if name == "BM25":
+            return BM25()
+        return next(s for s in self.recorded if s.name == name)
+
+    @property
+    def depth(self) -> int:
+        """Every system is cut at this depth before any measure (``evaluation.depth``, else
+        ``bm25.depth``)."""
+        return self.config["evaluation"].get("depth") or self.config["bm25"]["depth"]
+
+    @property
+    def measures(self) -> list[str]:
+        return list(self.config["evaluation"]["measures"])
 
     @property
     def probe_judges(self) -> list[str]:
@@ -140,7 +168,7 @@ class Plan:
 
     @property
     def oracles(self) -> list[Oracle]:
-        return [s for s in self.systems if not isinstance(s, (BM25, Ranker))]
+        return [s for s in self.systems if not isinstance(s, (BM25, Ranker, Recorded))]
 
     @property
     def rankers(self) -> list[Ranker]:
@@ -154,7 +182,7 @@ class Plan:
 
     def run_names(self, system: System) -> list[str]:
         """Run file stems for a system (``swap-1~r0`` .. for random tie-break draws)."""
-        if isinstance(system, (BM25, Ranker)) or self.draws == 1:
+        if isinstance(system, (BM25, Ranker, Recorded)) or self.draws == 1:
             return [system.slug]
         return [f"{system.slug}~r{draw}" for draw in range(self.draws)]
 
@@ -188,7 +216,7 @@ def _check_datasets(config: dict) -> None:
                 raise ConfigError(
                     f"source {source!r} needs '{needed}'", key=f"datasets.{name}.{needed}"
                 )
-        if source != "rankgpt" and "corpus" not in spec and "prebuilt" not in spec.get("index", {}):
+        if source == "ir_datasets" and "corpus" not in spec and "prebuilt" not in spec.get("index", {}):
             raise ConfigError(
                 f"source {source!r} needs a 'corpus' to index or 'index: {{prebuilt: NAME}}'",
                 key=f"datasets.{name}",
@@ -219,15 +247,99 @@ def _check_rankers(config: dict) -> dict[str, Ranker]:
     return rankers
 
 
-def _check_systems(config: dict, rankers: dict[str, Ranker]) -> tuple[System, ...]:
-    """Every name under ``systems:`` parses to one system, and none repeats."""
+def labels_only(spec: dict) -> bool:
+    """A local dataset without a corpus: topics and qrels only, no passage texts."""
+    return spec["source"] == "local" and "corpus" not in spec and "prebuilt" not in spec.get("index", {})
+
+
+def _check_runs(config: dict, rankers: dict[str, Ranker]) -> tuple[dict[str, Recorded], dict[str, list[str]], list[str]]:
+    """The recorded systems by name, the systems each ``runs:`` key stands for, and notes for
+    the log (runs named by their file stem because their tags clash)."""
+    datasets = list(config["datasets"])
+    depth = config["bm25"]["depth"]
+    recorded: dict[str, Recorded] = {}
+    groups: dict[str, list[str]] = {}
+    notes: list[str] = []
+    for group, entry in config.get("runs", {}).items():
+        key = f"runs.{group}"
+        if group in rankers:
+            raise ConfigError(f"{group!r} is both a run and a ranker (rankers.{group})", key=key)
+        systems, found = recorded_from_config(group, entry, datasets, key=key)
+        notes += found
+        for system in systems:
+            try:
+                builtin = parse_system(system.name, depth=depth)
+            except ConfigError:
+                builtin = None
+            if builtin is not None:
+                raise ConfigError(f"run name {system.name!r} is taken by {builtin}", key=key)
+            clash = "a ranker" if system.name in rankers else "another run" if system.name in recorded else None
+            if clash:
+                raise ConfigError(f"run name {system.name!r} is also the name of {clash}", key=key)
+            recorded[system.name] = system
+        groups[group] = [s.name for s in systems]
+    return recorded, groups, notes
+
+
+def _check_systems(
+    config: dict, rankers: dict[str, Ranker], recorded: dict[str, Recorded], groups: dict[str, list[str]]
+) -> tuple[System, ...]:
+    """Every name under ``systems:`` parses to one system (a ``runs:`` folder key to all of its
+    runs), and none repeats."""
     systems: list[System] = []
     for index, name in enumerate(config["systems"]):
-        system = parse_system(name, depth=config["bm25"]["depth"], key=f"systems[{index}]", rankers=rankers)
-        if system in systems:
-            raise ConfigError(f"{name!r} repeats {system}", key=f"systems[{index}]")
-        systems.append(system)
+        key = f"systems[{index}]"
+        names = groups.get(name, [name]) if name not in recorded else [name]
+        for each in names:
+            system = parse_system(each, depth=config["bm25"]["depth"], key=key, rankers=rankers, recorded=recorded)
+            if system in systems:
+                raise ConfigError(f"{each!r} repeats {system}", key=key)
+            systems.append(system)
     return tuple(systems)
+
+
+TEXT_JUDGES = ("llm", "embedding", "baseline")
+
+
+def _check_labels_only(config: dict, systems: tuple[System, ...], judges: dict[str, tuple[Judge, ...]]) -> None:
+    """A labels-only dataset (no corpus) has no texts: what reads texts is a config error."""
+    bare = [name for name, spec in config["datasets"].items() if labels_only(spec)]
+    if not bare:
+        return
+    where = f"dataset {bare[0]!r} is labels-only (source local without a corpus)"
+    for index, name in enumerate(config["systems"]):
+        system = next((s for s in systems if str(s) == name), None)
+        if isinstance(system, (BM25, Ranker)):
+            raise ConfigError(f"{where}: {name} needs passage texts; list recorded runs and oracles", key=f"systems[{index}]")
+    for index, entry in enumerate(config["judges"]):
+        if entry["kind"] in TEXT_JUDGES:
+            raise ConfigError(f"{where}: a judge of kind {entry['kind']} reads passage texts", key=f"judges[{index}].kind")
+    for section in ("assistants", "probes"):
+        if config.get(section):
+            raise ConfigError(f"{where}: the {section} read passage texts", key=section)
+    if config["oracles"]["base"] == "BM25" and any(not isinstance(s, (Recorded,)) for s in systems):
+        raise ConfigError(f"{where}: the oracles need a base run; set oracles.base to a recorded run", key="oracles.base")
+
+
+def _check_oracles(config: dict, systems: tuple[System, ...], recorded: dict[str, Recorded]) -> None:
+    """``oracles.base`` is BM25 or a recorded run."""
+    base = config["oracles"]["base"]
+    if base != "BM25" and base not in recorded:
+        raise ConfigError(
+            f"{base!r} is not a recorded run (runs: {', '.join(sorted(recorded)) or 'none'}); the oracles "
+            "reorder BM25 or a recorded run",
+            key="oracles.base",
+        )
+    if base != "BM25" and not any(str(s) == base for s in systems):
+        raise ConfigError(f"the oracles' base run {base!r} is not listed under systems:", key="oracles.base")
+
+
+def _check_measures(config: dict) -> None:
+    """Every measure parses in ir_measures' syntax."""
+    from .evaluation import parse_measure
+
+    for index, text in enumerate(config["evaluation"]["measures"]):
+        parse_measure(text, key=f"evaluation.measures[{index}]")
 
 
 def _check_judges(config: dict) -> dict[str, tuple[Judge, ...]]:
@@ -358,12 +470,17 @@ def _check_variants(config: dict, judges: dict[str, tuple[Judge, ...]]) -> None:
 def check(config: dict) -> Plan:
     """Check a schema-validated config for meaning, section by section, and derive the :class:`Plan`."""
     _check_datasets(config)
-    systems = _check_systems(config, _check_rankers(config))
+    rankers = _check_rankers(config)
+    recorded, groups, notes = _check_runs(config, rankers)
+    systems = _check_systems(config, rankers, recorded, groups)
+    _check_oracles(config, systems, recorded)
+    _check_measures(config)
     assistants = _check_assistants(config, systems)
     judges = _check_judges(config)
+    _check_labels_only(config, systems, judges)
     padders = _check_probes(config, judges, systems)
     _check_variants(config, judges)
-    return Plan(config=config, systems=systems, judges=judges, assistants=assistants, padders=padders)
+    return Plan(config=config, systems=systems, judges=judges, assistants=assistants, padders=padders, notes=tuple(notes))
 
 
 def load_plan(path: str | Path) -> Plan:

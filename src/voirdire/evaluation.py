@@ -1,25 +1,68 @@
-"""Judged-only nDCG@10, per query, for every system under one judge (SPEC section 4).
+"""Per-query scores of every system under one judge, for any ir_measures measure.
 
-Unjudged documents are removed from a run before it is cut at 10 (trec_eval ``-J``),
-gains are linear, and the ideal DCG uses every qrel of the query. The metric is computed by
-ir_measures with its pytrec_eval backend, so the numbers are trec_eval's.
+The paper's measure, and the default, is judged-only nDCG@10: unjudged documents are removed
+from a run before it is cut at 10 (trec_eval ``-J``), gains are linear, and the ideal DCG uses
+every qrel of the query (Balog, Metzler & Qin, 2025). Users add measures in ir_measures'
+syntax (``evaluation.measures``: ``AP@100``, ``RR@10``, ``P@10``, ...). A binary measure
+binarizes at each judge's own threshold (``rel=``) unless the user wrote one: ``AP@100`` is
+``AP(rel=2)@100`` under NIST's 0-3 labels and ``AP(rel=1)@100`` under a 0/1 judge.
+
+Every number is computed by ir_measures with its pytrec_eval backend, so it is trec_eval's,
+ties included (score descending, then document id descending).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 import ir_measures
 import pandas as pd
 from ir_measures import nDCG
 
+from .errors import ConfigError
+
 MEASURE = nDCG(judged_only=True) @ 10
+DEFAULT_MEASURES = (str(MEASURE),)
 
 
-def per_query_ndcg(
-    run: pd.DataFrame, qrels: pd.DataFrame, query_ids: Iterable[str]
-) -> pd.Series:
-    """nDCG@10 (judged only) for each query in ``query_ids``.
+def parse_measure(text: str, *, key: str | None = None) -> ir_measures.measures.Measure:
+    """One measure in ir_measures' syntax; an unparsable one is a config error naming ``key``."""
+    try:
+        measure = ir_measures.parse_measure(str(text))
+    except (ValueError, NameError, SyntaxError, TypeError, AttributeError) as exc:
+        raise ConfigError(f"ir_measures cannot parse the measure {text!r} ({exc})", key=key) from None
+    try:
+        ir_measures.pytrec_eval.evaluator([measure], {"q": {"d": 1}})
+    except (ValueError, KeyError, NotImplementedError, TypeError) as exc:
+        raise ConfigError(f"the measure {text!r} cannot be computed with pytrec_eval ({exc})", key=key) from None
+    return measure
+
+
+def for_judge(text: str, binary_threshold: int) -> ir_measures.measures.Measure:
+    """The measure as computed under a judge: ``rel=`` set to the judge's binary threshold for a
+    measure that binarizes, unless the measure names its own."""
+    measure = parse_measure(text)
+    if "rel" in measure.SUPPORTED_PARAMS and "rel" not in measure.params:
+        measure = measure(rel=binary_threshold)
+    return measure
+
+
+def cut(run: pd.DataFrame, depth: int) -> pd.DataFrame:
+    """The top ``depth`` of every query in trec_eval's order (the part a judge labels)."""
+    ordered = run.sort_values(["query_id", "score", "doc_id"], ascending=[True, False, False], kind="stable")
+    return ordered.groupby("query_id", sort=False).head(depth)
+
+
+def per_query_scores(
+    run: pd.DataFrame,
+    qrels: pd.DataFrame,
+    query_ids: Iterable[str],
+    measures: Sequence[str] = DEFAULT_MEASURES,
+    *,
+    binary_threshold: int = 2,
+    depth: int | None = None,
+) -> pd.DataFrame:
+    """Wide table: one row per query in ``query_ids``, one column per measure (as written).
 
     A query the run does not answer, or with no qrels under this judge, scores 0 (as
     trec_eval ``-c``), so every system is averaged over the same queries.
@@ -27,22 +70,37 @@ def per_query_ndcg(
     qids = [str(q) for q in query_ids]
     wanted = set(qids)
     run = run[run["query_id"].isin(wanted)]
+    if depth is not None:
+        run = cut(run, depth)
     qrels = qrels[qrels["query_id"].isin(wanted)]
-    values = {
-        metric.query_id: metric.value
+    computed = {text: for_judge(text, binary_threshold) for text in measures}
+    by_measure = {measure: text for text, measure in computed.items()}
+    values: dict[str, dict[str, float]] = {text: {} for text in measures}
+    if len(run) and len(qrels):
         for metric in ir_measures.pytrec_eval.iter_calc(
-            [MEASURE],
+            list(computed.values()),
             qrels[["query_id", "doc_id", "relevance"]],
             run[["query_id", "doc_id", "score"]],
-        )
-    }
-    return pd.Series([values.get(q, 0.0) for q in qids], index=qids, name=str(MEASURE))
+        ):
+            values[by_measure[metric.measure]][metric.query_id] = metric.value
+    return pd.DataFrame({text: [values[text].get(q, 0.0) for q in qids] for text in measures}, index=qids)
 
 
-def evaluate_systems(
-    runs: Mapping[str, list[pd.DataFrame]], qrels: pd.DataFrame, query_ids: Iterable[str]
+def per_query_ndcg(run: pd.DataFrame, qrels: pd.DataFrame, query_ids: Iterable[str]) -> pd.Series:
+    """Judged-only nDCG@10 for each query in ``query_ids`` (the paper's measure)."""
+    return per_query_scores(run, qrels, query_ids)[str(MEASURE)].rename(str(MEASURE))
+
+
+def evaluate_measures(
+    runs: Mapping[str, list[pd.DataFrame]],
+    qrels: pd.DataFrame,
+    query_ids: Iterable[str],
+    measures: Sequence[str] = DEFAULT_MEASURES,
+    *,
+    binary_threshold: int = 2,
+    depth: int | None = None,
 ) -> pd.DataFrame:
-    """Long table (query_id, system, ndcg) for every system under one judge.
+    """Long table (measure, system, query_id, value) for every system under one judge.
 
     A system given several runs (an oracle with random tie-break, one run per draw) scores
     the mean over its draws, per query.
@@ -50,8 +108,24 @@ def evaluate_systems(
     qids = [str(q) for q in query_ids]
     frames = []
     for system, system_runs in runs.items():
-        per_draw = pd.concat([per_query_ndcg(r, qrels, qids) for r in system_runs], axis=1)
-        frames.append(
-            pd.DataFrame({"query_id": qids, "system": system, "ndcg": per_draw.mean(axis=1).values})
-        )
+        draws = [per_query_scores(r, qrels, qids, measures, binary_threshold=binary_threshold, depth=depth)
+                 for r in system_runs]  # fmt: skip
+        mean = sum(draws[1:], draws[0]) / len(draws)
+        for text in measures:
+            frames.append(pd.DataFrame({"measure": text, "system": system, "query_id": qids, "value": mean[text].values}))
     return pd.concat(frames, ignore_index=True)
+
+
+def evaluate_systems(
+    runs: Mapping[str, list[pd.DataFrame]],
+    qrels: pd.DataFrame,
+    query_ids: Iterable[str],
+    *,
+    measure: str = str(MEASURE),
+    binary_threshold: int = 2,
+    depth: int | None = None,
+) -> pd.DataFrame:
+    """Long table (query_id, system, ndcg) for every system under one judge and one measure
+    (the primary measure: judged-only nDCG@10 unless configured otherwise)."""
+    scores = evaluate_measures(runs, qrels, query_ids, [measure], binary_threshold=binary_threshold, depth=depth)
+    return scores.rename(columns={"value": "ndcg"})[["query_id", "system", "ndcg"]]

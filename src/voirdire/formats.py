@@ -14,6 +14,7 @@ Tables use ir_measures' column names: ``query_id``, ``doc_id``, ``relevance``, `
 from __future__ import annotations
 
 import contextlib
+import gzip
 import json
 import os
 import tempfile
@@ -61,7 +62,7 @@ def text_lines(path: str | Path) -> Iterator[tuple[int, str]]:
     """
     path = _require_file(path)
     offset = 0
-    with path.open("rb") as fh:
+    with open_binary(path) as fh:
         for number, raw in enumerate(fh, start=1):
             try:
                 text = raw.decode("utf-8-sig" if number == 1 else "utf-8")
@@ -75,6 +76,18 @@ def text_lines(path: str | Path) -> Iterator[tuple[int, str]]:
                 ) from None
             offset += len(raw)
             yield number, text.rstrip("\r\n")
+
+
+def is_gzip(path: str | Path) -> bool:
+    """Whether a file is gzip-compressed: by its magic bytes, whatever its name says."""
+    with open(path, "rb") as fh:
+        return fh.read(2) == b"\x1f\x8b"
+
+
+def open_binary(path: str | Path) -> IO[bytes]:
+    """Open a file for reading bytes, decompressing it on the fly when it is gzip
+    (``run.txt.gz``, ``qrels.txt.gz``: TREC releases ship both)."""
+    return gzip.open(path, "rb") if is_gzip(path) else open(path, "rb")
 
 
 def read_text(path: str | Path) -> str:
@@ -96,14 +109,30 @@ def _lines(path: Path) -> Iterator[tuple[int, list[str]]]:
 def read_qrels(
     path: str | Path, scale: tuple[int, int] = (0, 3), *, allow_empty: bool = False
 ) -> pd.DataFrame:
-    """Read a TREC qrels file, checking every grade against ``scale`` (inclusive).
+    """Read a TREC qrels file (plain or gzip), checking every grade against ``scale`` (inclusive).
 
     Identical repeated lines are tolerated (kept once); the same (qid, docid) with two
     different grades is an error that names both lines.
     """
+    return read_qrels_counted(path, scale, allow_empty=allow_empty)[0]
+
+
+def read_qrels_counted(
+    path: str | Path, scale: tuple[int, int] = (0, 3), *, allow_empty: bool = False, invalid: str = "error"
+) -> tuple[pd.DataFrame, dict[str, int]]:
+    """Read a TREC qrels file, and count what ``invalid="drop"`` left out.
+
+    Lines that cannot be used as written -- a grade outside the declared scale, or a pair
+    graded twice with different grades -- are an error naming the file:line by default. With
+    ``invalid="drop"`` the out-of-scale lines and every line of a conflicting pair (both
+    sides: neither grade can be trusted) are dropped and counted. A line that is not a qrels
+    line at all (field count, a grade that is not an integer) is always an error.
+    """
     path = _require_file(path)
     low, high = scale
     seen: dict[tuple[str, str], tuple[int, int]] = {}
+    conflicts: dict[tuple[str, str], int] = {}
+    out_of_scale = 0
     for number, fields in _lines(path):
         if len(fields) != 4:
             raise InputError(
@@ -119,13 +148,20 @@ def read_qrels(
                 f"grade {grade_text!r} is not an integer", path=path, line=number
             ) from None
         if not low <= grade <= high:
+            if invalid == "drop":
+                out_of_scale += 1
+                continue
             raise InputError(
-                f"grade {grade} is outside the declared scale {low}..{high}",
+                f"grade {grade} is outside the declared scale {low}..{high}"
+                " (invalid_labels: drop on a recorded judge drops and counts such lines)",
                 path=path,
                 line=number,
             )
         previous = seen.get((qid, docid))
         if previous is not None and previous[0] != grade:
+            if invalid == "drop":
+                conflicts[qid, docid] = conflicts.get((qid, docid), 1) + 1
+                continue
             raise InputError(
                 f"conflicting grades for query {qid} document {docid}: "
                 f"{previous[0]} (line {previous[1]}) and {grade}",
@@ -133,11 +169,19 @@ def read_qrels(
                 line=number,
             )
         seen.setdefault((qid, docid), (grade, number))
+    for pair in conflicts:
+        del seen[pair]
     if not seen and not allow_empty:
         raise InputError("qrels file has no judgments", path=path)
-    return pd.DataFrame(
+    frame = pd.DataFrame(
         [(q, d, g) for (q, d), (g, _) in seen.items()], columns=QRELS_COLUMNS
     ).astype({"query_id": str, "doc_id": str, "relevance": int})
+    counts = {
+        "lines_out_of_scale": out_of_scale,
+        "conflicting_pairs": len(conflicts),
+        "conflicting_lines": sum(conflicts.values()),
+    }
+    return frame, counts
 
 
 def write_qrels(qrels: pd.DataFrame, path: str | Path) -> None:
@@ -150,8 +194,56 @@ def write_qrels(qrels: pd.DataFrame, path: str | Path) -> None:
 
 
 def read_run(path: str | Path) -> pd.DataFrame:
-    """Read a TREC run; a docid repeated within one query is an error."""
+    """Read a TREC run (plain or gzip); a docid repeated within one query is an error.
+
+    Runs of recorded systems are large (1,000 documents x 50 queries), so a C-parsed fast
+    path reads a well-formed file; any file it finds fault with is read again line by line,
+    which names the file:line of the first problem.
+    """
     path = _require_file(path)
+    fast = _read_run_fast(path)
+    if fast is not None:
+        return fast
+    return _read_run_checked(path)
+
+
+def _read_run_fast(path: Path) -> pd.DataFrame | None:
+    """The run, or None when anything in it needs the line-by-line reader's diagnosis."""
+    try:
+        with open_binary(path) as fh:
+            frame = pd.read_csv(
+                fh, sep=r"\s+", header=None, dtype=str, keep_default_na=False, na_values=[],
+                engine="c", comment=None, skip_blank_lines=True, encoding="utf-8-sig",
+            )  # fmt: skip
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError):
+        return None
+    if frame.shape[1] != 6 or frame.empty or (frame == "").any().any():
+        return None
+    rank = pd.to_numeric(frame[3], errors="coerce")
+    score = pd.to_numeric(frame[4], errors="coerce")
+    if rank.isna().any() or score.isna().any() or (rank % 1 != 0).any():
+        return None
+    if frame.duplicated([0, 2]).any():
+        return None
+    return pd.DataFrame(
+        {"query_id": frame[0], "doc_id": frame[2], "rank": rank.astype(int), "score": score.astype(float)}
+    )
+
+
+def run_tag(path: str | Path) -> str:
+    """The run tag (6th column) of a run file's first line."""
+    for number, fields in _lines(_require_file(path)):
+        if len(fields) != 6:
+            raise InputError(
+                f"run line has {len(fields)} fields, expected 6 (qid Q0 docid rank score tag)",
+                path=path,
+                line=number,
+            )
+        return fields[5]
+    raise InputError("run file is empty", path=path)
+
+
+def _read_run_checked(path: Path) -> pd.DataFrame:
     rows = []
     first_line: dict[tuple[str, str], int] = {}
     for number, fields in _lines(path):
@@ -190,6 +282,12 @@ def _in_rank_order(run: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+def trec_eval_order(run: pd.DataFrame) -> pd.DataFrame:
+    """A run in the order trec_eval (and so ir_measures' pytrec_eval backend) scores it: per
+    query, score descending, then document id descending, whatever the rank column says."""
+    return run.sort_values(["query_id", "score", "doc_id"], ascending=[True, False, False], kind="stable")
+
+
 def ranked(run: pd.DataFrame) -> dict[str, list[str]]:
     """Docids per query in rank order (score descending, then rank, then docid)."""
     return {
@@ -209,12 +307,15 @@ def run_from_rankings(rankings: dict[str, list[str]]) -> pd.DataFrame:
 
 
 def write_run(run: pd.DataFrame, path: str | Path, tag: str) -> None:
-    """Write a TREC run; ranks are recomputed from scores so the file is self-consistent."""
+    """Write a TREC run; ranks are recomputed from scores so the file is self-consistent.
+
+    Scores are written in full (shortest round-trip form): rounding them would tie scores that
+    differ, and trec_eval would then order those documents by id instead."""
     tag = tag.replace(" ", "_")
     with atomic_write(path) as fh:
         for qid, group in _in_rank_order(run).groupby("query_id", sort=False):
             for rank, row in enumerate(group.itertuples(index=False), start=1):
-                fh.write(f"{qid} Q0 {row.doc_id} {rank} {row.score:.6f} {tag}\n")
+                fh.write(f"{qid} Q0 {row.doc_id} {rank} {float(row.score)!r} {tag}\n")
 
 
 # ----------------------------------------------------------------------------- topics

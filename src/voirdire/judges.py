@@ -11,6 +11,7 @@ made by :mod:`voirdire.judging`). Every judge turns the set of pairs that evalua
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -70,6 +71,7 @@ class RecordedJudge:
     kind: str = "recorded"
     family: str | None = None
     reruns: tuple[Path, ...] = ()  # more label sets of the same judge, for the drift audit
+    invalid_labels: str = "error"  # lines off the scale or conflicting: error, or drop and count
 
     def __str__(self) -> str:
         return f"{self.name} (recorded, {self.scale})"
@@ -160,8 +162,9 @@ def judge_from_config(entry: dict, *, key: str) -> Judge:
             raise ConfigError("a recorded judge needs 'qrels' (a TREC qrels file)", key=key)
         reruns = tuple(Path(p) for p in entry.get("reruns") or ())
         return RecordedJudge(
-            name=entry["name"], qrels=Path(entry["qrels"]), scale=scale, family=family, reruns=reruns
-        )
+            name=entry["name"], qrels=Path(entry["qrels"]), scale=scale, family=family, reruns=reruns,
+            invalid_labels=entry.get("invalid_labels", "error"),
+        )  # fmt: skip
     if kind == "baseline":
         from .null_judges import METHODS
 
@@ -199,15 +202,32 @@ def judge_from_config(entry: dict, *, key: str) -> Judge:
     )
 
 
-def needed_pairs(pool: pd.DataFrame, human_qrels: pd.DataFrame) -> pd.DataFrame:
-    """The (query, passage) pairs a judge must label: human-judged pool candidates.
+def needed_pairs(
+    human_qrels: pd.DataFrame,
+    *,
+    pool: pd.DataFrame | None = None,
+    runs: Sequence[pd.DataFrame] = (),
+    depth: int = 100,
+) -> pd.DataFrame:
+    """The (query, passage) pairs a judge must label: the human-judged pairs in the top
+    ``depth`` of any evaluated system, each once.
 
-    Every system reorders the same BM25 pool, so one label per pair serves all of them
-    (SPEC section 4: the paper judges exactly the human-judged documents in the top-100).
+    Rankers and oracles reorder the BM25 ``pool``, so the pool and the recorded ``runs``
+    stand for every system (the paper judges the human-judged documents of the top-100 pool;
+    Balog, Metzler & Qin, 2025). With no system at all, every human-judged pair. Column
+    ``in_pool`` says which pairs the BM25 pool holds (False for all without a pool).
     """
-    pairs = pool[["query_id", "doc_id"]].drop_duplicates()
     judged = human_qrels[["query_id", "doc_id"]].drop_duplicates()
-    return pairs.merge(judged, on=["query_id", "doc_id"]).reset_index(drop=True)
+    sources = [r.sort_values(["query_id", "score", "doc_id"], ascending=[True, False, False], kind="stable")
+               .groupby("query_id", sort=False).head(depth)[["query_id", "doc_id"]] for r in runs]  # fmt: skip
+    pooled = pool[["query_id", "doc_id"]].drop_duplicates() if pool is not None else judged.iloc[:0]
+    if pool is None and not runs:
+        pairs = judged
+    else:
+        pairs = pd.concat([pooled, *sources]).drop_duplicates().merge(judged, on=["query_id", "doc_id"])
+    pairs = pairs.merge(pooled.assign(in_pool=True), on=["query_id", "doc_id"], how="left")
+    pairs["in_pool"] = pairs["in_pool"].astype("boolean").fillna(False).astype(bool)
+    return pairs.reset_index(drop=True)
 
 
 def recorded_coverage(name: str, path: str | Path, labels: pd.DataFrame, pairs: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
@@ -230,6 +250,7 @@ def recorded_coverage(name: str, path: str | Path, labels: pd.DataFrame, pairs: 
         "judge": name,
         "kind": "recorded",
         "labels_in_file": len(labels),
+        # labels of this dataset's queries for passages no evaluated system ranks in its top depth
         "labels_outside_pool": int(of_these_queries.sum()) - len(kept),
         "labels_other_queries": int((~of_these_queries).sum()),
         "pairs": len(pairs),
@@ -244,3 +265,22 @@ def restrict(labels: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
     return labels.merge(pairs[["query_id", "doc_id"]], on=["query_id", "doc_id"]).reset_index(
         drop=True
     )
+
+
+def with_texts(pairs: pd.DataFrame, texts: Mapping[str, str], *, judge: str, log=None) -> pd.DataFrame:
+    """The needed pairs a judge that reads texts can label: those whose passage has a text.
+
+    A recorded run can retrieve passages outside the candidates whose texts the workflow holds
+    (a RankGPT candidates file holds the BM25 top-100 only). Such a pair is uncovered for
+    this judge: it stays unjudged, shows in Table 2's coverage, and is named in the log; it
+    is never graded without its text.
+    """
+    has_text = pairs["doc_id"].isin(set(texts))
+    missing = pairs[~has_text]
+    if len(missing) and log is not None:
+        shown = ", ".join(f"{q}/{d}" for q, d in missing[["query_id", "doc_id"]].head(5).itertuples(index=False))
+        log.warning(
+            "%s: %d of %d needed pairs have no passage text, so stay uncovered (not graded): %s%s",
+            judge, len(missing), len(pairs), shown, " ..." if len(missing) > 5 else "",
+        )  # fmt: skip
+    return pairs[has_text].reset_index(drop=True)

@@ -38,6 +38,11 @@ class Layout:
     def run(self, dataset: str, provenance: str, name: str) -> str:
         return f"{self.root}/{dataset}/runs/{provenance}/{name}.run"
 
+    def runs_summary(self, dataset: str) -> str:
+        """What reading the recorded runs of a dataset changed: unknown queries dropped, topics
+        missing, tied top 10s, documents below depth (one row per recorded system)."""
+        return f"{self.root}/{dataset}/runs/original/recorded.summary.json"
+
     def bias(self, dataset: str, provenance: str, ranker: str) -> str:
         """A PRP ranker's position-bias figures, beside its run."""
         return f"{self.root}/{dataset}/runs/{provenance}/{ranker}.bias.json"
@@ -64,7 +69,12 @@ class Layout:
         return self.judgments(dataset, provenance, f"ranker-{ranker}", "sqlite")
 
     def eval(self, dataset: str, provenance: str, name: str) -> str:
+        """Per-query scores of every system under one judge, primary measure (column ``ndcg``)."""
         return f"{self.root}/{dataset}/eval/{provenance}/{name}.parquet"
+
+    def eval_measures(self, dataset: str, provenance: str, judge: str) -> str:
+        """Per-query scores of every system under one judge, every configured measure (long)."""
+        return f"{self.root}/{dataset}/eval/{provenance}/measures/{judge}.parquet"
 
     # The assistants experiment (SPEC section 5)
     def sample(self, dataset: str) -> str:

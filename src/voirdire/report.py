@@ -14,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from .audits.figures import savefig
+from .evaluation import DEFAULT_MEASURES
 from .formats import atomic_write
 from .judges import HUMAN, Scale
 from .stats import (
@@ -33,17 +34,66 @@ def system_means(per_query: pd.DataFrame) -> pd.DataFrame:
     ].mean()
 
 
-def table1(per_query: pd.DataFrame, systems: Sequence[str], judges: Sequence[str]) -> pd.DataFrame:
-    """System x judge mean nDCG@10, one block of rows per dataset (paper Table 1)."""
-    means = system_means(per_query)
-    wide = means.pivot_table(index=["dataset", "system"], columns="judge", values="ndcg")
-    columns = [j for j in judges if j in wide.columns]
-    wide = wide[columns].reset_index()
+def table1(
+    scores: pd.DataFrame, systems: Sequence[str], judges: Sequence[str], measures: Sequence[str] | None = None
+) -> pd.DataFrame:
+    """Mean score per (dataset, system, measure), one column per judge (paper Table 1, long
+    over measures). ``scores`` is long: dataset, judge, measure, system, query_id, value (a
+    frame without ``measure`` holds the paper's measure in column ``ndcg``)."""
+    if "measure" not in scores.columns:
+        scores = scores.rename(columns={"ndcg": "value"}).assign(measure=DEFAULT_MEASURES[0])
+    measures = list(measures or dict.fromkeys(scores["measure"]))
+    means = scores.groupby(["dataset", "system", "measure", "judge"], sort=False)["value"].mean()
+    wide = means.unstack("judge")
+    wide = wide[[j for j in judges if j in wide.columns]].reset_index()
+    wide["dataset"] = pd.Categorical(wide["dataset"], categories=list(dict.fromkeys(scores["dataset"])), ordered=True)
     wide["system"] = pd.Categorical(wide["system"], categories=list(systems), ordered=True)
-    wide = wide.sort_values(["dataset", "system"])
-    wide["system"] = wide["system"].astype(str)
+    wide["measure"] = pd.Categorical(wide["measure"], categories=measures, ordered=True)
+    wide = wide.sort_values(["dataset", "measure", "system"])
+    for column in ("dataset", "system", "measure"):
+        wide[column] = wide[column].astype(str)
     wide.columns.name = None
     return wide.reset_index(drop=True)
+
+
+def agreement_tables(
+    *,
+    dataset: str,
+    labels: dict[str, pd.DataFrame],
+    scales: dict[str, Scale],
+    pairs: pd.DataFrame,
+    scores: pd.DataFrame,
+    measures: Sequence[str],
+    oracles: Sequence[str],
+    alpha: float,
+    rbo_p: float,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Table 2 (one row per judge and measure) and the significance comparison of one dataset.
+
+    ``labels`` maps every judge (humans first) to its qrels of the needed ``pairs``; ``scores``
+    is long (judge, measure, system, query_id, value). Label agreement (kappa) is per pair, so
+    the same for every measure; system agreement and significance are per measure.
+    """
+    human_pool = labels[HUMAN].merge(pairs[["query_id", "doc_id"]], on=["query_id", "doc_id"])
+    outside = int((~pairs["in_pool"].astype(str).isin(["True", "true", "1"])).sum()) if "in_pool" in pairs else None
+    rows, significance = [], []
+    for measure in measures:
+        block = scores[scores["measure"] == measure].rename(columns={"value": "ndcg"})
+        for judge in labels:
+            if judge == HUMAN:
+                continue
+            row, sig = judge_agreement(
+                dataset=dataset, judge=judge, human_labels=human_pool, judge_labels=labels[judge],
+                needed=len(pairs), human_scale=scales[HUMAN], judge_scale=scales[judge],
+                per_query=block[block["judge"].isin([HUMAN, judge])], oracles=oracles, alpha=alpha, rbo_p=rbo_p,
+            )  # fmt: skip
+            row = {"dataset": dataset, "judge": judge, "measure": measure, "pairs_outside_pool": outside,
+                   **{k: v for k, v in row.items() if k not in ("dataset", "judge")}}  # fmt: skip
+            sig.insert(2, "measure", measure)
+            rows.append(row)
+            significance.append(sig)
+    agreement = pd.DataFrame(rows)
+    return agreement, (pd.concat(significance, ignore_index=True) if significance else pd.DataFrame())
 
 
 def judge_agreement(

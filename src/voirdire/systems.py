@@ -21,6 +21,7 @@ import numpy as np
 from .llm.endpoint import Endpoint
 
 from .errors import ConfigError
+from .runs import Recorded
 
 TIE_BREAKS = ("stable", "random")
 
@@ -107,14 +108,15 @@ class Ranker:
 
 
 Oracle = Perfect | Swap
-System = BM25 | Oracle | Ranker
+System = BM25 | Oracle | Ranker | Recorded
 
 
 def family_of(system: System) -> str | None:
-    """The model family a system belongs to: ``bm25``, ``oracle``, or what a ranker declares."""
+    """The model family a system belongs to: ``bm25``, ``oracle``, or what a ranker or a
+    recorded run declares."""
     if isinstance(system, BM25):
         return "bm25"
-    if isinstance(system, Ranker):
+    if isinstance(system, (Ranker, Recorded)):
         return system.family
     return "oracle"
 
@@ -128,6 +130,7 @@ def parse_system(
     depth: int | None = None,
     key: str | None = None,
     rankers: dict[str, Ranker] | None = None,
+    recorded: dict[str, Recorded] | None = None,
 ) -> System:
     """Parse ``BM25``, ``Perfect``, ``Swap[2,3]`` (or their slugs ``bm25``, ``swap-2-3``), or
     the name of a ranker defined in config.
@@ -139,6 +142,8 @@ def parse_system(
     lowered = text.lower()
     if rankers and text in rankers:
         return rankers[text]
+    if recorded and text in recorded:
+        return recorded[text]
     if lowered == "bm25":
         return BM25()
     if lowered == "perfect":
@@ -147,8 +152,8 @@ def parse_system(
     slug = _SWAP_SLUG.match(lowered)
     if not match and not slug:
         raise ConfigError(
-            f"unknown system {text!r}; expected BM25, Perfect, Swap[i,j,..] or a name defined "
-            "under rankers:",
+            f"unknown system {text!r}; expected BM25, Perfect, Swap[i,j,..], a name defined "
+            "under rankers:, or a run or folder key under runs:",
             key=key,
         )
     body = match.group(1) if match else slug.group(1).strip("-").replace("-", ",")

@@ -126,6 +126,35 @@ def position_bias_files(wildcards):
     ]
 
 
+def recorded_run_files(wildcards):
+    """System name -> the recorded run file of the dataset (runs:)."""
+    return {f"run_{s.slug}": str(s.file(wildcards.dataset)) for s in PLAN.recorded}
+
+
+def recorded_params(wildcards):
+    """System name -> its file, output name and unknown_queries setting, for the dataset."""
+    return {
+        s.name: {"input": f"run_{s.slug}", "output": s.slug, "unknown_queries": s.unknown_queries}
+        for s in PLAN.recorded
+    }
+
+
+def pairs_inputs(wildcards):
+    """What the needed pairs are drawn from: the BM25 pool (a dataset with texts) and every
+    recorded run's top depth (the oracles and rankers reorder one of these)."""
+    inputs = {"qrels": L.human_qrels(wildcards.dataset)}
+    if not PLAN.labels_only(wildcards.dataset):
+        inputs["pool"] = L.pool(wildcards.dataset)
+    if PLAN.recorded:
+        inputs["recorded"] = [L.run(wildcards.dataset, "original", s.slug) for s in PLAN.recorded]
+    return inputs
+
+
+def oracle_base(wildcards):
+    """The run the oracles reorder: the BM25 pool, or a recorded run (oracles.base)."""
+    return L.run(wildcards.dataset, "original", PLAN.base.slug)
+
+
 def dataset_spec(wildcards):
     return as_plain(config["datasets"][wildcards.dataset])
 
@@ -139,6 +168,8 @@ def dataset_files(wildcards):
 def bm25_inputs(wildcards):
     spec = config["datasets"][wildcards.dataset]
     inputs = {"topics": L.topics(wildcards.dataset)}
+    # the texts of the passages recorded runs retrieved outside the pool, for judges that read
+    inputs["recorded"] = [L.run(wildcards.dataset, "original", s.slug) for s in PLAN.recorded]
     if spec["source"] == "rankgpt":
         inputs["candidates"] = spec["candidates"]
     elif "prebuilt" not in spec.get("index", {}):
@@ -201,6 +232,14 @@ def judge_qrels(wildcards):
     }
 
 
+def judge_measures(wildcards):
+    """Judge name -> per-query scores of every system under it, every measure."""
+    return {
+        judge: L.eval_measures(wildcards.dataset, wildcards.provenance, judge)
+        for judge in PLAN.judge_names(wildcards.dataset)
+    }
+
+
 def judge_evals(wildcards):
     """Judge name -> per-query scores of every system under it, for every judge of the dataset."""
     return {
@@ -222,6 +261,14 @@ def paths(named):
 def all_judge_evals(wildcards):
     return [
         L.eval(dataset, wildcards.provenance, judge)
+        for dataset in PLAN.datasets
+        for judge in PLAN.judge_names(dataset)
+    ]
+
+
+def all_judge_measures(wildcards):
+    return [
+        L.eval_measures(dataset, wildcards.provenance, judge)
         for dataset in PLAN.datasets
         for judge in PLAN.judge_names(dataset)
     ]

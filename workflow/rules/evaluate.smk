@@ -1,5 +1,5 @@
-# Stage 5 (SPEC section 4): judged-only nDCG@10 per query, label and system agreement,
-# paired t-tests.
+# Stage 5: every measure per query (judged-only nDCG@10 first by default), label and system
+# agreement, paired t-tests per measure.
 
 
 rule evaluate:
@@ -8,7 +8,8 @@ rule evaluate:
         qrels=L.qrels(D, P, J),
         topics=L.topics(D),
     output:
-        L.eval(D, P, J),
+        primary=L.eval(D, P, J),
+        measures=L.eval_measures(D, P, J),
     wildcard_constraints:
         # a judge's name, never agreement.parquet or significance.parquet beside them (a group
         # job on a cluster resolves its target files alone, and would find two rules)
@@ -16,6 +17,8 @@ rule evaluate:
     params:
         scale=judge_params,
         runs=system_runs,
+        measures=PLAN.measures,
+        depth=PLAN.depth,
     log:
         f"{R}/logs/{{dataset}}/{{provenance}}/evaluate-{{judge}}.log",
     conda:
@@ -27,6 +30,7 @@ rule evaluate:
 rule agreement:
     input:
         evals=paths(judge_evals),
+        measures=paths(judge_measures),
         qrels=paths(judge_qrels),
         pairs=L.pairs(D, P),
         summaries=paths(judge_summaries),
@@ -38,6 +42,8 @@ rule agreement:
         judges=judges_meta,
         qrels=judge_qrels,
         evals=judge_evals,
+        measures=judge_measures,
+        measure_names=PLAN.measures,
         summaries=judge_summaries,
         oracles=[str(o) for o in PLAN.oracles],
         alpha=config["evaluation"]["alpha"],

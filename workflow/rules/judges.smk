@@ -4,10 +4,11 @@
 
 rule needed_pairs:
     input:
-        pool=L.pool(D),
-        qrels=L.human_qrels(D),
+        unpack(pairs_inputs),
     output:
         L.pairs(D, P),
+    params:
+        depth=PLAN.depth,
     log:
         f"{R}/logs/{{dataset}}/{{provenance}}/needed_pairs.log",
     conda:
@@ -40,6 +41,7 @@ rule recorded_judge:
         judge=judges_of_kind("recorded"),
     params:
         scale=judge_params,
+        invalid_labels=lambda wildcards: PLAN.judge(wildcards.dataset, wildcards.judge).invalid_labels,
     log:
         f"{R}/logs/{{dataset}}/{{provenance}}/judge-{{judge}}.log",
     conda:

@@ -1,13 +1,15 @@
-# Stage 3 (SPEC section 2, paper section 4.2.3): Perfect and Swap[...] oracles over the pool.
+# Stage 3 (SPEC section 2, paper section 4.2.3): Perfect and Swap[...] oracles over the top depth of
+# the base run (oracles.base: the BM25 pool by default, or a recorded run).
 
 
 rule oracle:
     input:
-        pool=L.pool(D),
+        pool=oracle_base,
         qrels=L.human_qrels(D),
     output:
         L.run(D, P, "{oracle}"),
     params:
+        depth=PLAN.depth,
         tie_break=config["oracles"]["tie_break"],
         seed=config["oracles"]["seed"],
     log:

@@ -6,6 +6,8 @@ rule tables:
         agreement=all_datasets(L.eval(D, P, "agreement")),
         significance=all_datasets(L.eval(D, P, "significance")),
         judge_evals=all_judge_evals,
+        judge_measures=all_judge_measures,
+        runs_summaries=[L.runs_summary(d) for d in PLAN.datasets] if PLAN.recorded else [],
         manifest=L.manifest(),
         data_summaries=all_datasets(L.data_summary(D)),
         # rewritten-* provenances: the assistant's model and the version its provider returned
@@ -33,6 +35,12 @@ rule tables:
             category="Tables",
         ),
         table2_md=f"{R}/tables/{{provenance}}/table2.md",
+        recorded_runs=report(
+            f"{R}/tables/{{provenance}}/recorded_runs.csv",
+            caption="../report/recorded_runs.rst",
+            category="Tables",
+        ),
+        recorded_runs_md=f"{R}/tables/{{provenance}}/recorded_runs.md",
         significance=report(
             f"{R}/tables/{{provenance}}/significance.csv",
             caption="../report/significance.rst",
@@ -47,6 +55,8 @@ rule tables:
         ),
     params:
         systems=[str(s) for s in PLAN.systems],
+        measures=PLAN.measures,
+        depth=PLAN.depth,
         served=served_records,
         config=as_plain(config),
     log:
@@ -60,6 +70,8 @@ rule tables:
 rule figure3:
     input:
         table1=f"{R}/tables/{{provenance}}/table1.csv",
+    params:
+        measure=PLAN.measures[0],
     output:
         png=report(
             f"{R}/figures/{{provenance}}/figure3.png",

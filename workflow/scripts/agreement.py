@@ -7,7 +7,7 @@ import pandas as pd
 
 from voirdire.formats import atomic_write, read_pairs, read_qrels
 from voirdire.judges import HUMAN, Scale
-from voirdire.report import judge_agreement
+from voirdire.report import agreement_tables
 from voirdire.wf import start
 
 log = start(snakemake)  # noqa: F821
@@ -19,28 +19,13 @@ labels = {
     j: read_qrels(path, (scales[j].low, scales[j].high), allow_empty=True)
     for j, path in params.qrels.items()
 }
-evals = {j: pd.read_parquet(path) for j, path in params.evals.items()}
-human_pool = labels[HUMAN].merge(pairs, on=["query_id", "doc_id"])
-rows, significance = [], []
-for judge in names:
-    if judge == HUMAN:
-        continue
-    row, sig = judge_agreement(
-        dataset=snakemake.wildcards.dataset,  # noqa: F821
-        judge=judge,
-        human_labels=human_pool,
-        judge_labels=labels[judge],
-        needed=len(pairs),
-        human_scale=scales[HUMAN],
-        judge_scale=scales[judge],
-        per_query=pd.concat([evals[HUMAN], evals[judge]]),
-        oracles=params.oracles,
-        alpha=params.alpha,
-        rbo_p=params.rbo_p,
-    )
-    rows.append(row)
-    significance.append(sig)
-    log.info("%s: %s", judge, row)
+scores = pd.concat([pd.read_parquet(path) for path in params.measures.values()], ignore_index=True)
+agreement, significance = agreement_tables(
+    dataset=snakemake.wildcards.dataset,  # noqa: F821
+    labels=labels, scales=scales, pairs=pairs, scores=scores, measures=params.measure_names,
+    oracles=params.oracles, alpha=params.alpha, rbo_p=params.rbo_p,
+)  # fmt: skip
+rows = agreement.to_dict("records")
 summaries = {j: json.loads(Path(path).read_text()) for j, path in params.summaries.items()}
 for row in rows:
     found = summaries.get(row["judge"], {})
@@ -50,12 +35,12 @@ for row in rows:
     row["cost_usd"] = found.get("cost_ledger_usd")
     # recorded judges: labels the file holds for passages outside the pool (not used)
     row["labels_outside_pool"] = found.get("labels_outside_pool")
+    row["invalid_labels_dropped"] = found.get("invalid_labels_dropped")
     row["low_coverage"] = bool(row["coverage"] < params.min_coverage)
-    if row["low_coverage"]:
+    if row["low_coverage"] and row["measure"] == params.measure_names[0]:
         log.warning("%s labels %.1f%% of the needed pairs, under min_coverage %.0f%%: its scores rest on "
                     "fewer documents than the humans'", row["judge"], 100 * row["coverage"], 100 * params.min_coverage)  # fmt: skip
 agreement = pd.DataFrame(rows)
-significance = pd.concat(significance, ignore_index=True) if significance else pd.DataFrame()
 with atomic_write(snakemake.output.agreement, "wb") as fh:  # noqa: F821
     agreement.to_parquet(fh, index=False)
 with atomic_write(snakemake.output.significance, "wb") as fh:  # noqa: F821

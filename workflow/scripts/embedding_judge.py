@@ -10,6 +10,7 @@ import os
 
 import pandas as pd
 
+from voirdire.judges import with_texts
 from voirdire.formats import read_pairs, read_topics, write_qrels
 from voirdire.judging.embedding import grades_from_similarity
 from voirdire.rankers.dense import cosine
@@ -19,8 +20,9 @@ from voirdire.wf import start
 log = start(snakemake)  # noqa: F821
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the model is bundled; never reach the hub
 judge = snakemake.params.judge  # noqa: F821
-pairs = read_pairs(snakemake.input.pairs)[["query_id", "doc_id"]].drop_duplicates().reset_index(drop=True)  # noqa: F821
 texts, _ = provenance_texts(snakemake.input.passages, snakemake.input.get("rewrites"))  # noqa: F821
+pairs = read_pairs(snakemake.input.pairs)[["query_id", "doc_id"]].drop_duplicates()  # noqa: F821
+pairs = with_texts(pairs, texts, judge=judge.name, log=log)
 topics = read_topics(snakemake.input.topics)  # noqa: F821
 sample = read_pairs(snakemake.input.sample[0]) if snakemake.input.sample else pairs.iloc[:0]  # noqa: F821
 everything = pd.concat([pairs, sample[["query_id", "doc_id"]]]).drop_duplicates().reset_index(drop=True)

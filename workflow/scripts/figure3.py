@@ -1,4 +1,4 @@
-"""Stage 6b: Figure 3, nDCG@10 per system under human labels and each judge."""
+"""Stage 6b: Figure 3, the primary measure (nDCG@10) per system under human labels and each judge."""
 
 import pandas as pd
 
@@ -7,7 +7,8 @@ from voirdire.report import figure3
 from voirdire.wf import start
 
 log = start(snakemake)  # noqa: F821
-table = pd.read_csv(snakemake.input.table1)  # noqa: F821
+table = pd.read_csv(snakemake.input.table1, dtype={"dataset": str, "system": str})  # noqa: F821
+table = table[table["measure"] == snakemake.params.measure].drop(columns="measure")  # noqa: F821
 judges = [HUMAN] + [c for c in table.columns if c not in ("dataset", "system", HUMAN)]
 figure3(table, judges, snakemake.output.png, snakemake.output.pdf)  # noqa: F821
 log.info("figure for %d datasets, judges %s", table["dataset"].nunique(), judges)

@@ -6,6 +6,7 @@ the provenance's: the pool's (and the sample's) passages, with an assistant's re
 
 import os
 
+from voirdire.judges import with_texts
 from voirdire.formats import read_pairs, read_topics
 from voirdire.judging.job import run_judging_job
 from voirdire.rewriters import provenance_texts
@@ -19,7 +20,7 @@ texts, substituted = provenance_texts(snakemake.input.passages, snakemake.input.
 with serving(snakemake, snakemake.params.judge) as (judge, served):  # noqa: F821
     result = run_judging_job(
         judge,
-        pairs=read_pairs(snakemake.input.pairs),  # noqa: F821
+        pairs=with_texts(read_pairs(snakemake.input.pairs), texts, judge=judge.name, log=log),  # noqa: F821
         texts=texts,
         topics=read_topics(snakemake.input.topics),  # noqa: F821
         store_path=snakemake.params.store,  # noqa: F821

@@ -6,14 +6,15 @@ the sample's together, so per-query quartiles have the same footing, and keeps t
 
 import pandas as pd
 
+from voirdire.judges import with_texts
 from voirdire.formats import read_pairs, read_topics, write_qrels
 from voirdire.null_judges import null_labels
 from voirdire.rewriters import provenance_texts
 from voirdire.wf import start
 
 log = start(snakemake)  # noqa: F821
-pairs = read_pairs(snakemake.input.pairs)  # noqa: F821
 texts, _ = provenance_texts(snakemake.input.passages, snakemake.input.get("rewrites"))  # noqa: F821
+pairs = with_texts(read_pairs(snakemake.input.pairs), texts, judge=snakemake.wildcards.judge, log=log)  # noqa: F821
 context = pd.concat([read_pairs(p) for p in snakemake.input.get("context", [])] + [pairs])  # noqa: F821
 context = context[["query_id", "doc_id"]].drop_duplicates().reset_index(drop=True)
 labels = null_labels(snakemake.params.method, context, texts, read_topics(snakemake.input.topics))  # noqa: F821

@@ -1,5 +1,7 @@
-"""Stage 3: an oracle (Perfect or Swap[...]) reordering of the BM25 pool by human labels."""
+"""Stage 3: an oracle (Perfect or Swap[...]) reordering of the base run's top depth (the BM25 pool,
+or a recorded run) by human labels."""
 
+from voirdire.evaluation import cut
 from voirdire.formats import ranked, read_qrels, read_run, run_from_rankings, write_run
 from voirdire.systems import oracle_rankings, parse_system
 from voirdire.wf import start
@@ -15,7 +17,7 @@ labels = {
 }
 rankings = oracle_rankings(
     oracle,
-    ranked(read_run(snakemake.input.pool)),  # noqa: F821
+    ranked(cut(read_run(snakemake.input.pool), snakemake.params.depth)),  # noqa: F821
     labels,
     tie_break=snakemake.params.tie_break,  # noqa: F821
     seed=snakemake.params.seed,  # noqa: F821

@@ -2,15 +2,22 @@
 
 import json
 
-from voirdire.formats import atomic_write, read_pairs, read_qrels, write_qrels
+from voirdire.formats import atomic_write, read_pairs, read_qrels_counted, write_qrels
 from voirdire.judges import recorded_coverage
 from voirdire.wf import start
 
 log = start(snakemake)  # noqa: F821
 params = snakemake.params  # noqa: F821
 pairs = read_pairs(snakemake.input.pairs)  # noqa: F821
-raw = read_qrels(snakemake.input.labels, (params.scale["min"], params.scale["max"]))  # noqa: F821
+raw, dropped = read_qrels_counted(snakemake.input.labels, (params.scale["min"], params.scale["max"]),  # noqa: F821
+                                  invalid=params.invalid_labels)  # fmt: skip
 labels, summary = recorded_coverage(snakemake.wildcards.judge, snakemake.input.labels, raw, pairs)  # noqa: F821
+summary["invalid_labels_dropped"] = dropped["lines_out_of_scale"] + dropped["conflicting_lines"]
+summary |= dropped
+if summary["invalid_labels_dropped"]:
+    log.warning("invalid_labels: drop: %d lines graded outside %d..%d and %d pairs graded twice with different "
+                "grades (%d lines, both sides) left out of %s", dropped["lines_out_of_scale"], params.scale["min"],
+                params.scale["max"], dropped["conflicting_pairs"], dropped["conflicting_lines"], snakemake.input.labels)  # noqa: F821  # fmt: skip
 write_qrels(labels, snakemake.output.qrels)  # noqa: F821
 with atomic_write(snakemake.output.summary) as fh:  # noqa: F821
     json.dump(summary, fh, indent=2)

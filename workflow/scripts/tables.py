@@ -23,12 +23,23 @@ with atomic_write(out.per_query, "wb") as fh:
 datasets = pd.DataFrame([json.loads(Path(p).read_text()) for p in snakemake.input.data_summaries])  # noqa: F821
 write_table(datasets, out.datasets, title="Datasets: topics and qrels used, and what a drop setting left out",
             manifest=manifest)  # fmt: skip
+params = snakemake.params  # noqa: F821
+scores = pd.concat([pd.read_parquet(p) for p in snakemake.input.judge_measures], ignore_index=True)  # noqa: F821
 write_table(
-    table1(per_query, snakemake.params.systems, judges),  # noqa: F821
+    table1(scores, params.systems, judges, params.measures),
     out.table1,
-    title="Table 1: mean nDCG@10 (judged only) per system under each judge",
+    title=f"Table 1: mean score per system and measure under each judge (every system cut at depth {params.depth} "
+    "before any measure, the part its judges label; judged-only nDCG@10 is the paper's measure)",
     manifest=manifest,
 )
+recorded = [row | {"dataset": json.loads(Path(p).read_text())["dataset"]}
+            for p in snakemake.input.runs_summaries for row in json.loads(Path(p).read_text())["runs"]]  # noqa: F821  # fmt: skip
+recorded = pd.DataFrame(recorded)
+if len(recorded):
+    recorded = recorded[["dataset"] + [c for c in recorded.columns if c != "dataset"]]
+write_table(recorded, out.recorded_runs, manifest=manifest, empty="no recorded runs (runs:) are listed",
+            title="Recorded runs: what reading each run file changed (unknown queries dropped, topics missing "
+            "and scored 0, queries with tied scores in the top 10, documents below the depth)")  # fmt: skip
 agreement = pd.concat([pd.read_parquet(p) for p in snakemake.input.agreement], ignore_index=True)  # noqa: F821
 write_table(
     agreement,

@@ -1,0 +1,124 @@
+"""``voirdire init``: an editable config for the common case, from files a user already has.
+
+Given human qrels, topics, recorded runs (a folder or files) and recorded judges' label sets,
+it writes a labels-only config (no corpus: recorded systems and judges, and the audits that
+need only labels) that validates and runs unchanged with
+``snakemake --cores N --configfile THAT``. What it inferred -- a judge's label scale and
+binary threshold from its grades, ``unjudged_topics: drop`` when some topics have no qrels --
+is written into the file as comments, so the user can see and change it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+
+import yaml
+
+from .errors import ConfigError
+from .evaluation import DEFAULT_MEASURES, parse_measure
+from .formats import read_qrels, read_topics, run_tag
+from .runs import _SAFE, folder_names
+
+
+def _pairs(values: Sequence[str], flag: str) -> dict[str, str]:
+    found = {}
+    for value in values:
+        name, sep, rest = value.partition("=")
+        if not sep or not name or not rest:
+            raise ConfigError(f"expected NAME=VALUE, got {value!r}", key=flag)
+        found[name] = rest
+    return found
+
+
+def scale_of(path: str | Path) -> tuple[int, int, int]:
+    """(min, max, binary threshold) of a label set, from the grades it holds: relevant from
+    the middle of the range up (2 on 0-3, 1 on 0-1)."""
+    grades = read_qrels(path, (-(10**9), 10**9))["relevance"]
+    low, high = int(grades.min()), int(grades.max())
+    if low == high:
+        high = low + 1
+    return low, high, max(low + 1, math.ceil((low + high) / 2))
+
+
+def init_config(
+    *,
+    qrels: str,
+    topics: str,
+    runs: Sequence[str] = (),
+    judges: Sequence[str] = (),
+    families: Sequence[str] = (),
+    measures: Sequence[str] = (),
+    dataset: str = "data",
+    results: str | None = None,
+) -> tuple[dict, list[str]]:
+    """The config and the notes (comments) to write above it."""
+    notes: list[str] = []
+    family = _pairs(families, "--family")
+    judge_files = _pairs(judges, "--judge")
+    topic_ids = set(read_topics(topics))
+    judged = set(read_qrels(qrels)["query_id"])
+    spec: dict = {"source": "local", "topics": topics, "qrels": qrels}
+    if topic_ids - judged:
+        spec["unjudged_topics"] = "drop"
+        notes.append(f"{len(topic_ids - judged)} of {len(topic_ids)} topics have no human qrels: unjudged_topics: drop "
+                     "(they are dropped and counted)")  # fmt: skip
+    if judged - topic_ids:
+        spec["unknown_qrels"] = "drop"
+        notes.append(f"the qrels judge {len(judged - topic_ids)} queries that are not topics: unknown_qrels: drop")
+    run_entries: dict = {}
+    names: list[str] = []
+    for value in runs:
+        path = Path(value)
+        if path.is_dir():
+            key = path.name if _SAFE.match(path.name) else "runs"
+            found, folder_notes = folder_names(path, key="--runs")
+            notes += folder_notes
+            entry: dict = {"path": str(path)}
+            own = {n: family[n] for n in found if n in family}
+            if key in family:
+                entry["family"] = family[key]
+            if own:
+                entry["families"] = own
+            run_entries[key] = entry
+            names += list(found)
+        elif path.is_file():
+            tag = run_tag(path)
+            key = tag if _SAFE.match(tag) and tag not in run_entries else path.name.split(".")[0]
+            run_entries[key] = {"path": str(path), **({"family": family[key]} if key in family else {})}
+            names.append(key)
+        else:
+            raise ConfigError(f"no such file or folder: {value}", key="--runs")
+    config: dict = {"results": results or f"results/{dataset}", "datasets": {dataset: spec}}
+    if run_entries:
+        config["runs"] = run_entries
+        config["oracles"] = {"base": names[0]}
+        notes.append(f"the oracles (Perfect) reorder the top depth of {names[0]!r} by the human labels")
+        config["systems"] = ["Perfect", *run_entries]
+    else:
+        raise ConfigError("give at least one run (--runs): a labels-only config compares recorded systems", key="--runs")
+    judge_list = []
+    for name, path in judge_files.items():
+        low, high, threshold = scale_of(path)
+        entry = {"name": name, "kind": "recorded", "qrels": path, "scale": {"min": low, "max": high},
+                 "binary_threshold": threshold}  # fmt: skip
+        if name in family:
+            entry["family"] = family[name]
+        judge_list.append(entry)
+        notes.append(f"judge {name}: grades {low}..{high} in its file, relevant from {threshold}")
+    config["judges"] = judge_list
+    chosen = list(measures) or list(DEFAULT_MEASURES)
+    for index, text in enumerate(chosen):
+        parse_measure(text, key=f"--measures[{index}]")
+    config["evaluation"] = {"measures": chosen, "depth": 100}
+    return config, notes
+
+
+def write_config(config: dict, notes: Sequence[str], path: str | Path) -> None:
+    """Write the config as YAML with the notes as comments on top."""
+    header = ["# Written by voirdire init; edit freely. Run: snakemake --cores 2 --configfile " + str(path),
+              "# Paths resolve from the folder snakemake runs in.", *[f"# - {n}" for n in notes]]  # fmt: skip
+    text = "\n".join(header) + "\n" + yaml.safe_dump(config, sort_keys=False, allow_unicode=True)
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(text, encoding="utf-8")

@@ -1,0 +1,22 @@
+# Stage 2c: recorded systems (runs:), TREC run files read once per dataset as trec_eval reads
+# them (ties by document id, cut at the evaluation depth); one job per dataset, not per system.
+
+
+if PLAN.recorded:
+
+    rule recorded_runs:
+        input:
+            unpack(recorded_run_files),
+            topics=L.topics(D),
+        output:
+            **{s.slug: L.run(D, "original", s.slug) for s in PLAN.recorded},
+            summary=L.runs_summary(D),
+        params:
+            systems=recorded_params,
+            depth=PLAN.depth,
+        log:
+            f"{R}/logs/{{dataset}}/recorded_runs.log",
+        conda:
+            "../../envs/voirdire.yaml"
+        script:
+            "../scripts/recorded_runs.py"

@@ -1,0 +1,32 @@
+"""Stage 2c: every recorded run of a dataset, read as trec_eval reads it and cut at the depth."""
+
+import json
+
+from voirdire.formats import atomic_write, read_run, read_topics, write_run
+from voirdire.runs import normalise_run
+from voirdire.wf import start
+
+log = start(snakemake)  # noqa: F821
+topics = read_topics(snakemake.input.topics)  # noqa: F821
+depth = snakemake.params.depth  # noqa: F821
+summaries = []
+for name, spec in snakemake.params.systems.items():  # noqa: F821
+    path = snakemake.input[spec["input"]]  # noqa: F821
+    run, summary = normalise_run(
+        read_run(path), topics, depth=depth, unknown_queries=spec["unknown_queries"], name=name, path=path
+    )
+    write_run(run, snakemake.output[spec["output"]], tag=name)  # noqa: F821
+    summaries.append(summary)
+    if summary["unknown_queries_dropped"]:
+        log.warning("%s: dropped %d lines of %d queries that are not topics", name, summary["lines_dropped_unknown"],
+                    summary["unknown_queries_dropped"])  # fmt: skip
+    if summary["topics_missing"]:
+        log.warning("%s: %d topics have no ranking; they score 0 (as trec_eval -c)", name, summary["topics_missing"])
+    if summary["queries_tied_top10"]:
+        log.warning("%s: %d queries have tied scores in the top 10; ordered as trec_eval does (score, then doc id "
+                    "descending), not by the file's rank column", name, summary["queries_tied_top10"])  # fmt: skip
+    if summary["documents_below_depth"]:
+        log.info("%s: cut at depth %d (%d documents below it are not scored)", name, depth, summary["documents_below_depth"])
+with atomic_write(snakemake.output.summary) as fh:  # noqa: F821
+    json.dump({"dataset": snakemake.wildcards.dataset, "depth": depth, "runs": summaries}, fh, indent=2)  # noqa: F821
+log.info("%d recorded runs read", len(summaries))
