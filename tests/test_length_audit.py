@@ -106,3 +106,57 @@ def test_the_permutation_p_is_seeded():
     pairs = dl19_like(True, seed=3)
     assert length_bias(pairs, seed=1)["p_within"] == length_bias(pairs, seed=1)["p_within"]
     assert length_bias(pairs.iloc[::-1], seed=1)["rho_within"] == pytest.approx(length_bias(pairs)["rho_within"])
+
+
+def tiers_of(size: int, slope_within: float, seed: int = 0):
+    """Two tiers of ``size`` systems: "deep" long and good, "shallow" short and weak; inside each,
+    the score moves with length by ``slope_within`` (per 100 words) plus a little noise."""
+    rng = np.random.default_rng(seed)
+    lengths, scores, tiers = {}, {}, {}
+    for tier, base_len, base_score in (("deep", 150, 0.8), ("shallow", 30, 0.4)):
+        for i in range(size):
+            name = f"{tier}-{i}"
+            lengths[name] = base_len + 40 * i / max(size - 1, 1)
+            scores[name] = base_score + slope_within * (lengths[name] - base_len) / 100 + rng.normal(0, 0.01)
+            tiers[name] = tier
+    return pd.Series(lengths), pd.Series(scores), tiers
+
+
+def test_a_reversal_within_a_tier_beyond_its_interval_is_simpsons_paradox():
+    found = tier_correlation(*tiers_of(10, -0.3))
+    assert found["r_all"] > 0.8  # across all systems, longer looks better ...
+    assert found["r_within_deep"] < -0.8 and found["r_within_deep_ci_high"] < found["r_all"]  # ... not among peers
+    assert found["systems_deep"] == 10 and found["simpson_deep"] and found["simpson"]
+    low, high = found["r_within_deep_ci_low"], found["r_within_deep_ci_high"]
+    z, half = np.arctanh(found["r_within_deep"]), stats.norm.ppf(0.975) / np.sqrt(10 - 3)
+    assert (low, high) == pytest.approx((np.tanh(z - half), np.tanh(z + half)))
+    clean = tier_correlation(*tiers_of(10, +0.3))
+    assert clean["r_within_deep"] > 0.8 and not clean["simpson"]
+
+
+def test_a_bare_sign_flip_in_a_tier_of_three_is_not_flagged():
+    lengths, scores, tiers = tiers_of(3, -0.3)
+    found = tier_correlation(lengths, scores, tiers)
+    assert found["r_within_deep"] < 0 < found["r_all"]  # the sign flips ...
+    assert (found["r_within_deep_ci_low"], found["r_within_deep_ci_high"]) == (-1, 1)  # ... with no interval
+    assert not found["simpson"]
+    # no effect at all within tiers of three: the old rule (any sign flip) fired about half the time
+    rng = np.random.default_rng(1)
+    flips = flags = 0
+    level = 0.4 + 0.4 * (lengths[scores.index] > 100)  # the deep tier is better, nothing else
+    for _ in range(200):
+        found = tier_correlation(lengths, level + rng.normal(0, 0.05, len(level)), tiers)
+        flips += any(np.sign(found[f"r_within_{t}"]) != np.sign(found["r_all"]) for t in ("deep", "shallow"))
+        flags += found["simpson"]
+    assert flips > 100 and flags == 0
+
+
+def test_system_lengths_on_the_judged_top_ten():
+    texts = {f"u{i}": "w " * 100 for i in range(5)} | {f"j{i}": "w " * 10 for i in range(10)}
+    docs = [f"u{i}" for i in range(5)] + [f"j{i}" for i in range(10)]  # five long unjudged passages on top
+    run = pd.DataFrame({"query_id": "q", "doc_id": docs, "rank": range(1, 16), "score": range(15, 0, -1)})
+    judged = pd.DataFrame({"query_id": "q", "doc_id": [f"j{i}" for i in range(10)], "relevance": 1})
+    runs = {"s": [run]}
+    assert system_lengths(runs, texts)["s"] == pytest.approx((5 * 100 + 5 * 10) / 10)  # every passage
+    assert system_lengths(runs, texts, judged=judged)["s"] == 10  # the ten the score uses
+    assert system_lengths(runs, texts, depth=3, judged=judged.iloc[:2])["s"] == 10

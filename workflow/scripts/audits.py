@@ -102,10 +102,10 @@ for dataset, judges in params.judges.items():
             chart_rows.append(control_chart(sets, seed=params.seed).assign(dataset=dataset, judge=judge))
     block = per_query[per_query["dataset"] == dataset]
     # length across systems vs within tiers (families) of systems, under every judge
-    lengths = system_lengths(all_runs, texts)
+    lengths = {j: system_lengths(all_runs, texts, judged=all_labels[j]) for j in judges}  # each judge's judged top 10
     for judge in judges:
         scores = block[block["judge"] == judge].groupby("system")["ndcg"].mean()
-        tier_rows.append({"dataset": dataset, "judge": judge, **tier_correlation(lengths, scores, params.system_families)})
+        tier_rows.append({"dataset": dataset, "judge": judge, **tier_correlation(lengths[judge], scores, params.system_families)})
     lojo = leave_one_judge_out(block, others, seed=params.seed)
     if len(lojo):
         lojo_rows.append(lojo.assign(dataset=dataset))

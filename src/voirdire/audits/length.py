@@ -128,37 +128,75 @@ def by_decile(pairs: pd.DataFrame) -> pd.DataFrame:
     return frame.reset_index()
 
 
-def system_lengths(runs: dict[str, list[pd.DataFrame]], texts: dict[str, str], depth: int = 10) -> pd.Series:
+def _judged_top(run: pd.DataFrame, judged: pd.DataFrame | None, depth: int) -> pd.DataFrame:
+    """A run's top ``depth`` per query; with ``judged`` (query_id, doc_id), unjudged documents
+    are removed first, as judged-only nDCG does (trec_eval ``-J``)."""
+    if judged is not None:
+        keys = pd.MultiIndex.from_frame(judged[["query_id", "doc_id"]].astype(str))
+        run = run[pd.MultiIndex.from_frame(run[["query_id", "doc_id"]].astype(str)).isin(keys)]
+    return run.sort_values(["query_id", "rank"], kind="mergesort").groupby("query_id", sort=False).head(depth)
+
+
+def system_lengths(
+    runs: dict[str, list[pd.DataFrame]],
+    texts: dict[str, str],
+    depth: int = 10,
+    judged: pd.DataFrame | None = None,
+) -> pd.Series:
     """Per system: the mean length (words) of its top-``depth`` passages, averaged over queries
-    (and over an oracle's tie-break draws)."""
+    (and over an oracle's tie-break draws). With ``judged`` (a qrels frame: query_id, doc_id),
+    the top ``depth`` of the *judged* passages, the ones judged-only nDCG@10 scores."""
     words = {d: len(t.split()) for d, t in texts.items()}
     out = {}
     for system, system_runs in runs.items():
         means = []
         for run in system_runs:
-            top = run[run["rank"] <= depth]
+            top = _judged_top(run, judged, depth)
             means.append(top["doc_id"].map(words).groupby(top["query_id"]).mean().mean())
         out[system] = float(np.mean(means))
     return pd.Series(out)
 
 
-def tier_correlation(lengths: pd.Series, scores: pd.Series, tiers: dict[str, str | None]) -> dict:
+def fisher_interval(r: float, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Confidence interval of a Pearson r from ``n`` points by Fisher's z transform (Fisher 1921):
+    ``tanh(atanh(r) +- z / sqrt(n - 3))``; (-1, 1) when n <= 3 (no interval to speak of)."""
+    if math.isnan(r):
+        return math.nan, math.nan
+    if n <= 3:
+        return -1.0, 1.0
+    z = math.atanh(float(np.clip(r, -1 + 1e-12, 1 - 1e-12)))
+    half = stats.norm.ppf(0.5 + confidence / 2) / math.sqrt(n - 3)
+    return math.tanh(z - half), math.tanh(z + half)
+
+
+def tier_correlation(
+    lengths: pd.Series, scores: pd.Series, tiers: dict[str, str | None], confidence: float = 0.95
+) -> dict:
     """Pearson r of system length and score across all systems and within each tier (a family
-    with three systems or more); Simpson's paradox when a tier's sign differs from the overall."""
+    with three systems or more), each tier's r with its Fisher z interval.
+
+    Simpson's paradox (``simpson_<tier>``, and ``simpson`` for any tier) only when the overall r
+    lies outside the tier's interval and the tier's r has the other sign: a bare sign flip is
+    not enough (among three systems with no effect it happens half the time, and the interval
+    of three points is the whole of (-1, 1)).
+    """
     systems = [s for s in scores.index if s in lengths.index]
     row: dict = {"systems": len(systems)}
     row["r_all"] = _pearson(lengths[systems], scores[systems])
-    within = []
+    flags = []
     for tier in sorted({tiers.get(s) for s in systems if tiers.get(s)}):
         members = [s for s in systems if tiers.get(s) == tier]
         if len(members) >= 3:
             r = _pearson(lengths[members], scores[members])
-            row[f"r_within_{tier}"] = r
-            if not math.isnan(r):
-                within.append(r)
-    row["simpson"] = bool(
-        not math.isnan(row["r_all"]) and any(np.sign(r) != np.sign(row["r_all"]) for r in within)
-    )
+            low, high = fisher_interval(r, len(members), confidence)
+            flag = bool(
+                not math.isnan(r) and not math.isnan(row["r_all"])
+                and not low <= row["r_all"] <= high and np.sign(r) != np.sign(row["r_all"])
+            )  # fmt: skip
+            row |= {f"systems_{tier}": len(members), f"r_within_{tier}": r, f"r_within_{tier}_ci_low": low,
+                    f"r_within_{tier}_ci_high": high, f"simpson_{tier}": flag}  # fmt: skip
+            flags.append(flag)
+    row["simpson"] = any(flags)
     return row
 
 
