@@ -193,27 +193,84 @@ def test_ppi_with_a_clean_judge_is_as_right_as_the_humans_and_tighter():
 # ----------------------------------------------------------------------------- drift
 
 
+def system_tables(order, queries=20, seed=6):
+    """query x system per-query nDCG@10 around the given system means, with seeded noise."""
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({s: m + rng.normal(0, 0.05, queries) for s, m in order.items()},
+                        index=[f"q{i}" for i in range(queries)])  # fmt: skip
+
+
 def test_drift_finds_a_planted_10_percent_flip_and_a_clean_rerun_is_still():
-    from voirdire.audits.drift import control_chart, drift
+    from statsmodels.stats.proportion import proportion_confint
+
+    from voirdire.audits.drift import drift
 
     first = HUMAN.copy()
     flipped = HUMAN.copy()
     chosen = np.random.default_rng(2).choice(N, size=N // 10, replace=False)
     flipped.loc[chosen, "relevance"] = (flipped.loc[chosen, "relevance"] + 1) % 4  # every chosen label changes
-    systems = pd.Series({"A": 0.8, "B": 0.6, "C": 0.4})
+    systems = system_tables({"A": 0.8, "B": 0.6, "C": 0.4})
+    reversed_ = system_tables({"A": 0.4, "B": 0.6, "C": 0.8}, seed=7)
     found = drift({"run-1": first, "run-2": first.copy(), "run-3": flipped}, SCALE,
-                  {"run-1": systems, "run-2": systems, "run-3": pd.Series({"A": 0.4, "B": 0.6, "C": 0.8})})  # fmt: skip
+                  {"run-1": systems, "run-2": systems, "run-3": reversed_}, resamples=400)  # fmt: skip
     found = found.set_index("run")
     assert found.loc["run-2", "flips"] == 0 and found.loc["run-2", "kappa_graded"] == 1.0
+    assert found.loc["run-2", "kappa_graded_ci_low"] == found.loc["run-2", "kappa_graded_ci_high"] == 1.0
     assert found.loc["run-3", "flips"] == N // 10 and found.loc["run-3", "flip_rate"] == pytest.approx(0.10)
+    wilson = proportion_confint(N // 10, N, alpha=0.05, method="wilson")
+    assert (found.loc["run-3", "flip_rate_ci_low"], found.loc["run-3", "flip_rate_ci_high"]) == pytest.approx(wilson)
     assert found.loc["run-3", "kappa_graded"] < 0.95
-    assert found.loc["run-2", "tau_systems"] == pytest.approx(1.0)
+    for kappa in ("kappa_graded", "kappa_binary", "kappa_quadratic"):  # over queries: the point is inside
+        assert found.loc["run-3", f"{kappa}_ci_low"] <= found.loc["run-3", kappa] <= found.loc["run-3", f"{kappa}_ci_high"]
+        assert found.loc["run-3", f"{kappa}_ci_high"] < 1.0
+    assert found.loc["run-2", "tau_systems"] == pytest.approx(1.0) and found.loc["run-2", "tau_systems_ci_low"] == 1.0
     assert found.loc["run-3", "tau_systems"] == pytest.approx(-1.0)  # its labels reverse the systems
+    assert found.loc["run-3", "tau_systems_ci_high"] == pytest.approx(-1.0)
+    assert drift({"only": first}, SCALE).empty
 
-    inflated = HUMAN.assign(relevance=np.minimum(HUMAN["relevance"] + 1, 3))  # a later run, one grade kinder
-    chart = control_chart({"run-1": first, "run-2": first.copy(), "run-3": inflated}).set_index("run")
-    assert not chart.loc["run-2", "out_of_control"] and chart.loc["run-3", "out_of_control"]
-    assert drift({"only": first}, SCALE).empty and control_chart({"a": first, "b": first}).empty
+
+def test_drift_kappa_from_confusion_counts_is_sklearns_kappa_on_the_same_labels():
+    from sklearn.metrics import cohen_kappa_score
+
+    from voirdire.audits.drift import kappa_from_counts
+
+    rng = np.random.default_rng(12)
+    a = rng.integers(0, 4, 300)
+    b = np.clip(a + rng.choice([-1, 0, 0, 1, 2], 300), 0, 3)
+    counts = pd.crosstab(a, b).reindex(index=range(4), columns=range(4), fill_value=0).to_numpy(float)
+    grades = np.arange(4)
+    assert kappa_from_counts(counts, 1.0 - np.eye(4)) == pytest.approx(cohen_kappa_score(a, b))
+    quadratic = np.subtract.outer(grades, grades) ** 2.0
+    assert kappa_from_counts(counts, quadratic) == pytest.approx(cohen_kappa_score(a, b, weights="quadratic"))
+
+
+def test_a_rerun_one_grade_kinder_is_a_paired_shift_and_a_clean_rerun_is_not():
+    from scipy import stats
+
+    from voirdire.audits.drift import paired_shift
+
+    first = HUMAN.copy()
+    kinder = HUMAN.assign(relevance=np.minimum(HUMAN["relevance"] + 1, 3))  # a later run, one grade kinder
+    planted = float((kinder["relevance"] - first["relevance"]).mean())  # +1 except where the grade was 3
+    table = paired_shift({"run-1": first, "run-2": first.copy(), "run-3": kinder}, resamples=500).set_index("run")
+    shift = table.loc["run-3"]
+    assert shift["mean_difference"] == pytest.approx(planted)
+    assert shift["difference_ci_low"] <= planted <= shift["difference_ci_high"]
+    assert shift["up"] == int((HUMAN["relevance"] < 3).sum()) and shift["down"] == 0
+    assert shift["sign_test_p"] == pytest.approx(stats.binomtest(int(shift["up"]), int(shift["up"] + shift["down"])).pvalue)
+    assert shift["shifted"]
+    clean = table.loc["run-2"]
+    assert clean["mean_difference"] == 0 and clean["sign_test_p"] == 1.0 and not clean["shifted"]
+    # a rerun that moves 6 pairs up and 4 down is within chance: the exact sign test says so
+    noisy = first.copy()
+    noisy.loc[:5, "relevance"] = noisy.loc[:5, "relevance"].where(noisy.loc[:5, "relevance"] == 3, noisy.loc[:5, "relevance"] + 1)
+    ups = int((noisy["relevance"] > first["relevance"]).sum())
+    downs_at = first.index[(first["relevance"] > 0) & (first.index > 5)][:4]
+    noisy.loc[downs_at, "relevance"] -= 1
+    row = paired_shift({"a": first, "b": noisy}).iloc[0]
+    assert (row["up"], row["down"]) == (ups, 4)
+    assert row["sign_test_p"] == pytest.approx(stats.binomtest(ups, ups + 4).pvalue) and not row["shifted"]
+    assert paired_shift({"only": first}).empty
 
 
 def test_a_live_judges_label_sets_come_from_its_samples_or_its_model_versions():
@@ -302,3 +359,29 @@ def test_label_test_rates_carry_statsmodels_wilson_intervals_on_their_own_counts
     assert row["missed_failure_rate_ci_low"] <= 1 / 3 <= row["missed_failure_rate_ci_high"]
     clean = label_test(aligned(HUMAN, judge_from(human)), SCALE, SCALE)
     assert clean["missed_failure_rate_ci_low"] == pytest.approx(0.0, abs=1e-12) and clean["missed_failure_rate_ci_high"] < 0.03
+
+
+def test_drift_takes_the_audits_scripts_per_query_tables_and_finds_a_rerun_that_reorders_systems():
+    """The audits script hands drift the systems' per-query nDCG@10 under each label set
+    (evaluate_systems, pivoted to query x system); a rerun that swaps two systems' labels loses tau."""
+    from voirdire.audits.drift import drift, paired_shift
+    from voirdire.evaluation import evaluate_systems
+
+    queries = [f"q{i}" for i in range(12)]
+    docs = [f"d{j}" for j in range(8)]  # grades 3, 3, 2, 2, 1, 1, 0, 0
+    labels = pd.DataFrame([(q, d, 3 - j // 2) for q in queries for j, d in enumerate(docs)],
+                          columns=["query_id", "doc_id", "relevance"])  # fmt: skip
+    order = {"good": docs, "middle": docs[2:] + docs[:2], "bad": docs[::-1]}
+    runs = {s: [pd.DataFrame([(q, d, r + 1, 10.0 - r) for q in queries for r, d in enumerate(ranked)],
+                             columns=["query_id", "doc_id", "rank", "score"])] for s, ranked in order.items()}  # fmt: skip
+    rerun = labels.assign(relevance=3 - labels["relevance"])  # every grade reversed: the systems reverse
+    sets = {"qrels": labels, "rerun-1": labels.copy(), "rerun-2": rerun}
+    tables = {name: evaluate_systems(runs, qrels, queries).pivot_table(index="query_id", columns="system", values="ndcg")
+              for name, qrels in sets.items()}  # fmt: skip
+    found = drift(sets, SCALE, tables, resamples=200).set_index("run")
+    assert found.loc["rerun-1", "tau_systems"] == pytest.approx(1.0)
+    assert found.loc["rerun-2", "tau_systems"] == pytest.approx(-1.0) and found.loc["rerun-2", "queries"] == 12
+    assert found.loc["rerun-2", "tau_systems_ci_high"] == pytest.approx(-1.0)
+    shift = paired_shift(sets).set_index("run")
+    assert shift.loc["rerun-2", "up"] == shift.loc["rerun-2", "down"] == 48  # 3->0, 2->1 as often as 0->3, 1->2
+    assert not shift.loc["rerun-2", "shifted"] and not shift.loc["rerun-1", "shifted"]

@@ -5,7 +5,7 @@ import pandas as pd
 
 from voirdire.audits.calibration import calibration_curve
 from voirdire.audits.circularity import circularity_table, judge_ranking
-from voirdire.audits.drift import control_chart, drift, label_sets_from_answers
+from voirdire.audits.drift import drift, label_sets_from_answers, paired_shift
 from voirdire.audits.figures import (
     calibration_chart,
     circularity_heatmap,
@@ -96,10 +96,12 @@ for dataset, judges in params.judges.items():
             decile_rows.append(by_decile(measured).assign(dataset=dataset, judge=judge))
         sets = label_sets_of(dataset, judge, pairs, scales[judge])
         if len(sets) >= 2:
-            means = {name: evaluate_systems(all_runs, labels, topics).groupby("system")["ndcg"].mean()
-                     for name, labels in sets.items()}  # fmt: skip
-            drift_rows.append(drift(sets, scales[judge], means).assign(dataset=dataset, judge=judge))
-            chart_rows.append(control_chart(sets, seed=params.seed).assign(dataset=dataset, judge=judge))
+            # each label set's query x system nDCG@10, for tau between the runs and its CI
+            tables = {name: evaluate_systems(all_runs, labels, topics)
+                      .pivot_table(index="query_id", columns="system", values="ndcg")
+                      for name, labels in sets.items()}  # fmt: skip
+            drift_rows.append(drift(sets, scales[judge], tables, seed=params.seed).assign(dataset=dataset, judge=judge))
+            chart_rows.append(paired_shift(sets, alpha=ALPHA, seed=params.seed).assign(dataset=dataset, judge=judge))
     block = per_query[per_query["dataset"] == dataset]
     # length across systems vs within tiers (families) of systems, under every judge
     lengths = {j: system_lengths(all_runs, texts, judged=all_labels[j]) for j in judges}  # each judge's judged top 10
@@ -145,16 +147,20 @@ write_table(pd.DataFrame(tier_rows), out.length_systems.removesuffix(".csv"), fl
             title="Length across systems vs within tiers: r of a system's top-10 passage length and its nDCG@10")  # fmt: skip
 deciles = pd.concat(decile_rows, ignore_index=True) if decile_rows else pd.DataFrame(columns=["dataset", "judge", "decile"])
 drift_frames = {}
+shift_tests = sum(len(frame) for frame in chart_rows)
 for rows, name, title in (
-    (drift_rows, "drift", "Drift: each later label set of a judge against its first (re-runs, samples)"),
-    (chart_rows, "control_chart", "Control chart: mean grade per run, limits from the first run's bootstrap (99.7%)"),
+    (drift_rows, "drift", "Drift: each later label set of a judge against its first (re-runs, samples): flip rate "
+                          "(95% Wilson CI over pairs), kappa and tau (95% bootstrap CIs over queries)"),
+    (chart_rows, "control_chart", "Paired shift: each later run's grades against the first run's on the same pairs "
+                                  "(mean difference with a 95% bootstrap CI over queries; exact sign test of up vs down, "
+                                  f"shifted when p < alpha; {chance(shift_tests, ALPHA)})"),
 ):
     frame = pd.concat(rows, ignore_index=True) if rows else pd.DataFrame(columns=["dataset", "judge"])
     frame = frame[["dataset", "judge"] + [c for c in frame.columns if c not in ("dataset", "judge")]]
     drift_frames[name] = frame
     write_table(frame, getattr(out, name).removesuffix(".csv"), floatfmt=".3f", manifest=manifest, title=title,
                 empty="no judge has two label sets or more (reruns: of a recorded judge, samples: k of a live one)")  # fmt: skip
-drift_chart(drift_frames["control_chart"], drift_frames["drift"], out.drift_png)
+drift_chart(drift_frames["control_chart"].iloc[:0], drift_frames["drift"], out.drift_png)  # the flip rates
 leniency_chart(label_table, out.leniency_png)
 circularity = pd.concat(circular_rows, ignore_index=True)
 circularity = circularity[["dataset"] + [c for c in circularity.columns if c != "dataset"]]
