@@ -150,20 +150,24 @@ def self_preference(
     humans = [j for j in judge_families if kinds.get(j) == "human"]
     candidates = [j for j in judge_families if kinds.get(j) not in (*NULL_KINDS, "human")]
     wide = per_query.pivot_table(index=["query_id", "system"], columns="judge", values="ndcg")
+    scored = set(per_query["system"])
     rows = []
     for judge in [j for j in judge_families if kinds.get(j) != "human"]:
         family = judge_families[judge]
         others = comparison_panel(judge, judge_families, candidates, humans=humans if include_humans else ())
         others = [j for j in others if j in wide.columns]
-        own = [s for s, f in system_families.items() if family is not None and f == family]
-        rest = [s for s in system_families if s not in own]
+        present = [s for s in system_families if s in scored]
+        own = [s for s in present if family is not None and system_families[s] == family]
+        rest = [s for s in present if s not in own]
         # strictness on the systems no panel judge has a stake in, where there are any: on a
         # panel judge's own family the panel's self-preference would pass for j's strictness
         staked = {judge_families.get(j) for j in others} - {None}
         neutral = [s for s in rest if system_families[s] not in staked]
         strict_on = neutral or rest
         reason = None
-        if kinds.get(judge) in NULL_KINDS:
+        if judge not in wide.columns:
+            reason = "no per-query scores under the judge"
+        elif kinds.get(judge) in NULL_KINDS:
             reason = "a null baseline has no family"
         elif family is None:
             reason = "the judge declares no family"
