@@ -186,3 +186,52 @@ def test_pad_results_count_wins_only_when_they_survive_the_swap():
     assert table.loc["all", "padded_wins"] == 0.5 and table.loc["all", "duel_ties"] == 0.5
     assert table.loc["all", "unlabelled"] == 1 and table.loc["all", "mean_shift"] == 1
     assert table.loc["1", "padded_wins"] == 1 and table.loc["2", "padded_wins"] == 0
+
+
+def test_persona_conditions_and_the_humans_are_scored_on_the_same_pairs():
+    from voirdire.evaluation import evaluate_systems
+    from voirdire.probes.report import common_pairs, sensitivity_tables
+
+    docs = [f"d{i}" for i in range(8)]
+    human = pd.DataFrame({"dataset": "d", "query_id": "q", "doc_id": docs[:6], "relevance": [3, 2, 2, 1, 0, 0]})
+    # the role copies the humans where they judged, and calls the two unjudged passages highly relevant;
+    # one judged pair did not parse under the baseline
+    copy = [3, 2, 2, 1, 0, 0, 3, 3]
+    rows = [("d", "j", c, "q", doc, float(g)) for c in ("baseline", "role") for doc, g in zip(docs, copy, strict=True)]
+    labels = pd.DataFrame(rows, columns=["dataset", "group", "condition", "query_id", "doc_id", "relevance"])
+    labels.loc[(labels["condition"] == "baseline") & (labels["doc_id"] == "d5"), "relevance"] = np.nan
+    kept, left_out = common_pairs(labels, human)
+    assert left_out.iloc[0].to_dict() == {"dataset": "d", "pairs_drawn": 8, "left_out_unjudged": 2,
+                                          "left_out_unparsed": 1, "pairs_common": 5}  # fmt: skip
+    assert sorted(kept["doc_id"].unique()) == docs[:5] and len(kept) == 10 and kept["relevance"].notna().all()
+
+    def run(order):  # a system's ranking of the passages
+        return [pd.DataFrame({"query_id": "q", "doc_id": order, "rank": range(1, 9), "score": range(8, 0, -1)})]
+
+    runs = {"judged-first": run(docs), "unjudged-first": run(docs[6:] + docs[4:6] + docs[:4]),
+            "middle": run(docs[2:6] + docs[6:] + docs[:2])}  # fmt: skip
+
+    def tau(labels, human):
+        per_query = pd.concat([evaluate_systems(runs, part.astype({"relevance": int}), ["q"]).assign(dataset="d", group=g,
+                               condition=c) for (g, c), part in labels.dropna().groupby(["group", "condition"])])  # fmt: skip
+        scores = evaluate_systems(runs, human, ["q"]).assign(dataset="d")
+        tables = sensitivity_tables(labels, human, {"j": "baseline"}, per_query, scores, low=0, high=3, seed=1,
+                                    rbo_p=0.9, left_out=left_out)  # fmt: skip
+        return tables["agreement"].set_index("condition")
+
+    before = tau(labels, human)  # each condition on its own pairs, the humans on theirs
+    assert before.loc["role", "tau_human"] < 1
+    after = tau(kept, human.merge(kept[["dataset", "query_id", "doc_id"]].drop_duplicates()))
+    assert after.loc["role", "tau_human"] == pytest.approx(1) and after.loc["baseline", "tau_human"] == pytest.approx(1)
+    assert after.loc["role", "left_out_unjudged"] == 2 and after.loc["role", "pairs_common"] == 5
+
+
+def test_the_persona_draw_leaves_out_pairs_no_human_judged():
+    pool = judged(3, 4, seed=2)
+    human = pool.iloc[::2]  # every other passage has a human grade
+    rankings = {"BM25": {q: list(g["doc_id"]) for q, g in pool.groupby("query_id")}}
+    drawn = draw_probes({"seed": 1, "personas": {"queries": None, "depth": 4}}, pairs=pool, human=human,
+                        rankings=rankings, list_systems=[])  # fmt: skip
+    asked = {(r["query_id"], r["doc_id"]) for r in drawn["personas"]["pairs"]}
+    assert asked == set(zip(human["query_id"], human["doc_id"], strict=True))
+    assert drawn["summary"]["personas"]["unjudged_left_out"] == len(pool) - len(human) == 6

@@ -320,3 +320,20 @@ def test_figures_are_written_as_png_and_pdf_also_without_data(tmp_path):
         draw(frame, png)
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert png.with_suffix(".pdf").read_bytes()[:5] == b"%PDF-"
+
+
+def test_a_stricter_condition_has_the_paired_sign_test_against_the_baseline():
+    from scipy import stats
+
+    human, judged = grades()
+    stricter = np.where(judged > 0, judged - 1, judged)  # every grade above 0 one lower
+    frame = labels({"umbrela": judged, "strict": stricter, "same": judged.copy()})
+    shown = agreement(frame, human, BASELINES).set_index("condition")
+    strict = shown.loc["strict"]
+    moved = int((judged > 0).sum())
+    assert strict["down_vs_baseline"] == moved and strict["up_vs_baseline"] == 0
+    assert strict["sign_p_vs_baseline"] == pytest.approx(stats.binomtest(0, moved, 0.5).pvalue)
+    assert strict["shift_vs_baseline_ci_high"] < 0 and strict["stuart_maxwell_p_vs_baseline"] < 0.001
+    assert strict["shift_vs_baseline_ci_low"] <= strict["shift_vs_baseline"] <= strict["shift_vs_baseline_ci_high"]
+    for clean in ("same", "umbrela"):
+        assert shown.loc[clean, "sign_p_vs_baseline"] == 1 and shown.loc[clean, "up_vs_baseline"] == 0

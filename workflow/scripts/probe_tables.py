@@ -35,7 +35,7 @@ def table(frame: pd.DataFrame, key: str, title: str) -> None:
                 empty="no LLM judge is probed")  # fmt: skip
 
 
-def sensitivity(labels, human, baselines, prefix: str, what: str) -> None:
+def sensitivity(labels, human, baselines, prefix: str, what: str, left_out=None) -> None:
     """Persona or prompt-variant sensitivity: the five tables and the two figures."""
     runs = {d: {s: [read_run(p) for p in paths] for s, paths in systems.items()} for d, systems in params.runs.items()}
     queries = {d: sorted(set(labels.loc[labels["dataset"] == d, "query_id"])) for d in runs}
@@ -48,7 +48,8 @@ def sensitivity(labels, human, baselines, prefix: str, what: str) -> None:
         evaluate_systems(runs[d], human[human["dataset"] == d], queries[d]).assign(dataset=d) for d in runs
     ], ignore_index=True)  # fmt: skip
     tables = probes.sensitivity_tables(labels, human, baselines, per_query, human_scores, low=params.low,
-                                       high=params.high, seed=params.seed, rbo_p=params.rbo_p)  # fmt: skip
+                                       high=params.high, seed=params.seed, rbo_p=params.rbo_p,
+                                       left_out=left_out)  # fmt: skip
     for name, frame in tables.items():
         table(frame, f"{prefix}{name}", f"{what}: {name}")
     displacement_heatmap(tables["displacement"], getattr(out, f"{prefix}heatmap"))
@@ -75,12 +76,12 @@ else:
         result = probes.injection_results(found, human, params.alpha)
         table(result, "injection", "Injection probe: a relevance claim or the query's terms added to non-relevant passages")
         shift_chart(result.rename(columns={"template": "condition"}), out.injection_png, "Injection probe")
-    if "personas" in params.probes:  # the roles' labels of the sampled pairs; the humans' of the same pairs
-        labels = probes.persona_labels(found)
+    if "personas" in params.probes:  # every role and the humans on the same pairs: human-judged, parsed everywhere
+        labels, left_out = probes.common_pairs(probes.persona_labels(found), human)
         pairs = labels[["dataset", "query_id", "doc_id"]].drop_duplicates()
         persona_human = human.merge(pairs, on=["dataset", "query_id", "doc_id"])
         sensitivity(labels, persona_human, {g: "baseline" for g in labels["group"].unique()}, "persona_",
-                    "Persona-conditioned judging")  # fmt: skip
+                    "Persona-conditioned judging (every condition and the humans on the same pairs)", left_out)  # fmt: skip
 if rule == "probe_tables":  # what produced these tables: packages, config, and who answered
     answered = {}
     for path in snakemake.input.summaries:  # noqa: F821

@@ -9,8 +9,9 @@ unchanged text is already stored by its pool job and costs nothing here:
   facts (deterministic ``repeat`` or ``filler``, or an LLM padder);
 * **injection**: human-non-relevant passages with a relevance claim or the query's terms
   added, from user-extensible templates with a ``{passage}`` slot;
-* **personas**: the pairs in every system's top ``depth`` for sampled queries, judged once per
-  assessor role (:mod:`.personas`).
+* **personas**: the human-judged pairs in every system's top ``depth`` for sampled queries,
+  judged once per assessor role (:mod:`.personas`); a pair no human judged is left out (and
+  counted), since the roles are scored against the humans on the same pairs.
 
 Draws depend only on the seed and the sorted input (never on row order), and a sample that
 comes up short says so in its summary.
@@ -214,7 +215,10 @@ def draw_probes(
         drawn["injection"] = table.to_dict("records")
     if "personas" in options:
         chosen = sample_queries(queries, options["personas"].get("queries"), seed, 5)
-        table = top_pairs(rankings, chosen, options["personas"]["depth"])
+        top = top_pairs(rankings, chosen, options["personas"]["depth"])
+        graded = human[["query_id", "doc_id"]].drop_duplicates()
+        table = top.merge(graded, on=["query_id", "doc_id"])  # human-judged only, in top_pairs' order
         drawn["personas"] = {"queries": chosen, "pairs": table.to_dict("records")}
-        summary["personas"] = {"queries": len(chosen), "pairs": len(table), "depth": options["personas"]["depth"]}
+        summary["personas"] = {"queries": len(chosen), "pairs": len(table), "unjudged_left_out": len(top) - len(table),
+                               "depth": options["personas"]["depth"]}  # fmt: skip
     return drawn

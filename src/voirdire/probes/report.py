@@ -112,6 +112,34 @@ def persona_labels(answers: pd.DataFrame) -> pd.DataFrame:
     return labels.rename(columns={"judge": "group"})
 
 
+COMMON_COLUMNS = ["dataset", "pairs_drawn", "left_out_unjudged", "left_out_unparsed", "pairs_common"]
+"""What :func:`common_pairs` kept and left out, per dataset."""
+
+
+def common_pairs(labels: pd.DataFrame, human: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The persona label sets restricted to one set of pairs per dataset: those a human graded
+    and every (group, condition) labelled (parsed), so every role of every judge model, and the
+    humans, are scored on the same documents and a tau against the humans compares rankings
+    rather than document sets. Returns the restricted labels and, per dataset, the pairs drawn,
+    those left out for want of a human grade (``left_out_unjudged``) or of a parsed label under
+    some condition (``left_out_unparsed``), and the ``pairs_common`` kept (``COMMON_COLUMNS``)."""
+    keys = ["dataset", "query_id", "doc_id"]
+    graded = human[keys].drop_duplicates().assign(_graded=True)
+    kept, counts = [], []
+    for dataset, part in labels.groupby("dataset", sort=True):
+        conditions = part[["group", "condition"]].drop_duplicates()
+        parsed = part.dropna(subset=["relevance"]).drop_duplicates(["group", "condition", "query_id", "doc_id"])
+        everywhere = parsed.groupby(["query_id", "doc_id"]).size() == len(conditions)
+        pairs = part[keys].drop_duplicates().merge(graded, on=keys, how="left")
+        judged = pairs[pairs["_graded"].notna()]
+        common = judged[judged.set_index(["query_id", "doc_id"]).index.isin(everywhere[everywhere].index)]
+        kept.append(part.merge(common[keys], on=keys))
+        counts.append({"dataset": dataset, "pairs_drawn": len(pairs), "left_out_unjudged": len(pairs) - len(judged),
+                       "left_out_unparsed": len(judged) - len(common), "pairs_common": len(common)})  # fmt: skip
+    restricted = pd.concat(kept, ignore_index=True) if kept else labels.iloc[:0]
+    return restricted, pd.DataFrame(counts, columns=COMMON_COLUMNS)
+
+
 def sensitivity_tables(
     labels: pd.DataFrame,
     human: pd.DataFrame,
@@ -123,14 +151,18 @@ def sensitivity_tables(
     high: int,
     seed: int,
     rbo_p: float,
+    left_out: pd.DataFrame | None = None,
 ) -> dict[str, pd.DataFrame]:
-    """Persona or prompt-variant sensitivity (SPEC section 7): agreement, displacement, the
-    sensitivity summaries and direction consistency, by table name."""
+    """Persona or prompt-variant sensitivity (Mohtadi et al., CIKM 2026):
+    agreement, displacement, the sensitivity summaries and direction consistency, by table
+    name. ``left_out`` (from :func:`common_pairs`) adds its counts to the agreement table."""
     from .sensitivity import agreement, direction_consistency, displacement, sensitivity
 
     moved = displacement(per_query, baselines)
     by_system, by_condition = sensitivity(moved, seed=seed)
     agreed = agreement(labels, human, baselines, low, high, per_query=per_query, human_scores=human_scores, rbo_p=rbo_p)
+    if left_out is not None:
+        agreed = agreed.merge(left_out, on="dataset", how="left")
     return {
         "agreement": agreed,
         "displacement": moved,

@@ -39,14 +39,15 @@ import pandas as pd
 from sklearn.metrics import cohen_kappa_score
 
 from ..audits.figures import _plt, _save
-from ..stats import kendall_tau, ordering, rbo
+from ..stats import kendall_tau, ordering, paired_shift, rbo
 
 ALL = "all"  # the condition name of the per-(dataset, group) summary row
 
 AGREEMENT_COLUMNS = [
     "dataset", "group", "condition", "baseline", "pairs", "unlabelled", "pairs_vs_baseline", "kappa_qw_baseline",
-    "shift_vs_baseline", "pairs_vs_human", "kappa_qw_human", "shift_vs_human", "systems_vs_human", "tau_human",
-    "rbo_human",
+    "shift_vs_baseline", "shift_vs_baseline_ci_low", "shift_vs_baseline_ci_high", "up_vs_baseline",
+    "down_vs_baseline", "sign_p_vs_baseline", "stuart_maxwell_p_vs_baseline", "pairs_vs_human", "kappa_qw_human",
+    "shift_vs_human", "systems_vs_human", "tau_human", "rbo_human",
 ]  # fmt: skip
 DISPLACEMENT_COLUMNS = [
     "dataset", "group", "condition", "system", "ndcg_baseline", "ndcg", "ndcg_shift", "rank_baseline", "rank", "delta_r",
@@ -95,6 +96,16 @@ def _kappa_qw(a: pd.Series, b: pd.Series, low: int, high: int, what: str) -> tup
     return int(both.sum()), float(value), float(np.mean(x - y))
 
 
+def _shift_test(a: pd.Series, b: pd.Series) -> dict:
+    """The paired label shift from ``b`` (the baseline) to ``a`` on the pairs both labelled
+    (:func:`voirdire.stats.paired_shift`): its interval, counts, sign test and Stuart-Maxwell p."""
+    both = a.notna().to_numpy() & b.notna().to_numpy()
+    found = paired_shift(b.to_numpy(dtype=float)[both], a.to_numpy(dtype=float)[both])
+    return {"shift_vs_baseline_ci_low": found["mean_shift_ci_low"], "shift_vs_baseline_ci_high": found["mean_shift_ci_high"],
+            "up_vs_baseline": found["up"], "down_vs_baseline": found["down"], "sign_p_vs_baseline": found["sign_p"],
+            "stuart_maxwell_p_vs_baseline": found["stuart_maxwell_p"]}  # fmt: skip
+
+
 def _system_means(frame: pd.DataFrame) -> pd.Series:
     """Mean nDCG over queries per system."""
     return frame.groupby("system")["ndcg"].mean()
@@ -126,7 +137,10 @@ def agreement(
     ``human``: dataset, query_id, doc_id, relevance. Kappas are quadratic-weighted on the
     ``low..high`` grades, over the pairs both sides labelled (``pairs_vs_*``); the baseline's
     kappa against itself is 1 by definition. ``shift_vs_*`` is the mean grade difference
-    (condition minus the other side) on those pairs: negative, a stricter condition. With ``per_query`` (dataset, group, condition,
+    (condition minus the other side) on those pairs: negative, a stricter condition; against
+    the baseline it comes with the paired test every label shift uses
+    (:func:`voirdire.stats.paired_shift`: t interval, pairs up and down, the exact sign test,
+    Stuart-Maxwell). With ``per_query`` (dataset, group, condition,
     system, query_id, ndcg) and ``human_scores`` (dataset, system, query_id, ndcg), ``tau_human``
     and ``rbo_human`` compare the system orderings by mean nDCG under the condition and under
     the human labels (on the systems both score); without them they are NaN.
@@ -148,6 +162,7 @@ def agreement(
                 pairs_b, kappa_b, shift_b = int(values.notna().sum()), 1.0, 0.0
             else:
                 pairs_b, kappa_b, shift_b = _kappa_qw(values, base.reindex(values.index), low, high, what)
+            shift_test = _shift_test(values, base.reindex(values.index))
             keys = pd.MultiIndex.from_arrays(
                 [[dataset] * len(values), values.index.get_level_values(0), values.index.get_level_values(1)]
             )
@@ -166,7 +181,7 @@ def agreement(
                 {
                     "dataset": dataset, "group": group, "condition": condition, "baseline": condition == baseline,
                     "pairs": len(values), "unlabelled": int(values.isna().sum()), "pairs_vs_baseline": pairs_b,
-                    "kappa_qw_baseline": kappa_b, "shift_vs_baseline": shift_b, "pairs_vs_human": pairs_h,
+                    "kappa_qw_baseline": kappa_b, "shift_vs_baseline": shift_b, **shift_test, "pairs_vs_human": pairs_h,
                     "kappa_qw_human": kappa_h, "shift_vs_human": shift_h, "systems_vs_human": systems, "tau_human": tau, "rbo_human": overlap,
                 }
             )  # fmt: skip
