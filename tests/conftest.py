@@ -36,6 +36,16 @@ def dl19_results(tmp_path_factory) -> Path:
     return out
 
 
+@pytest.fixture(scope="session")
+def dl19_runs_results(tmp_path_factory) -> Path:
+    """The DL19 config with two public reranker runs as recorded systems (.test/runs.yaml), once."""
+    if not (SHARED_DL19 / "run.monot5-3b.txt").is_file():
+        pytest.skip(f"real TREC DL 2019 runs not found at {SHARED_DL19} (../shared absent)")
+    out = tmp_path_factory.mktemp("dl19-runs")
+    snakemake("--cores", "2", "--configfile", ".test/runs.yaml", "--config", f"results={out}")
+    return out
+
+
 @pytest.fixture
 def write(tmp_path):
     """Write text to a file under tmp_path and return its path."""

@@ -164,12 +164,26 @@ def write_table(
     if frame.empty:
         lines.append(f"(no rows: {empty})")
     for dataset, block in frame.groupby("dataset", sort=False) if not frame.empty else []:
-        shown = block.drop(columns="dataset").astype(object)
+        shown = _counts_as_integers(block.drop(columns="dataset")).astype(object)
         shown = shown.where(shown.notna(), None)
         lines += [f"## {dataset}", "", shown.to_markdown(
             index=False, floatfmt=floatfmt, missingval="n/a"), ""]
     with atomic_write(stem.with_suffix(".md")) as fh:
         fh.write("\n".join(lines))
+
+
+def _counts_as_integers(frame: pd.DataFrame) -> pd.DataFrame:
+    """Float columns that hold whole numbers (counts beside a missing value) print as integers;
+    columns of 0s and 1s only stay as they are (they may be rates)."""
+    frame = frame.copy()
+    for column in frame.columns:
+        values = frame[column]
+        if values.dtype.kind != "f" or values.isna().all():
+            continue
+        present = values.dropna()
+        if (present % 1 == 0).all() and not present.isin([0, 1]).all():
+            frame[column] = values.astype("Int64")
+    return frame
 
 
 def figure3(table: pd.DataFrame, judges: Sequence[str], png: str | Path, pdf: str | Path) -> None:

@@ -45,7 +45,7 @@ rule audits:
         judges=audit_judges,
         qrels=audit_qrels,
         pairs=lambda wildcards: {d: L.pairs(d, wildcards.provenance) for d in PLAN.datasets},
-        passages={d: L.passages(d) for d in PLAN.datasets},
+        passages={d: L.passages(d) for d in PLAN.datasets if not PLAN.labels_only(d)},
         # rewritten-* provenances: the assistant's rewrites, substituted in the texts (length audit)
         rewrites=lambda wildcards: {} if wildcards.provenance == "original" else {
             d: L.rewrites(d, wildcards.provenance) for d in PLAN.datasets
@@ -54,7 +54,9 @@ rule audits:
         drift=audit_drift_sources,
         runs=audit_runs,
         topics={d: L.topics(d) for d in PLAN.datasets},
-        pool={d: L.pool(d) for d in PLAN.datasets},
+        # the run every judge reorders as a ranker (circularity): the oracles' base run
+        pool={d: L.run(d, "original", PLAN.base.slug) for d in PLAN.datasets},
+        measure=PLAN.measures[0],
         seed=config["evaluation"]["seed"],
         # k human-labelled queries (those below the query count minus one), seeded draws per k
         calibration={"ks": [3, 5, 10, 20], "draws": 50},

@@ -331,14 +331,14 @@ def audit_runs(wildcards):
 def audit_inputs(wildcards):
     files = [p for per in audit_qrels(wildcards).values() for p in per.values()]
     files += [L.pairs(d, wildcards.provenance) for d in PLAN.datasets]
-    files += [L.topics(d) for d in PLAN.datasets] + [L.pool(d) for d in PLAN.datasets]
+    files += [L.topics(d) for d in PLAN.datasets] + [L.run(d, "original", PLAN.base.slug) for d in PLAN.datasets]
     files += [p for per in audit_runs(wildcards).values() for paths in per.values() for p in paths]
     for per in audit_drift_sources(wildcards).values():
         for source in per.values():
             files += source.get("reruns", []) + ([source["raw"]] if "raw" in source else [])
     if wildcards.provenance != "original":
         files += [L.rewrites(d, wildcards.provenance) for d in PLAN.datasets]
-    return files + [L.passages(d) for d in PLAN.datasets]
+    return files + [L.passages(d) for d in PLAN.datasets if not PLAN.labels_only(d)]
 
 
 def one_of(names):

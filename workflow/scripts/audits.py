@@ -68,7 +68,8 @@ def label_sets_of(dataset, judge, pairs, scale):
 for dataset, judges in params.judges.items():
     scales = {j: Scale(m["min"], m["max"], m["binary_threshold"]) for j, m in judges.items()}
     pairs = read_pairs(params.pairs[dataset])
-    texts, _ = provenance_texts([params.passages[dataset]], params.rewrites.get(dataset))
+    # a labels-only dataset has no texts: its length audit is empty, the rest runs on labels
+    texts = provenance_texts([params.passages[dataset]], params.rewrites.get(dataset))[0] if dataset in params.passages else {}
     others = [j for j in judges if j != HUMAN]
     topics = read_topics(params.topics[dataset])
     all_labels = {j: read_qrels(params.qrels[dataset][j], (scales[j].low, scales[j].high), allow_empty=True)
@@ -78,7 +79,7 @@ for dataset, judges in params.judges.items():
     pool = read_run(params.pool[dataset])
     all_runs = {s: [read_run(p) for p in paths] for s, paths in params.runs[dataset].items()}
     rankings = {j: [judge_ranking(pool, labels)] for j, labels in all_labels.items()}
-    scores = pd.DataFrame({j: evaluate_systems(rankings, labels, topics).groupby("system")["ndcg"].mean()
+    scores = pd.DataFrame({j: evaluate_systems(rankings, labels, topics, measure=params.measure).groupby("system")["ndcg"].mean()
                            for j, labels in all_labels.items()})  # fmt: skip
     scores = scores.loc[list(judges), list(judges)]
     circular = circularity_table(scores)
@@ -90,14 +91,14 @@ for dataset, judges in params.judges.items():
         labels_rows.append({"dataset": dataset, "judge": judge, "kind": judges[judge]["kind"],
                             **label_test(both, scales[HUMAN], scales[judge])})  # fmt: skip
         heatmaps[dataset, judge] = confusion(both, scales[HUMAN], scales[judge])
-        if len(both) >= 3:
-            measured = with_lengths(both, texts)
+        measured = with_lengths(both[both["doc_id"].isin(set(texts))], texts)  # the pairs with a text
+        if len(measured) >= 3:
             length_rows.append({"dataset": dataset, "judge": judge, **length_bias(measured)})
             decile_rows.append(by_decile(measured).assign(dataset=dataset, judge=judge))
         sets = label_sets_of(dataset, judge, pairs, scales[judge])
         if len(sets) >= 2:
             # each label set's query x system nDCG@10, for tau between the runs and its CI
-            tables = {name: evaluate_systems(all_runs, labels, topics)
+            tables = {name: evaluate_systems(all_runs, labels, topics, measure=params.measure)
                       .pivot_table(index="query_id", columns="system", values="ndcg")
                       for name, labels in sets.items()}  # fmt: skip
             drift_rows.append(drift(sets, scales[judge], tables, seed=params.seed).assign(dataset=dataset, judge=judge))
