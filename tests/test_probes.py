@@ -235,3 +235,44 @@ def test_the_persona_draw_leaves_out_pairs_no_human_judged():
     asked = {(r["query_id"], r["doc_id"]) for r in drawn["personas"]["pairs"]}
     assert asked == set(zip(human["query_id"], human["doc_id"], strict=True))
     assert drawn["summary"]["personas"]["unjudged_left_out"] == len(pool) - len(human) == 6
+
+
+def test_swap_intervals_are_wilson_and_the_position_test_is_exact():
+    from statsmodels.stats.proportion import proportion_confint
+
+    from voirdire.probes.swap import swap_intervals
+
+    # 12 pairs keep the first shown both times (a position bias), 3 the second, 20 survive, 5 unparsed
+    answers = [("A", "A")] * 12 + [("B", "B")] * 3 + [("A", "B")] * 10 + [("B", "A")] * 10 + [(None, "A")] * 5
+    found = swap_intervals(answers)
+    counts = swap_counts(answers)
+    assert (found["order_dependent_first"], found["order_dependent_second"]) == (12, 3)
+    assert found["position_p"] == pytest.approx(stats.binomtest(12, 15, 0.5).pvalue) and found["position_p"] < 0.05
+    tie = proportion_confint(counts["order_dependent"], counts["pairs"], alpha=0.05, method="wilson")
+    assert (found["tie_rate_ci_low"], found["tie_rate_ci_high"]) == pytest.approx(tie)
+    win = proportion_confint(counts["first_position_wins"], counts["answered"], alpha=0.05, method="wilson")
+    assert (found["first_position_win_rate_ci_low"], found["first_position_win_rate_ci_high"]) == pytest.approx(win)
+    rates = swap_summary(answers)
+    assert found["tie_rate_ci_low"] < rates["tie_rate"] < found["tie_rate_ci_high"]
+    # no position preference: as many order-dependent pairs each way
+    clean = swap_intervals([("A", "A")] * 6 + [("B", "B")] * 6 + [("A", "B")] * 10)
+    assert clean["position_p"] == 1 and clean["first_position_win_rate_ci_low"] < 0.5 < clean["first_position_win_rate_ci_high"]
+    assert swap_intervals([])["position_p"] == 1 and math.isnan(swap_intervals([])["tie_rate_ci_low"])
+
+
+def test_padded_wins_has_a_one_sided_clopper_pearson_upper_bound():
+    from statsmodels.stats.proportion import proportion_confint
+
+    human = pd.DataFrame({"dataset": "d", "query_id": "q", "doc_id": [f"x{i}" for i in range(20)], "relevance": 1})
+    rows = []
+    for i in range(20):  # the padded text never wins: it loses in both orders
+        rows.append(("d", "j", "pad", "original", "q", f"x{i}", None, None, None, 0, 1.0, None))
+        rows.append(("d", "j", "pad", "repeat", "q", f"x{i}", None, None, None, 0, 1.0, None))
+        for order, choice in (("ab", "A"), ("ba", "B")):
+            rows.append(("d", "j", "pad-pairwise", "repeat", "q", f"x{i}", "original", "repeat", order, 0, None, choice))
+    table = pad_results(answers_frame(rows), human, alpha=0.05).set_index("human")
+    overall = table.loc["all"]
+    assert overall["padded_wins"] == 0 and overall["duels"] == 20
+    assert overall["padded_wins_upper"] == pytest.approx(proportion_confint(0, 20, alpha=0.1, method="beta")[1])
+    assert overall["padded_wins_upper"] == pytest.approx(1 - 0.05 ** (1 / 20))  # the one-sided bound at zero wins
+    assert table.loc["1", "padded_wins_upper"] == pytest.approx(overall["padded_wins_upper"])

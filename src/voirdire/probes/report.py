@@ -79,10 +79,23 @@ def _paired(labels: pd.DataFrame, human: pd.DataFrame) -> pd.DataFrame:
     return joined.merge(human.rename(columns={"relevance": "human"}), on=["dataset", "query_id", "doc_id"], how="left")
 
 
+def _duel_summary(duels: pd.DataFrame, confidence: float = 0.95) -> pd.Series:
+    """Duels, the share the padded text won with its one-sided Clopper-Pearson upper bound
+    (Clopper & Pearson 1934; statsmodels ``proportion_confint(method="beta")`` at twice the
+    alpha, whose upper end is then a one-sided bound), and the share of ties."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    n, wins = len(duels), int(duels["won"].sum())
+    upper = proportion_confint(wins, n, alpha=2 * (1 - confidence), method="beta")[1] if n else math.nan
+    return pd.Series({"duels": n, "padded_wins": wins / n if n else math.nan, "padded_wins_upper": float(upper),
+                      "duel_ties": float(duels["tie"].mean()) if n else math.nan})  # fmt: skip
+
+
 def pad_results(answers: pd.DataFrame, human: pd.DataFrame, alpha: float) -> pd.DataFrame:
     """The pad test per (dataset, judge, padding, human grade): the grade shift of padded over
     original text, and (when asked) how often the padded text wins the swap-checked pairwise
-    question (``padded_wins``; ties and unparsed pairs are not wins)."""
+    question (``padded_wins``; ties and unparsed pairs are not wins) with the one-sided 95%
+    upper bound ``padded_wins_upper``: "should be about 0" is shown as "at most this"."""
     table = label_shift(_paired(grades(answers, "pad"), human), alpha)
     duels = pairs(answers, "pad-pairwise")
     if len(duels):
@@ -90,12 +103,11 @@ def pad_results(answers: pd.DataFrame, human: pd.DataFrame, alpha: float) -> pd.
         duels["won"] = [swap_outcome(ab, ba) == SECOND for ab, ba in zip(duels["ab"], duels["ba"], strict=True)]
         duels["tie"] = [swap_outcome(ab, ba) == TIE for ab, ba in zip(duels["ab"], duels["ba"], strict=True)]
         keys = ["dataset", "judge", "condition"]
-        overall = duels.groupby(keys).agg(duels=("won", "size"), padded_wins=("won", "mean"), duel_ties=("tie", "mean"))
-        by_grade = duels.assign(human=duels["human"].map(lambda g: "n/a" if pd.isna(g) else str(int(g)))).groupby([*keys, "human"]).agg(
-            duels=("won", "size"), padded_wins=("won", "mean"), duel_ties=("tie", "mean")
-        )  # fmt: skip
+        overall = duels.groupby(keys)[["won", "tie"]].apply(_duel_summary)
+        by_grade = duels.assign(human=duels["human"].map(lambda g: "n/a" if pd.isna(g) else str(int(g)))).groupby(
+            [*keys, "human"])[["won", "tie"]].apply(_duel_summary)  # fmt: skip
         overall = overall.reset_index().assign(human="all")
-        wins = pd.concat([overall, by_grade.reset_index()], ignore_index=True)
+        wins = pd.concat([overall, by_grade.reset_index()], ignore_index=True).astype({"duels": int})
         table = table.merge(wins, on=[*keys, "human"], how="left")
     return table.rename(columns={"condition": "padding"})
 

@@ -11,7 +11,13 @@ is a tie, marked for review (seeds 001 and 003). From a set of pairs:
 * ``tie_rate``: the share of all pairs with no surviving verdict (unparsed ones included);
 * against a reference preference (human grades, or human nDCG@10 for lists):
   ``accuracy`` over surviving verdicts, and ``agreement_all`` over all pairs (ties count as
-  misses).
+  misses);
+* intervals (:func:`swap_intervals`): Wilson 95% intervals of the tie rate (over pairs) and of
+  the first-position win rate (over answered prompts, taken as independent; Wilson 1927,
+  statsmodels ``proportion_confint``), and the exact binomial test of the order-dependent
+  pairs that picked the same position both times: ``order_dependent_first`` (the first shown
+  both times) against ``order_dependent_second``, null 1/2 (no preference for A or B;
+  ``position_p``, scipy ``binomtest``).
 """
 
 from __future__ import annotations
@@ -71,12 +77,44 @@ def swap_summary(answers: Iterable[tuple[str | None, str | None]]) -> dict[str, 
     return {**counts, **swap_rates(counts)}
 
 
+def swap_intervals(answers: Iterable[tuple[str | None, str | None]], confidence: float = 0.95) -> dict[str, float | int]:
+    """Intervals and the position test of a set of pairs, each given as its two answers ``(ab, ba)``."""
+    from scipy.stats import binomtest
+    from statsmodels.stats.proportion import proportion_confint
+
+    pairs = list(answers)
+    counts = swap_counts(pairs)
+    first = sum(ab == "A" and ba == "A" for ab, ba in pairs)
+    second = sum(ab == "B" and ba == "B" for ab, ba in pairs)
+
+    def wilson(part: int, whole: int) -> tuple[float, float]:
+        if not whole:
+            return math.nan, math.nan
+        low, high = proportion_confint(part, whole, alpha=1 - confidence, method="wilson")
+        return float(low), float(high)
+
+    tie_low, tie_high = wilson(counts["order_dependent"], counts["pairs"])
+    win_low, win_high = wilson(counts["first_position_wins"], counts["answered"])
+    return {
+        "tie_rate_ci_low": tie_low, "tie_rate_ci_high": tie_high,
+        "first_position_win_rate_ci_low": win_low, "first_position_win_rate_ci_high": win_high,
+        "order_dependent_first": first, "order_dependent_second": second,
+        "position_p": float(binomtest(first, first + second, 0.5).pvalue) if first + second else 1.0,
+    }  # fmt: skip
+
+
+INTERVAL_COLUMNS = ["tie_rate_ci_low", "tie_rate_ci_high", "first_position_win_rate_ci_low",
+                    "first_position_win_rate_ci_high", "order_dependent_first", "order_dependent_second",
+                    "position_p"]  # fmt: skip
+"""The columns :func:`swap_intervals` adds to :func:`swap_table`."""
+
+
 def swap_table(verdicts: pd.DataFrame, keys: Sequence[str] = ("dataset", "judge")) -> pd.DataFrame:
     """Swap figures per group of ``verdicts`` (one row per pair: ``ab``, ``ba``, and ``reference``:
     which item the humans prefer, ``"first"``/``"second"``, or None when they do not)."""
     columns = [*keys, "pairs", "prompts", "answered", "unparsed", "answered_both", "surviving", "order_dependent",
                "first_position_wins", "position_consistency", "first_position_win_rate", "tie_rate", "accuracy",
-               "agreement_all"]  # fmt: skip
+               "agreement_all", *INTERVAL_COLUMNS]  # fmt: skip
     rows = []
     for key, group in verdicts.groupby(list(keys), sort=True):
         answers = list(zip(group["ab"].where(group["ab"].notna(), None),
@@ -91,6 +129,7 @@ def swap_table(verdicts: pd.DataFrame, keys: Sequence[str] = ("dataset", "judge"
             **swap_summary(answers),
             "accuracy": right.sum() / survived.sum() if survived.any() else math.nan,
             "agreement_all": right.sum() / scored.sum() if scored.any() else math.nan,
+            **swap_intervals(answers),
         })  # fmt: skip
     return pd.DataFrame(rows, columns=columns)
 
