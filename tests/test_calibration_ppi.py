@@ -89,3 +89,23 @@ def test_with_a_clean_judge_and_many_queries_both_intervals_cover_near_their_lev
     curve = calibration_curve(human, judge, ks=(40,), draws=60, seed=1).iloc[0]
     assert curve["coverage_corrected"] >= 0.9 and curve["coverage_human_only"] >= 0.9
     assert curve["ci_width_corrected"] < curve["ci_width_human_only"]  # the judge's scores help
+
+
+def test_one_ppi_call_for_all_systems_equals_one_call_per_system():
+    """estimates() tunes lambda per system in one ppi_py call; it equals ppi_mean per system
+    (and the constant judge column falls back to the humans' interval, lambda = 0)."""
+    from voirdire.audits.calibration import estimates, human_mean, ppi_mean
+
+    rng = np.random.default_rng(3)
+    human = pd.DataFrame(rng.random((30, 5)), columns=list("abcde"))
+    judge = human + rng.normal(0, 0.2, human.shape)
+    judge["e"] = 0.5  # a judge that does not vary on this system
+    mask = np.zeros(30, dtype=bool)
+    mask[rng.choice(30, 6, replace=False)] = True
+    found = estimates(human, judge, mask)
+    for system in human.columns:
+        y, f = human[system].to_numpy(), judge[system].to_numpy()
+        theta, low, high = ppi_mean(y[mask], f[mask], f[~mask])
+        assert found.loc[system, ["corrected", "corrected_low", "corrected_high"]].tolist() == pytest.approx([theta, low, high])
+        assert found.loc[system, ["human_only", "human_only_low", "human_only_high"]].tolist() == pytest.approx(
+            list(human_mean(y[mask])))

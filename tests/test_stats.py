@@ -67,3 +67,24 @@ def test_paired_tests_and_significance_classes():
     assert result["spurious"].tolist() == [False, True, False]
     assert result["flipped"].tolist() == [False, True, True]
     assert result["flipped_significant"].tolist() == [False, False, True]
+
+
+def test_vectorised_paired_tests_equal_scipy_pair_by_pair():
+    import itertools
+
+    import numpy as np
+    from scipy import stats
+
+    rng = np.random.default_rng(5)
+    wide = pd.DataFrame(rng.random((20, 6)), columns=list("abcdef"))
+    wide["f"] = wide["a"]  # identical: p = 1 by definition
+    wide["e"] = wide["b"] + 0.1  # a constant difference: scipy's t is infinite, p = 0
+    tests = paired_tests(wide).set_index(["system_a", "system_b"])
+    assert len(tests) == 15
+    for a, b in itertools.combinations(wide.columns, 2):
+        if (a, b) == ("a", "f"):
+            assert tests.loc[(a, b), "p"] == 1.0 and tests.loc[(a, b), "t"] == 0.0
+            continue
+        expected = stats.ttest_rel(wide[a], wide[b])
+        assert tests.loc[(a, b), "p"] == pytest.approx(expected.pvalue, abs=1e-12)
+        assert tests.loc[(a, b), "mean_diff"] == pytest.approx((wide[a] - wide[b]).mean())

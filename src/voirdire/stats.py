@@ -113,18 +113,25 @@ def paired_tests(per_query: pd.DataFrame) -> pd.DataFrame:
 
     ``per_query`` is wide: one row per query, one column per system. Returns one row per
     pair (a, b) with the mean difference a - b, t and the two-sided p-value; a pair whose
-    per-query scores are identical has p = 1 (no difference to detect).
+    per-query scores are identical has p = 1 (no difference to detect). One vectorised
+    ``scipy.stats.ttest_rel`` call covers every pair (40 systems: 780 pairs).
     """
-    rows = []
-    for a, b in itertools.combinations(per_query.columns, 2):
-        diff = per_query[a] - per_query[b]
-        if np.allclose(diff, 0):
-            t, p = 0.0, 1.0
-        else:
-            result = stats.ttest_rel(per_query[a], per_query[b])
-            t, p = float(result.statistic), float(result.pvalue)
-        rows.append({"system_a": a, "system_b": b, "mean_diff": float(diff.mean()), "t": t, "p": p})
-    return pd.DataFrame(rows, columns=["system_a", "system_b", "mean_diff", "t", "p"])
+    columns = list(per_query.columns)
+    pairs = list(itertools.combinations(range(len(columns)), 2))
+    if not pairs:
+        return pd.DataFrame(columns=["system_a", "system_b", "mean_diff", "t", "p"])
+    values = per_query.to_numpy(dtype=float)
+    left, right = (np.array(side) for side in zip(*pairs, strict=True))
+    diff = values[:, left] - values[:, right]
+    same = np.isclose(diff, 0).all(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        result = stats.ttest_rel(values[:, left], values[:, right], axis=0)
+    t = np.where(same, 0.0, result.statistic)
+    p = np.where(same, 1.0, result.pvalue)
+    return pd.DataFrame(
+        {"system_a": [columns[i] for i in left], "system_b": [columns[j] for j in right],
+         "mean_diff": diff.mean(axis=0), "t": t.astype(float), "p": p.astype(float)}
+    )  # fmt: skip
 
 
 def compare_significance(

@@ -22,6 +22,8 @@ rule sample:
         mem_mb=4000,
     log:
         f"{R}/logs/{{dataset}}/sample.log",
+    benchmark:
+        f"{R}/logs/benchmarks/{{dataset}}/sample.tsv",
     conda:
         "../../envs/bm25.yaml"
     script:
@@ -47,6 +49,8 @@ rule rewrite:
         llm_slots=lambda wildcards: llm_slots(getattr(PLAN.assistant(wildcards.assistant), "endpoint", None)),
     log:
         f"{R}/logs/{{dataset}}/rewrite-{{assistant}}.log",
+    benchmark:
+        f"{R}/logs/benchmarks/{{dataset}}/rewrite-{{assistant}}.tsv",
     conda:
         "../../envs/voirdire.yaml"
     script:
@@ -65,6 +69,8 @@ rule fixed_order_run:
         fixed=fixed_order_systems(),
     log:
         f"{R}/logs/{{dataset}}/{{rewritten}}/fixed-{{fixed}}.log",
+    benchmark:
+        f"{R}/logs/benchmarks/{{dataset}}/{{rewritten}}/fixed-{{fixed}}.tsv",
     conda:
         "../../envs/voirdire.yaml"
     shell:
@@ -99,6 +105,8 @@ rule llm_judge_sample:
         llm_slots=lambda wildcards: llm_slots(PLAN.judge(wildcards.dataset, wildcards.judge).endpoint),
     log:
         f"{R}/logs/{{dataset}}/{{provenance}}/sample-judge-{{judge}}.log",
+    benchmark:
+        f"{R}/logs/benchmarks/{{dataset}}/{{provenance}}/sample-judge-{{judge}}.tsv",
     conda:
         "../../envs/voirdire.yaml"
     script:
@@ -119,6 +127,8 @@ rule null_judge_sample:
         method=lambda wildcards: PLAN.judge(wildcards.dataset, wildcards.judge).method,
     log:
         f"{R}/logs/{{dataset}}/{{provenance}}/sample-judge-{{judge}}.log",
+    benchmark:
+        f"{R}/logs/benchmarks/{{dataset}}/{{provenance}}/sample-judge-{{judge}}.tsv",
     conda:
         "../../envs/voirdire.yaml"
     script:
@@ -147,6 +157,8 @@ rule sample_scores:
         llm_slots=lambda wildcards: llm_slots(PLAN.system(wildcards.ranker).endpoint),
     log:
         f"{R}/logs/{{dataset}}/{{provenance}}/sample-scores-{{ranker}}.log",
+    benchmark:
+        f"{R}/logs/benchmarks/{{dataset}}/{{provenance}}/sample-scores-{{ranker}}.tsv",
     conda:
         "../../envs/rankers.yaml"
     script:
@@ -197,6 +209,8 @@ rule assistant_tables:
         panel=sorted({j.name for js in PLAN.judges.values() for j in js if j.kind in ("llm", "embedding")}),
     log:
         f"{R}/logs/{{provenance}}/assistant_tables.log",
+    benchmark:
+        f"{R}/logs/benchmarks/{{provenance}}/assistant_tables.tsv",
     conda:
         "../../envs/voirdire.yaml"
     script:
@@ -221,6 +235,8 @@ rule figure5:
         alpha=config["evaluation"]["alpha"],
     log:
         f"{R}/logs/{{provenance}}/figure5.log",
+    benchmark:
+        f"{R}/logs/benchmarks/{{provenance}}/figure5.tsv",
     conda:
         "../../envs/voirdire.yaml"
     script:

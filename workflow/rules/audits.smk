@@ -62,6 +62,8 @@ rule audits:
         calibration={"ks": [3, 5, 10, 20], "draws": 50},
     log:
         f"{R}/logs/{{provenance}}/audits.log",
+    benchmark:
+        f"{R}/logs/benchmarks/{{provenance}}/audits.tsv",
     conda:
         "../../envs/voirdire.yaml"
     script:

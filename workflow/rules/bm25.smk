@@ -12,6 +12,8 @@ rule bm25_index:
         mem_mb=4000,
     log:
         f"{R}/logs/{{dataset}}/bm25_index.log",
+    benchmark:
+        f"{R}/logs/benchmarks/{{dataset}}/bm25_index.tsv",
     conda:
         "../../envs/bm25.yaml"
     script:
@@ -32,6 +34,8 @@ rule bm25:
         mem_mb=4000,
     log:
         f"{R}/logs/{{dataset}}/bm25.log",
+    benchmark:
+        f"{R}/logs/benchmarks/{{dataset}}/bm25.tsv",
     conda:
         "../../envs/bm25.yaml"
     script:

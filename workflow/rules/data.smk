@@ -12,6 +12,8 @@ rule dataset:
         spec=dataset_spec,
     log:
         f"{R}/logs/{{dataset}}/dataset.log",
+    benchmark:
+        f"{R}/logs/benchmarks/{{dataset}}/dataset.tsv",
     conda:
         "../../envs/voirdire.yaml"
     script:

@@ -21,6 +21,8 @@ rule evaluate:
         depth=PLAN.depth,
     log:
         f"{R}/logs/{{dataset}}/{{provenance}}/evaluate-{{judge}}.log",
+    benchmark:
+        f"{R}/logs/benchmarks/{{dataset}}/{{provenance}}/evaluate-{{judge}}.tsv",
     conda:
         "../../envs/voirdire.yaml"
     script:
@@ -51,6 +53,8 @@ rule agreement:
         min_coverage=config["evaluation"]["min_coverage"],
     log:
         f"{R}/logs/{{dataset}}/{{provenance}}/agreement.log",
+    benchmark:
+        f"{R}/logs/benchmarks/{{dataset}}/{{provenance}}/agreement.tsv",
     conda:
         "../../envs/voirdire.yaml"
     script:

@@ -11,6 +11,8 @@ rule needed_pairs:
         depth=PLAN.depth,
     log:
         f"{R}/logs/{{dataset}}/{{provenance}}/needed_pairs.log",
+    benchmark:
+        f"{R}/logs/benchmarks/{{dataset}}/{{provenance}}/needed_pairs.tsv",
     conda:
         "../../envs/voirdire.yaml"
     script:
@@ -24,6 +26,8 @@ rule human_judge:
         L.qrels(D, P, "human"),
     log:
         f"{R}/logs/{{dataset}}/{{provenance}}/judge-human.log",
+    benchmark:
+        f"{R}/logs/benchmarks/{{dataset}}/{{provenance}}/judge-human.tsv",
     conda:
         "../../envs/voirdire.yaml"
     shell:
@@ -44,6 +48,8 @@ rule recorded_judge:
         invalid_labels=lambda wildcards: PLAN.judge(wildcards.dataset, wildcards.judge).invalid_labels,
     log:
         f"{R}/logs/{{dataset}}/{{provenance}}/judge-{{judge}}.log",
+    benchmark:
+        f"{R}/logs/benchmarks/{{dataset}}/{{provenance}}/judge-{{judge}}.tsv",
     conda:
         "../../envs/voirdire.yaml"
     script:
@@ -63,6 +69,8 @@ rule null_judge:
         method=lambda wildcards: PLAN.judge(wildcards.dataset, wildcards.judge).method,
     log:
         f"{R}/logs/{{dataset}}/{{provenance}}/judge-{{judge}}.log",
+    benchmark:
+        f"{R}/logs/benchmarks/{{dataset}}/{{provenance}}/judge-{{judge}}.tsv",
     conda:
         "../../envs/voirdire.yaml"
     script:
@@ -98,6 +106,8 @@ rule llm_judge:
         llm_slots=lambda wildcards: llm_slots(PLAN.judge(wildcards.dataset, wildcards.judge).endpoint),
     log:
         f"{R}/logs/{{dataset}}/{{provenance}}/judge-{{judge}}.log",
+    benchmark:
+        f"{R}/logs/benchmarks/{{dataset}}/{{provenance}}/judge-{{judge}}.tsv",
     conda:
         "../../envs/voirdire.yaml"
     script:
@@ -124,6 +134,8 @@ rule embedding_judge:
         mem_mb=2000,
     log:
         f"{R}/logs/{{dataset}}/{{provenance}}/judge-{{judge}}.log",
+    benchmark:
+        f"{R}/logs/benchmarks/{{dataset}}/{{provenance}}/judge-{{judge}}.tsv",
     conda:
         "../../envs/voirdire.yaml"
     script:

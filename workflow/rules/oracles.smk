@@ -14,6 +14,8 @@ rule oracle:
         seed=config["oracles"]["seed"],
     log:
         f"{R}/logs/{{dataset}}/{{provenance}}/oracle-{{oracle}}.log",
+    benchmark:
+        f"{R}/logs/benchmarks/{{dataset}}/{{provenance}}/oracle-{{oracle}}.tsv",
     conda:
         "../../envs/voirdire.yaml"
     script:

@@ -18,6 +18,8 @@ rule plan:
         config=as_plain(config),
     log:
         f"{R}/logs/plan.log",
+    benchmark:
+        f"{R}/logs/benchmarks/plan.tsv",
     conda:
         "../../envs/voirdire.yaml"
     script:

@@ -19,6 +19,8 @@ rule probe_sample:
         low=lambda wildcards: PLAN.judge(wildcards.dataset, "human").scale.low,
     log:
         f"{R}/logs/{{dataset}}/probes/sample.log",
+    benchmark:
+        f"{R}/logs/benchmarks/{{dataset}}/probes/sample.tsv",
     conda:
         "../../envs/voirdire.yaml"
     script:
@@ -39,6 +41,8 @@ rule personas:
         mem_mb=2000,
     log:
         f"{R}/logs/{{dataset}}/probes/personas.log",
+    benchmark:
+        f"{R}/logs/benchmarks/{{dataset}}/probes/personas.tsv",
     conda:
         "../../envs/voirdire.yaml"
     script:
@@ -63,6 +67,8 @@ rule pad:
         llm_slots=lambda wildcards: llm_slots(PLAN.padder(wildcards.padder).endpoint),
     log:
         f"{R}/logs/{{dataset}}/probes/pad-{{padder}}.log",
+    benchmark:
+        f"{R}/logs/benchmarks/{{dataset}}/probes/pad-{{padder}}.tsv",
     conda:
         "../../envs/voirdire.yaml"
     script:
@@ -97,6 +103,8 @@ rule probe_judge:
         llm_slots=lambda wildcards: llm_slots(PLAN.judge(wildcards.dataset, wildcards.judge).endpoint),
     log:
         f"{R}/logs/{{dataset}}/probes/judge-{{judge}}.log",
+    benchmark:
+        f"{R}/logs/benchmarks/{{dataset}}/probes/judge-{{judge}}.tsv",
     conda:
         "../../envs/voirdire.yaml"
     script:
@@ -130,6 +138,8 @@ rule probe_tables:
         config=as_plain(config),
     log:
         f"{R}/logs/probes/tables.log",
+    benchmark:
+        f"{R}/logs/benchmarks/probes/tables.tsv",
     conda:
         "../../envs/voirdire.yaml"
     script:
@@ -155,6 +165,8 @@ rule prompt_sensitivity:
         rbo_p=config["evaluation"]["rbo_p"],
     log:
         f"{R}/logs/probes/prompt_sensitivity.log",
+    benchmark:
+        f"{R}/logs/benchmarks/probes/prompt_sensitivity.tsv",
     conda:
         "../../envs/voirdire.yaml"
     script:

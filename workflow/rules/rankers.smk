@@ -29,6 +29,8 @@ rule rerank:
         llm_slots=lambda wildcards: llm_slots(PLAN.system(wildcards.ranker).endpoint),
     log:
         f"{R}/logs/{{dataset}}/{{provenance}}/rerank-{{ranker}}.log",
+    benchmark:
+        f"{R}/logs/benchmarks/{{dataset}}/{{provenance}}/rerank-{{ranker}}.tsv",
     conda:
         "../../envs/rankers.yaml"
     script:

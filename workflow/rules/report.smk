@@ -61,6 +61,8 @@ rule tables:
         config=as_plain(config),
     log:
         f"{R}/logs/{{provenance}}/tables.log",
+    benchmark:
+        f"{R}/logs/benchmarks/{{provenance}}/tables.tsv",
     conda:
         "../../envs/voirdire.yaml"
     script:
@@ -81,6 +83,8 @@ rule figure3:
         pdf=f"{R}/figures/{{provenance}}/figure3.pdf",
     log:
         f"{R}/logs/{{provenance}}/figure3.log",
+    benchmark:
+        f"{R}/logs/benchmarks/{{provenance}}/figure3.tsv",
     conda:
         "../../envs/voirdire.yaml"
     script:
@@ -100,6 +104,8 @@ rule position_bias:
         md=f"{R}/tables/{{provenance}}/position_bias.md",
     log:
         f"{R}/logs/{{provenance}}/position_bias.log",
+    benchmark:
+        f"{R}/logs/benchmarks/{{provenance}}/position_bias.tsv",
     conda:
         "../../envs/voirdire.yaml"
     script:

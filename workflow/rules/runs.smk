@@ -16,6 +16,8 @@ if PLAN.recorded:
             depth=PLAN.depth,
         log:
             f"{R}/logs/{{dataset}}/recorded_runs.log",
+        benchmark:
+            f"{R}/logs/benchmarks/{{dataset}}/recorded_runs.tsv",
         conda:
             "../../envs/voirdire.yaml"
         script:

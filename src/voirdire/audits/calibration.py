@@ -67,16 +67,27 @@ def estimates(human: pd.DataFrame, judge: pd.DataFrame, labelled: np.ndarray, *,
 
     ``human`` and ``judge`` are aligned query x system tables; ``labelled`` a boolean mask
     over their rows. Columns: corrected, corrected_low, corrected_high, human_only,
-    human_only_low, human_only_high.
+    human_only_low, human_only_high. One ppi_py call covers every system, with lambda tuned
+    per system (``lam_optim_mode="element"``: the same estimate as one call per system, as
+    :func:`ppi_mean` makes; a test holds them equal).
     """
-    rows = {}
-    for system in human.columns:
-        y, f = human[system].to_numpy(dtype=float), judge[system].to_numpy(dtype=float)
-        theta, low, high = ppi_mean(y[labelled], f[labelled], f[~labelled], level=level)
-        mean_y, low_y, high_y = human_mean(y[labelled], level=level)
-        rows[system] = {"corrected": theta, "corrected_low": low, "corrected_high": high,
-                        "human_only": mean_y, "human_only_low": low_y, "human_only_high": high_y}  # fmt: skip
-    return pd.DataFrame.from_dict(rows, orient="index")
+    y, f = human.to_numpy(dtype=float), judge.to_numpy(dtype=float)
+    y_l, f_l, f_u = y[labelled], f[labelled], f[~labelled]
+    varying = np.ptp(f, axis=0) > 0
+    theta, low, high = np.empty(y.shape[1]), np.empty(y.shape[1]), np.empty(y.shape[1])
+    for columns, lam, mode in ((varying, None, "element"), (~varying, 0.0, "overall")):
+        if columns.any():
+            args = (y_l[:, columns], f_l[:, columns], f_u[:, columns])
+            theta[columns] = np.ravel(ppi_mean_pointestimate(*args, lam=lam, lam_optim_mode=mode))
+            lows, highs = ppi_mean_ci(*args, alpha=1 - level, lam=lam, lam_optim_mode=mode)
+            low[columns], high[columns] = np.ravel(lows), np.ravel(highs)
+    # ppi_py's classical interval takes one variable at a time (a 2-D array is pooled)
+    human_low, human_high = np.array([np.ravel(classical_mean_ci(column, alpha=1 - level)) for column in y_l.T]).T
+    return pd.DataFrame(
+        {"corrected": theta, "corrected_low": low, "corrected_high": high, "human_only": y_l.mean(axis=0),
+         "human_only_low": np.ravel(human_low), "human_only_high": np.ravel(human_high)},
+        index=human.columns,
+    )  # fmt: skip
 
 
 def calibration_curve(
