@@ -8,6 +8,7 @@ figure.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -19,11 +20,14 @@ from .formats import atomic_write
 from .judges import HUMAN, Scale
 from .stats import (
     compare_significance,
+    expected_false_flags,
+    kappa_intervals,
     kappas,
     kendall_tau,
     ordering,
     paired_tests,
     rbo,
+    system_agreement_intervals,
 )
 
 
@@ -67,83 +71,92 @@ def agreement_tables(
     oracles: Sequence[str],
     alpha: float,
     rbo_p: float,
+    pool_scores: pd.DataFrame | None = None,
+    correction: str = "none",
+    resamples: int = 1000,
+    seed: int = 42,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Table 2 (one row per judge and measure) and the significance comparison of one dataset.
 
     ``labels`` maps every judge (humans first) to its qrels of the needed ``pairs``; ``scores``
     is long (judge, measure, system, query_id, value). Label agreement (kappa) is per pair, so
-    the same for every measure; system agreement and significance are per measure.
+    the same for every measure; system agreement and significance are per measure. Every
+    kappa, tau and RBO carries a 95% cluster-bootstrap interval over queries (seeded).
+
+    ``pool_scores`` (same shape) are the systems under the human labels restricted to the
+    pairs a judge is asked (``human@pool``): judged-only nDCG's ideal DCG uses every qrel of a
+    query under the humans but only the labelled pairs under a judge, so a judge that copies
+    the human labels can still reorder systems against the humans. Against ``human@pool`` it
+    cannot; tau and the significance counts are reported against both (suffix ``_vs_pool``).
     """
     human_pool = labels[HUMAN].merge(pairs[["query_id", "doc_id"]], on=["query_id", "doc_id"])
     outside = int((~pairs["in_pool"].astype(str).isin(["True", "true", "1"])).sum()) if "in_pool" in pairs else None
+    label_rows = {}
+    for judge in labels:
+        if judge == HUMAN:
+            continue
+        both = labels[judge].merge(human_pool, on=["query_id", "doc_id"], suffixes=("_judge", "_human"))
+        point = kappas(both["relevance_human"], both["relevance_judge"], scales[HUMAN], scales[judge])
+        interval = kappa_intervals(both, scales[HUMAN], scales[judge], resamples=resamples, seed=seed)
+        label_rows[judge] = {
+            "pairs_needed": len(pairs), "pairs_labelled": len(labels[judge]),
+            "coverage": len(labels[judge]) / len(pairs) if len(pairs) else math.nan,
+        }  # fmt: skip
+        for name in ("kappa_binary", "kappa_graded", "kappa_quadratic"):
+            label_rows[judge] |= {name: point[name], f"{name}_ci_low": interval[f"{name}_ci_low"],
+                                  f"{name}_ci_high": interval[f"{name}_ci_high"]}  # fmt: skip
     rows, significance = [], []
     for measure in measures:
-        block = scores[scores["measure"] == measure].rename(columns={"value": "ndcg"})
-        for judge in labels:
-            if judge == HUMAN:
-                continue
-            row, sig = judge_agreement(
-                dataset=dataset, judge=judge, human_labels=human_pool, judge_labels=labels[judge],
-                needed=len(pairs), human_scale=scales[HUMAN], judge_scale=scales[judge],
-                per_query=block[block["judge"].isin([HUMAN, judge])], oracles=oracles, alpha=alpha, rbo_p=rbo_p,
-            )  # fmt: skip
-            row = {"dataset": dataset, "judge": judge, "measure": measure, "pairs_outside_pool": outside,
-                   **{k: v for k, v in row.items() if k not in ("dataset", "judge")}}  # fmt: skip
-            sig.insert(2, "measure", measure)
+        block = scores[scores["measure"] == measure]
+        wide = {j: f.pivot(index="query_id", columns="system", values="value") for j, f in block.groupby("judge")}
+        human = wide[HUMAN]
+        reference = {"human": human}
+        if pool_scores is not None:
+            at_pool = pool_scores[pool_scores["measure"] == measure]
+            at_pool = at_pool.pivot(index="query_id", columns="system", values="value")
+            reference["pool"] = at_pool.loc[human.index, human.columns]
+        tests = {name: paired_tests(ref) for name, ref in reference.items()}
+        for judge in label_rows:
+            other = wide[judge].loc[human.index, human.columns]
+            row = {"dataset": dataset, "judge": judge, "measure": measure, "queries": len(human),
+                   "pairs_outside_pool": outside, **label_rows[judge]}  # fmt: skip
+            judge_tests = paired_tests(other)
+            for name, ref in reference.items():
+                suffix = "" if name == "human" else "_vs_pool"
+                row.update(_system_agreement(ref, other, oracles, rbo_p, suffix, resamples=resamples, seed=seed))
+                sig = compare_significance(tests[name], judge_tests, alpha, correction=correction)
+                for column in ("missed", "spurious", "flipped", "flipped_significant"):
+                    row[column + suffix] = int(sig[column].sum())
+                if name == "human":
+                    row["pairs_of_systems"] = len(sig)
+                    row["tests"] = 2 * len(sig)  # a test per pair under the humans and under the judge
+                    flagged = int(sig["missed"].sum() + sig["spurious"].sum())
+                    row["expected_false_flags"] = expected_false_flags(row["tests"], alpha, correction, flagged)
+                    row["correction"] = correction
+                    for column, value in (("measure", measure), ("judge", judge), ("dataset", dataset)):
+                        sig.insert(0, column, value)
+                    significance.append(sig)
             rows.append(row)
-            significance.append(sig)
     agreement = pd.DataFrame(rows)
     return agreement, (pd.concat(significance, ignore_index=True) if significance else pd.DataFrame())
 
 
-def judge_agreement(
-    *,
-    dataset: str,
-    judge: str,
-    human_labels: pd.DataFrame,
-    judge_labels: pd.DataFrame,
-    needed: int,
-    human_scale: Scale,
-    judge_scale: Scale,
-    per_query: pd.DataFrame,
-    oracles: Sequence[str],
-    alpha: float,
-    rbo_p: float,
-) -> tuple[dict, pd.DataFrame]:
-    """One Table 2 row for a judge, and its significance comparison against humans.
-
-    ``per_query`` holds both the human and this judge's per-query scores for one dataset.
-    """
-    aligned = judge_labels.merge(
-        human_labels, on=["query_id", "doc_id"], suffixes=("_judge", "_human")
-    )
-    row: dict = {
-        "dataset": dataset,
-        "judge": judge,
-        "pairs_needed": needed,
-        "pairs_labelled": len(judge_labels),
-        "coverage": len(judge_labels) / needed if needed else math.nan,
-    }
-    row.update(
-        kappas(aligned["relevance_human"], aligned["relevance_judge"], human_scale, judge_scale)
-    )
-    wide = {
-        name: frame.pivot(index="query_id", columns="system", values="ndcg")
-        for name, frame in per_query.groupby("judge")
-    }
-    human, other = wide[HUMAN], wide[judge][wide[HUMAN].columns]
-    means_h, means_j = human.mean(), other.mean()
+def _system_agreement(
+    human: pd.DataFrame, judge: pd.DataFrame, oracles: Sequence[str], rbo_p: float, suffix: str, **boot
+) -> dict:
+    """tau (all systems, oracles only) and RBO of the judge's system ordering against a
+    reference's, each with its bootstrap interval over queries."""
+    means_h, means_j = human.mean(), judge.mean()
     oracle_cols = [s for s in human.columns if s in set(oracles)]
-    row["tau_all"] = kendall_tau(means_h.values, means_j.values)
-    row["tau_oracles"] = kendall_tau(means_h[oracle_cols].values, means_j[oracle_cols].values)
-    row["rbo_all"] = rbo(ordering(means_h), ordering(means_j), p=rbo_p)
-    significance = compare_significance(paired_tests(human), paired_tests(other), alpha)
-    significance.insert(0, "judge", judge)
-    significance.insert(0, "dataset", dataset)
-    row["pairs_of_systems"] = len(significance)
-    for column in ("missed", "spurious", "flipped", "flipped_significant"):
-        row[column] = int(significance[column].sum())
-    return row, significance
+    row = {
+        "tau_all": kendall_tau(means_h.values, means_j.values),
+        "tau_oracles": kendall_tau(means_h[oracle_cols].values, means_j[oracle_cols].values),
+        "rbo_all": rbo(ordering(means_h), ordering(means_j), p=rbo_p),
+        **system_agreement_intervals(human, judge, oracles, rbo_p=rbo_p, **boot),
+    }
+    order = ["tau_all", "tau_all_ci_low", "tau_all_ci_high", "tau_oracles", "tau_oracles_ci_low",
+             "tau_oracles_ci_high", "rbo_all", "rbo_all_ci_low", "rbo_all_ci_high"]  # fmt: skip
+    return {f"{name}{suffix}": row[name] for name in order}
 
 
 def write_table(
@@ -153,7 +166,9 @@ def write_table(
     """Write ``stem``.csv and ``stem``.md (one Markdown section per dataset).
 
     ``manifest`` (the manifest's SHA-256) is printed under the Markdown title, so a table
-    says which systems, judges and settings it was made from.
+    says which systems, judges and settings it was made from. In the Markdown, counts print
+    as integers (see :func:`_counts_as_integers`), a missing number as ``n/a`` and a missing
+    reason (a ``reason`` column: why a row has no result) as an empty cell.
     """
     stem = Path(stem)
     with atomic_write(stem.with_suffix(".csv")) as fh:
@@ -166,23 +181,68 @@ def write_table(
     for dataset, block in frame.groupby("dataset", sort=False) if not frame.empty else []:
         shown = _counts_as_integers(block.drop(columns="dataset")).astype(object)
         shown = shown.where(shown.notna(), None)
+        for column in shown.columns:
+            if _REASON.search(str(column)):
+                shown[column] = shown[column].where(shown[column].notna(), "")
         lines += [f"## {dataset}", "", shown.to_markdown(
             index=False, floatfmt=floatfmt, missingval="n/a"), ""]
     with atomic_write(stem.with_suffix(".md")) as fh:
         fh.write("\n".join(lines))
 
 
+# a column of why a row has no result: empty, not "n/a", where there is nothing to explain
+_REASON = re.compile(r"(^|_)reasons?($|_)")
+# names of statistics that may happen to be whole (a mean grade of 3, a tau of 1): never integers
+_STATISTIC = re.compile(
+    r"mean|median|average|rate|share|fraction|ratio|_ci|ci_|kappa|tau|rho|^r$|^r_|rbo|score|shift|diff|"
+    r"margin|^p$|^p_|_p$|coverage|level|corrected|raw|strictness|excess|inflation|agreement|accuracy|"
+    r"consistency|sensitivity|ndcg|cost|limit|lower|upper|alpha|phi|threshold|similarity|grade"
+)
+# names of counts (and ranks, depths): integers even when they are all 0s and 1s
+_COUNT = re.compile(
+    r"(^|_)(n|k|count|counts|queries|pairs|systems|topics|qrels|documents|docs|passages|lines|draws|"
+    r"resamples|labels|judges|tasks|calls|tokens|samples|wins|ties|up|down|same|moved|unparsed|unlabelled|"
+    r"missed|spurious|flipped|invented|dropped|missing|tp|tn|fp|fn|depth|rank|delta_r|groups|conditions|"
+    r"prompts|answered|relevant|non_relevant|failures|alarms|rewrites|used|flagged_count|of_family|"
+    r"significant|left_out|total|size)($|_|s$)"
+)
+
+
+# "n_..." and "..._count": a count, whatever else the name says ("n_grade_3")
+_COUNTED = re.compile(r"^(n|num)_|_(n|count)$|^count")
+
+
 def _counts_as_integers(frame: pd.DataFrame) -> pd.DataFrame:
-    """Float columns that hold whole numbers (counts beside a missing value) print as integers;
-    columns of 0s and 1s only stay as they are (they may be rates)."""
+    """Columns of whole numbers (counts, also beside a missing value) print as integers.
+
+    A column qualifies when every value present is a whole number (float columns, and object
+    columns of numbers: a count beside ``None``), and its name is not that of a statistic
+    (``mean``, ``rate``, ``kappa``, ``ci_low``, ...) unless it starts ``n_`` or ends ``_count``.
+    Of the rest, a column of -1, 0 and 1 only stays as it is (it may be a correlation or a
+    rate) unless its name says it counts (``queries``, ``pairs``, ``systems_of_family``, ...).
+    Bools stay bools.
+    """
     frame = frame.copy()
     for column in frame.columns:
         values = frame[column]
-        if values.dtype.kind != "f" or values.isna().all():
+        if values.dtype.kind == "O":
+            present = values.dropna()
+            numbers = present.map(lambda v: isinstance(v, int | float) and not isinstance(v, bool))
+            if present.empty or not numbers.all():
+                continue
+            values = pd.to_numeric(values.where(values.notna(), None), errors="coerce").astype(float)
+        elif values.dtype.kind not in "fiu":
             continue
         present = values.dropna()
-        if (present % 1 == 0).all() and not present.isin([0, 1]).all():
-            frame[column] = values.astype("Int64")
+        if present.empty or not (present % 1 == 0).all() or not present.map(math.isfinite).all():
+            continue
+        name = str(column).lower()
+        counted = _COUNTED.search(name) is not None
+        if not counted and _STATISTIC.search(name):
+            continue
+        if not counted and not _COUNT.search(name) and present.isin([-1, 0, 1]).all():
+            continue
+        frame[column] = values.astype("Int64")
     return frame
 
 

@@ -135,17 +135,21 @@ def paired_tests(per_query: pd.DataFrame) -> pd.DataFrame:
 
 
 def compare_significance(
-    human: pd.DataFrame, judge: pd.DataFrame, alpha: float = 0.05
+    human: pd.DataFrame, judge: pd.DataFrame, alpha: float = 0.05, *, correction: str = "none"
 ) -> pd.DataFrame:
     """Join two :func:`paired_tests` tables and classify each pair.
 
     missed: significant under humans, not under the judge. spurious: the reverse.
     flipped: the judge orders the pair the other way round than humans (mean difference of
-    opposite sign). flipped_significant: flipped and significant under both.
+    opposite sign). flipped_significant: flipped and significant under both. ``correction``
+    (none, holm, bh) adjusts each side's p-values within its family before comparing to alpha.
     """
     merged = human.merge(judge, on=["system_a", "system_b"], suffixes=("_human", "_judge"))
-    sig_h = merged["p_human"] < alpha
-    sig_j = merged["p_judge"] < alpha
+    # each side's tests are one family (every pair of systems under one judge, one measure)
+    merged["p_human_adjusted"] = adjust(merged["p_human"], correction)
+    merged["p_judge_adjusted"] = adjust(merged["p_judge"], correction)
+    sig_h = merged["p_human_adjusted"] < alpha
+    sig_j = merged["p_judge_adjusted"] < alpha
     opposite = np.sign(merged["mean_diff_human"]) * np.sign(merged["mean_diff_judge"]) < 0
     merged["missed"] = sig_h & ~sig_j
     merged["spurious"] = sig_j & ~sig_h
@@ -249,3 +253,143 @@ def paired_shift(
             "mean_shift_ci_low": float(low), "mean_shift_ci_high": float(high), "sign_p": sign_test_p(up, down),
             "stuart_maxwell": statistic, "stuart_maxwell_df": df, "stuart_maxwell_p": p}  # fmt: skip
     return row
+
+
+# ----------------------------------------------------------------------------- intervals over queries
+# Everything computed per query is resampled by query (a cluster bootstrap: a query's pairs and
+# scores travel together), with a fixed seed so a rerun gives the same interval.
+
+
+def query_resamples(queries: int, resamples: int, seed: int) -> np.ndarray:
+    """resample x query multiplicities of a bootstrap over queries (seeded)."""
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, queries, size=(resamples, queries))
+    times = np.zeros((resamples, queries))
+    np.add.at(times, (np.arange(resamples)[:, None], picks), 1)
+    return times
+
+
+def percentile_interval(values: np.ndarray, level: float = 0.95) -> tuple[float, float]:
+    """The percentile interval of bootstrap values (NaN where none is defined)."""
+    values = np.asarray(values, dtype=float)
+    if not np.isfinite(values).any():
+        return math.nan, math.nan
+    tail = 100 * (1 - level) / 2
+    low, high = np.nanpercentile(values, [tail, 100 - tail])
+    return float(low), float(high)
+
+
+def kappa_from_counts(counts: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Cohen's kappa of (..., g, h) confusion counts with disagreement weights (g, h):
+    1 - sum(w * observed) / sum(w * expected); NaN where expected disagreement is 0."""
+    total = counts.sum(axis=(-2, -1), keepdims=True)
+    observed = counts / np.where(total > 0, total, 1)
+    expected = observed.sum(axis=-1, keepdims=True) * observed.sum(axis=-2, keepdims=True)
+    num, den = (weights * observed).sum(axis=(-2, -1)), (weights * expected).sum(axis=(-2, -1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, 1 - num / den, math.nan)
+
+
+def per_query_confusion(
+    query_ids: Sequence[str], a: Sequence[int], b: Sequence[int], labels_a: Sequence[int], labels_b: Sequence[int]
+) -> np.ndarray:
+    """(query, |labels_a|, |labels_b|) confusion counts of aligned label vectors, queries in
+    first-seen order."""
+    queries = {q: i for i, q in enumerate(dict.fromkeys(query_ids))}
+    index_a = {g: i for i, g in enumerate(labels_a)}
+    index_b = {g: i for i, g in enumerate(labels_b)}
+    counts = np.zeros((len(queries), len(labels_a), len(labels_b)))
+    np.add.at(counts, ([queries[q] for q in query_ids], [index_a[g] for g in a], [index_b[g] for g in b]), 1)
+    return counts
+
+
+def kappa_intervals(
+    aligned: pd.DataFrame, human_scale: Scale, judge_scale: Scale, *, resamples: int = 1000, seed: int = 42,
+    level: float = 0.95,
+) -> dict[str, float]:
+    """Bootstrap CIs over queries (cluster bootstrap, seeded) of the kappas of :func:`kappas`.
+
+    ``aligned`` has query_id, relevance_human, relevance_judge. Graded and quadratic kappa
+    need one scale on both sides (NaN otherwise, as their point values)."""
+    same_scale = (human_scale.low, human_scale.high) == (judge_scale.low, judge_scale.high)
+    grades = list(range(human_scale.low, human_scale.high + 1))
+    qids = aligned["query_id"].tolist()
+    plans = {"kappa_binary": (human_scale.binary(aligned["relevance_human"]), judge_scale.binary(aligned["relevance_judge"]),
+                              [0, 1], 1.0 - np.eye(2))}  # fmt: skip
+    if same_scale:
+        quadratic = np.subtract.outer(np.arange(len(grades)), np.arange(len(grades))) ** 2.0
+        for name, weights in (("kappa_graded", 1.0 - np.eye(len(grades))), ("kappa_quadratic", quadratic)):
+            plans[name] = (aligned["relevance_human"], aligned["relevance_judge"], grades, weights)
+    row = {f"{name}_ci_{end}": math.nan for name in ("kappa_graded", "kappa_binary", "kappa_quadratic") for end in ("low", "high")}
+    if aligned["query_id"].nunique() < 2:
+        return row
+    times = None
+    for name, (a, b, labels, weights) in plans.items():
+        counts = per_query_confusion(qids, a.tolist(), b.tolist(), labels, labels)
+        times = query_resamples(len(counts), resamples, seed) if times is None else times
+        boot = kappa_from_counts(np.einsum("bq,qij->bij", times, counts), weights)
+        row[f"{name}_ci_low"], row[f"{name}_ci_high"] = percentile_interval(boot, level)
+    return row
+
+
+def kendall_tau_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Kendall's tau-b between rows of two (rows, items) score arrays, vectorised (the same
+    statistic as ``scipy.stats.kendalltau``, ties included); NaN where a row is all ties."""
+    a, b = np.atleast_2d(a), np.atleast_2d(b)
+    i, j = np.triu_indices(a.shape[1], k=1)
+    sign_a, sign_b = np.sign(a[:, i] - a[:, j]), np.sign(b[:, i] - b[:, j])
+    untied_a, untied_b = (sign_a != 0).sum(axis=1), (sign_b != 0).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where((untied_a > 0) & (untied_b > 0), (sign_a * sign_b).sum(axis=1) / np.sqrt(untied_a * untied_b),
+                        math.nan)  # fmt: skip
+
+
+def system_agreement_intervals(
+    human: pd.DataFrame, judge: pd.DataFrame, oracles: Sequence[str], *, rbo_p: float = 0.9, resamples: int = 1000,
+    seed: int = 42, level: float = 0.95,
+) -> dict[str, float]:
+    """Bootstrap CIs over queries of tau (all systems, oracles only) and RBO between the system
+    orderings of two aligned query x system tables (their means over the resampled queries)."""
+    row = {f"{name}_ci_{end}": math.nan for name in ("tau_all", "tau_oracles", "rbo_all") for end in ("low", "high")}
+    if len(human) < 2:
+        return row
+    times = query_resamples(len(human), resamples, seed)
+    systems = list(human.columns)
+    mean_h = times @ human[systems].to_numpy(float) / len(human)
+    mean_j = times @ judge[systems].to_numpy(float) / len(human)
+    row["tau_all_ci_low"], row["tau_all_ci_high"] = percentile_interval(kendall_tau_rows(mean_h, mean_j), level)
+    picked = [systems.index(s) for s in oracles if s in systems]
+    if len(picked) >= 2:
+        taus = kendall_tau_rows(mean_h[:, picked], mean_j[:, picked])
+        row["tau_oracles_ci_low"], row["tau_oracles_ci_high"] = percentile_interval(taus, level)
+    names = np.array(systems)
+    rbos = [rbo(list(names[np.lexsort((names, -x))]), list(names[np.lexsort((names, -y))]), p=rbo_p)
+            for x, y in zip(mean_h, mean_j, strict=True)]  # fmt: skip
+    row["rbo_all_ci_low"], row["rbo_all_ci_high"] = percentile_interval(np.array(rbos), level)
+    return row
+
+
+CORRECTIONS = {"none": None, "holm": "holm", "bh": "fdr_bh"}
+
+
+def adjust(p_values: Sequence[float], correction: str = "none") -> np.ndarray:
+    """p-values adjusted for many tests within one family (statsmodels ``multipletests``):
+    ``none`` (the paper's uncorrected tests), ``holm`` (family-wise error) or ``bh``
+    (Benjamini-Hochberg false discovery rate)."""
+    p = np.asarray(p_values, dtype=float)
+    method = CORRECTIONS[correction]
+    if method is None or len(p) == 0:
+        return p
+    from statsmodels.stats.multitest import multipletests
+
+    return multipletests(p, method=method)[1]
+
+
+def expected_false_flags(tests: int, alpha: float, correction: str = "none", flagged: int = 0) -> float:
+    """How many flags chance alone would give: alpha x tests uncorrected; at most alpha
+    (family-wise) under Holm; at most alpha x flagged (false discoveries) under BH."""
+    if correction == "holm":
+        return alpha
+    if correction == "bh":
+        return alpha * flagged
+    return alpha * tests

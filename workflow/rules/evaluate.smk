@@ -36,10 +36,15 @@ rule agreement:
         qrels=paths(judge_qrels),
         pairs=L.pairs(D, P),
         summaries=paths(judge_summaries),
+        runs=paths(system_runs),
+        topics=L.topics(D),
         manifest=L.manifest(),
     output:
         agreement=L.eval(D, P, "agreement"),
         significance=L.eval(D, P, "significance"),
+        # the systems under the human labels of the judged pairs only: the reference a
+        # label-copying judge matches exactly (Table 1's human@pool column)
+        pool=L.eval_measures(D, P, "human@pool"),
     params:
         judges=judges_meta,
         qrels=judge_qrels,
@@ -51,6 +56,11 @@ rule agreement:
         alpha=config["evaluation"]["alpha"],
         rbo_p=config["evaluation"]["rbo_p"],
         min_coverage=config["evaluation"]["min_coverage"],
+        correction=config["evaluation"]["correction"],
+        resamples=config["evaluation"]["resamples"],
+        seed=config["evaluation"]["seed"],
+        runs=system_runs,
+        depth=PLAN.depth,
     log:
         f"{R}/logs/{{dataset}}/{{provenance}}/agreement.log",
     benchmark:

@@ -7,6 +7,7 @@ rule tables:
         significance=all_datasets(L.eval(D, P, "significance")),
         judge_evals=all_judge_evals,
         judge_measures=all_judge_measures,
+        pool=all_datasets(L.eval_measures(D, P, "human@pool")),
         runs_summaries=[L.runs_summary(d) for d in PLAN.datasets] if PLAN.recorded else [],
         manifest=L.manifest(),
         data_summaries=all_datasets(L.data_summary(D)),

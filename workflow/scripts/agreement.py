@@ -5,8 +5,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from voirdire.formats import atomic_write, read_pairs, read_qrels
-from voirdire.judges import HUMAN, Scale
+from voirdire.evaluation import evaluate_measures
+from voirdire.formats import atomic_write, read_pairs, read_qrels, read_run, read_topics
+from voirdire.judges import HUMAN, Scale, restrict
 from voirdire.report import agreement_tables
 from voirdire.wf import start
 
@@ -20,11 +21,20 @@ labels = {
     for j, path in params.qrels.items()
 }
 scores = pd.concat([pd.read_parquet(path) for path in params.measures.values()], ignore_index=True)
+# human@pool: the human labels of the pairs a judge is asked, the reference a label copier matches
+runs = {system: [read_run(path) for path in paths] for system, paths in params.runs.items()}
+pool = evaluate_measures(runs, restrict(labels[HUMAN], pairs), read_topics(snakemake.input.topics),  # noqa: F821
+                         params.measure_names, binary_threshold=scales[HUMAN].binary_threshold, depth=params.depth)  # fmt: skip
+pool.insert(0, "judge", "human@pool")
+pool.insert(0, "dataset", snakemake.wildcards.dataset)  # noqa: F821
 agreement, significance = agreement_tables(
     dataset=snakemake.wildcards.dataset,  # noqa: F821
     labels=labels, scales=scales, pairs=pairs, scores=scores, measures=params.measure_names,
-    oracles=params.oracles, alpha=params.alpha, rbo_p=params.rbo_p,
+    oracles=params.oracles, alpha=params.alpha, rbo_p=params.rbo_p, pool_scores=pool,
+    correction=params.correction, resamples=params.resamples, seed=params.seed,
 )  # fmt: skip
+with atomic_write(snakemake.output.pool, "wb") as fh:  # noqa: F821
+    pool.to_parquet(fh, index=False)
 rows = agreement.to_dict("records")
 summaries = {j: json.loads(Path(path).read_text()) for j, path in params.summaries.items()}
 for row in rows:

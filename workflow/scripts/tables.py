@@ -24,9 +24,10 @@ datasets = pd.DataFrame([json.loads(Path(p).read_text()) for p in snakemake.inpu
 write_table(datasets, out.datasets, title="Datasets: topics and qrels used, and what a drop setting left out",
             manifest=manifest)  # fmt: skip
 params = snakemake.params  # noqa: F821
-scores = pd.concat([pd.read_parquet(p) for p in snakemake.input.judge_measures], ignore_index=True)  # noqa: F821
+scores = pd.concat([pd.read_parquet(p) for p in [*snakemake.input.judge_measures, *snakemake.input.pool]],  # noqa: F821
+                   ignore_index=True)  # fmt: skip
 write_table(
-    table1(scores, params.systems, judges, params.measures),
+    table1(scores, params.systems, [HUMAN, "human@pool", *judges[1:]], params.measures),
     out.table1,
     title=f"Table 1: mean score per system and measure under each judge (every system cut at depth {params.depth} "
     "before any measure, the part its judges label; judged-only nDCG@10 is the paper's measure)",

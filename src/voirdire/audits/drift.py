@@ -30,7 +30,7 @@ from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
 from ..judges import Scale
-from ..stats import kappas, kendall_tau
+from ..stats import kappa_from_counts, kappas, kendall_tau, kendall_tau_rows, query_resamples
 
 
 def label_sets_from_answers(answers: pd.DataFrame) -> dict[str, pd.DataFrame]:
@@ -43,26 +43,6 @@ def label_sets_from_answers(answers: pd.DataFrame) -> dict[str, pd.DataFrame]:
         f"{by}={key}": block[["query_id", "doc_id", "relevance"]].astype({"relevance": int}).reset_index(drop=True)
         for key, block in ok.groupby(by, sort=True)
     }
-
-
-def query_resamples(queries: int, resamples: int, seed: int) -> np.ndarray:
-    """resample x query multiplicities of a bootstrap over queries (seeded)."""
-    rng = np.random.default_rng(seed)
-    picks = rng.integers(0, queries, size=(resamples, queries))
-    times = np.zeros((resamples, queries))
-    np.add.at(times, (np.arange(resamples)[:, None], picks), 1)
-    return times
-
-
-def kappa_from_counts(counts: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """Cohen's kappa of (..., g, g) confusion counts with disagreement weights (g, g):
-    1 - sum(w * observed) / sum(w * expected); NaN where expected disagreement is 0."""
-    total = counts.sum(axis=(-2, -1), keepdims=True)
-    observed = counts / np.where(total > 0, total, 1)
-    expected = observed.sum(axis=-1, keepdims=True) * observed.sum(axis=-2, keepdims=True)
-    num, den = (weights * observed).sum(axis=(-2, -1)), (weights * expected).sum(axis=(-2, -1))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(den > 0, 1 - num / den, math.nan)
 
 
 def _per_query_confusion(both: pd.DataFrame, a: str, b: str, grades: list[int]) -> tuple[list, np.ndarray]:
@@ -118,7 +98,7 @@ def tau_ci(
     with np.errstate(invalid="ignore"):
         mean_a = (times @ np.nan_to_num(a)) / (times @ ~np.isnan(a))
         mean_b = (times @ np.nan_to_num(b)) / (times @ ~np.isnan(b))
-    boot = np.array([kendall_tau(x, y) for x, y in zip(mean_a, mean_b, strict=True)])
+    boot = kendall_tau_rows(mean_a, mean_b)
     if not np.isfinite(boot).any():
         return point, math.nan, math.nan
     tail = 100 * (1 - level) / 2

@@ -1,0 +1,103 @@
+"""Table 2's statistics: intervals over queries, the human@pool reference, many-test corrections."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as sps
+from sklearn.metrics import cohen_kappa_score
+
+from voirdire.evaluation import evaluate_measures
+from voirdire.judges import HUMAN, Scale, needed_pairs, restrict
+from voirdire.report import agreement_tables
+from voirdire.stats import (
+    adjust,
+    compare_significance,
+    kappa_intervals,
+    kendall_tau_rows,
+    paired_tests,
+    query_resamples,
+)
+
+NDCG = "nDCG(judged_only=True)@10"
+
+
+def frame(rows, columns):
+    return pd.DataFrame(rows, columns=columns)
+
+
+def test_kendall_tau_rows_equal_scipy_row_by_row():
+    rng = np.random.default_rng(1)
+    a, b = rng.integers(0, 4, (30, 7)).astype(float), rng.integers(0, 4, (30, 7)).astype(float)  # with ties
+    ours = kendall_tau_rows(a, b)
+    for row in range(30):
+        assert ours[row] == pytest.approx(sps.kendalltau(a[row], b[row]).statistic, nan_ok=True)
+
+
+def test_kappa_intervals_are_a_cluster_bootstrap_of_sklearns_kappa():
+    rng = np.random.default_rng(2)
+    queries = np.repeat([f"q{i}" for i in range(12)], 15)
+    human = rng.integers(0, 4, len(queries))
+    judge = np.clip(human + rng.integers(-1, 2, len(queries)), 0, 3)
+    aligned = pd.DataFrame({"query_id": queries, "relevance_human": human, "relevance_judge": judge})
+    row = kappa_intervals(aligned, Scale(), Scale(), resamples=200, seed=3)
+    # the same resamples, kappa by scikit-learn on the resampled pairs
+    times = query_resamples(12, 200, 3)
+    order = list(dict.fromkeys(queries))
+    boot = []
+    for weights in times:
+        picked = np.concatenate([np.flatnonzero(queries == q).repeat(int(w)) for q, w in zip(order, weights, strict=True)])
+        boot.append(cohen_kappa_score(human[picked], judge[picked], weights="quadratic", labels=[0, 1, 2, 3]))
+    assert (row["kappa_quadratic_ci_low"], row["kappa_quadratic_ci_high"]) == pytest.approx(
+        tuple(np.percentile(boot, [2.5, 97.5])))
+    point = cohen_kappa_score(human, judge)
+    assert row["kappa_graded_ci_low"] < point < row["kappa_graded_ci_high"]
+
+
+def copying_case():
+    """Query A has five relevant passages no system retrieves (they lift the humans' ideal DCG),
+    query B none: the humans and a label-copying judge normalise A differently (the issue's
+    example: X best on A, Y on B)."""
+    qrels = frame([("A", "a1", 3), ("A", "nA", 0), ("A", "nA2", 0), *[("A", f"e{i}", 3) for i in range(5)],
+                   ("B", "b1", 3), ("B", "nB", 0)], ["query_id", "doc_id", "relevance"])  # fmt: skip
+    x = frame([("A", "a1", 1, 3.0), ("A", "nA", 2, 2.0), ("B", "nB", 1, 3.0), ("B", "b1", 2, 2.0)],
+              ["query_id", "doc_id", "rank", "score"])  # fmt: skip
+    y = frame([("A", "nA", 1, 3.0), ("A", "nA2", 2, 2.0), ("A", "a1", 3, 1.0), ("B", "b1", 1, 3.0)],
+              ["query_id", "doc_id", "rank", "score"])  # fmt: skip
+    return qrels, {"X": [x], "Y": [y]}
+
+
+def test_a_label_copying_judge_matches_human_at_pool_exactly():
+    qrels, runs = copying_case()
+    pairs = needed_pairs(qrels, runs=[r[0] for r in runs.values()], depth=10)
+    copied = restrict(qrels, pairs)  # the judge: the human grades of exactly the pairs it is asked
+    scores = pd.concat([evaluate_measures(runs, qrels, ["A", "B"], [NDCG]).assign(judge=HUMAN),
+                        evaluate_measures(runs, copied, ["A", "B"], [NDCG]).assign(judge="copier")])  # fmt: skip
+    pool = evaluate_measures(runs, restrict(qrels, pairs), ["A", "B"], [NDCG]).assign(judge="human@pool")
+    means = scores.groupby(["judge", "system"])["value"].mean()
+    assert means[HUMAN, "Y"] > means[HUMAN, "X"] and means["copier", "X"] > means["copier", "Y"]  # the trap
+    table, _ = agreement_tables(dataset="d", labels={HUMAN: qrels, "copier": copied}, scales={HUMAN: Scale(), "copier": Scale()},
+                                pairs=pairs, scores=scores, measures=[NDCG], oracles=[], alpha=0.05, rbo_p=0.9,
+                                pool_scores=pool, resamples=200)  # fmt: skip
+    row = table.iloc[0]
+    assert row["tau_all"] == -1 and row["flipped"] == 1  # against the paper's reference: reordered
+    assert row["tau_all_vs_pool"] == 1 and row["flipped_vs_pool"] == 0  # against human@pool: none
+    assert row["kappa_graded"] == 1 and row["kappa_graded_ci_low"] == 1
+
+
+def test_corrections_flag_no_more_than_uncorrected_and_count_their_tests():
+    rng = np.random.default_rng(4)
+    base = rng.random((30, 1))
+    wide = pd.DataFrame(base + rng.normal(0, 0.05, (30, 8)), columns=[f"s{i}" for i in range(8)])
+    wide["s0"] += 0.2  # one real difference
+    human, judge = paired_tests(wide), paired_tests(wide + rng.normal(0, 0.05, wide.shape))
+    counts = {}
+    for correction in ("none", "holm", "bh"):
+        sig = compare_significance(human, judge, 0.05, correction=correction)
+        counts[correction] = int((sig["p_human_adjusted"] < 0.05).sum())
+        assert (sig["p_human_adjusted"] >= sig["p_human"] - 1e-15).all()
+    assert counts["holm"] <= counts["bh"] <= counts["none"] and counts["holm"] >= 7  # s0 vs every other
+    # Holm by hand: the i-th smallest p times (m - i), running maximum, capped at 1
+    p = human["p"].to_numpy()
+    order = np.argsort(p)
+    by_hand = np.minimum(1, np.maximum.accumulate(p[order] * (len(p) - np.arange(len(p)))))
+    assert adjust(p, "holm")[order] == pytest.approx(by_hand)
