@@ -28,7 +28,7 @@ def validated(config):
 def test_defaults_are_filled_and_plan_is_derived(base):
     config = validated(base)
     assert config["bm25"] == {"k1": 0.9, "b": 0.4, "depth": 100}
-    assert config["oracles"] == {"tie_break": "stable", "seed": 42, "draws": 10}
+    assert config["oracles"] == {"tie_break": "stable", "seed": 42, "draws": 10, "base": "BM25"}
     assert config["judges"][0]["scale"] == {"min": 0, "max": 1}
     plan = check(config)
     assert [str(s) for s in plan.systems] == ["BM25", "Perfect", "Swap[1]"]
@@ -50,19 +50,19 @@ def test_config_hash_changes_with_settings(base):
 @pytest.mark.parametrize(
     ("mutate", "key", "message"),
     [
-        (lambda c: c["systems"].append("Swap[0]"), "systems[3]", "positions start at 1"),
-        (lambda c: c["systems"].append("Swap[101]"), "systems[3]", "at most depth/2"),
-        (lambda c: c["systems"].append("Swap[1,1]"), "systems[3]", "distinct"),
-        (lambda c: c["systems"].append("Swap[]"), "systems[3]", "malformed"),
-        (lambda c: c["systems"].append("MonoT5"), "systems[3]", "unknown system"),
-        (lambda c: c["systems"].append("swap[1]"), "systems[3]", "repeats Swap[1]"),
+        (lambda c: c["systems"].append("Swap[0]"), "systems[Swap[0]]", "positions start at 1"),
+        (lambda c: c["systems"].append("Swap[101]"), "systems[Swap[101]]", "at most depth/2"),
+        (lambda c: c["systems"].append("Swap[1,1]"), "systems[Swap[1,1]]", "distinct"),
+        (lambda c: c["systems"].append("Swap[]"), "systems[Swap[]]", "malformed"),
+        (lambda c: c["systems"].append("MonoT5"), "systems[MonoT5]", "unknown system"),
+        (lambda c: c["systems"].append("swap[1]"), "systems[swap[1]]", "repeats Swap[1]"),
         (lambda c: c["datasets"]["toy"].update(qrels="/nonexistent/q.txt"), "datasets.toy.qrels", "file not found"),
         (lambda c: c["datasets"]["toy"].pop("topics"), "datasets.toy.topics", "needs 'topics'"),
-        (lambda c: c["datasets"]["toy"].pop("corpus"), "datasets.toy", "needs a 'corpus'"),
-        (lambda c: c["judges"].append(dict(c["judges"][0])), "judges[1].name", "used twice"),
-        (lambda c: c["judges"][0].update(name="human"), "judges[0].name", "reserved"),
-        (lambda c: c["judges"][0].update(qrels={"other": "x"}), "judges[0].qrels.other", "unknown dataset"),
-        (lambda c: c["judges"][0].update(binary_threshold=5), "judges[0]", "binary threshold 5"),
+        (lambda c: c["datasets"].update(toy={"source": "ir_datasets", "id": "x"}), "datasets.toy", "needs a 'corpus'"),
+        (lambda c: c["judges"].append(dict(c["judges"][0])), "judges[j].name", "used twice"),
+        (lambda c: c["judges"][0].update(name="human"), "judges[human].name", "reserved"),
+        (lambda c: c["judges"][0].update(qrels={"other": "x"}), "judges[j].qrels.other", "unknown dataset"),
+        (lambda c: c["judges"][0].update(binary_threshold=5), "judges[j]", "binary threshold 5"),
     ],
 )
 def test_meaning_errors_name_the_key(base, mutate, key, message):
@@ -72,16 +72,18 @@ def test_meaning_errors_name_the_key(base, mutate, key, message):
         check(config)
     assert f"config key '{key}'" in str(info.value)
     assert message in str(info.value)
+    assert len(info.value.lines) == 1, info.value.lines  # one mistake, one line
 
 
 @pytest.mark.parametrize(
     ("mutate", "key"),
     [
         (lambda c: c["datasets"]["toy"].update(source="trec_web"), "datasets.toy.source"),
-        (lambda c: c["judges"][0].update(kind="oracle"), "judges.0.kind"),
+        (lambda c: c["judges"][0].update(kind="oracle"), "judges[j].kind"),
         (lambda c: c.update(bm25={"depth": 1}), "bm25.depth"),
         (lambda c: c.update(datasets={}), "datasets"),
-        (lambda c: c.update(colour="red"), "(top level)"),
+        (lambda c: c.update(colour="red"), "colour"),  # an unknown key is named itself
+        (lambda c: c.pop("systems"), "(top level)"),
     ],
 )
 def test_schema_errors_name_the_key(base, mutate, key):
@@ -89,6 +91,7 @@ def test_schema_errors_name_the_key(base, mutate, key):
     with pytest.raises(ConfigError) as info:
         validate_schema(base)
     assert f"config key '{key}'" in str(info.value)
+    assert len(info.value.lines) == 1, info.value.lines  # one mistake, one line
 
 
 def test_load_reads_yaml_and_reports_missing(tmp_path, base):

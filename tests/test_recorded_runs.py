@@ -166,8 +166,8 @@ def test_a_folder_key_lists_all_of_its_runs(tmp_path, write):
 @pytest.mark.parametrize(
     "changes, key, message",
     [
-        ({"systems": ["BM25", "sysA"]}, "systems[0]", "labels-only"),
-        ({"judges": [{"name": "n", "kind": "baseline", "method": "length"}]}, "judges[0].kind", "reads passage texts"),
+        ({"systems": ["BM25", "sysA"]}, "systems[BM25]", "labels-only"),
+        ({"judges": [{"name": "n", "kind": "baseline", "method": "length"}]}, "judges[n].kind", "reads passage texts"),
         ({"oracles": {"base": "nope"}}, "oracles.base", "not a recorded run"),
         ({"evaluation": {"measures": ["Foo@10"]}}, "evaluation.measures[0]", "cannot parse"),
         ({"rankers": {"sysa": {"method": "rg", "model": "m"}}, "runs": {"sysa": {"path": "x"}}}, "runs.sysa", "both a run and a ranker"),

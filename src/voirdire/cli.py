@@ -44,7 +44,11 @@ def main(argv: list[str] | None = None) -> int:
         from .judging.plan import plan_rows
 
         table = plan_rows(cfg, args.provenance)
-    except (InputError, FileNotFoundError) as exc:
+    except InputError as exc:  # every error found, one line each
+        for line in exc.lines:
+            print(f"voirdire: {line}", file=sys.stderr)
+        return 2
+    except FileNotFoundError as exc:
         print(f"voirdire: {exc}", file=sys.stderr)
         return 2
     print(table.to_markdown(index=False) if len(table) else "no LLM judges configured")

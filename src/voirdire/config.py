@@ -3,13 +3,24 @@
 The schema (``voirdire/schema.yaml``, package data) fixes shapes and defaults; :func:`check` then checks
 what a schema cannot (system names parse, files exist, a source has the keys it needs) and
 returns a :class:`Plan` that the Snakefile's input functions read. Every error is a
-:class:`~voirdire.errors.ConfigError` naming the config key, raised before any job starts.
+:class:`~voirdire.errors.ConfigError` naming the config key, raised before any job starts;
+both steps report every error they find at once (:class:`~voirdire.errors.ConfigErrors`, one
+line each). Keys are written as :func:`voirdire.errors.item_key` says: ``judges[NAME].kind``,
+``systems[Swap[1]]``, ``datasets.dl19.qrels``, ``evaluation.measures[0]``.
+
+Relative paths in a config resolve from the working directory (where ``snakemake`` or
+``voirdire`` runs), not from the config file's folder; a "not found" error says so, and
+names the file when it exists relative to the config file instead.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
@@ -17,7 +28,7 @@ from typing import Any
 
 import yaml
 
-from .errors import ConfigError
+from .errors import ConfigError, InputError, item_key, key_of, raise_all
 from .judges import HUMAN, HumanJudge, Judge, judge_from_config
 from .llm.endpoint import KEYS as ENDPOINT_KEYS
 from .llm.endpoint import Endpoint
@@ -44,9 +55,78 @@ REQUIRED = {
 }
 FILE_KEYS = ("topics", "qrels", "corpus", "candidates")
 
+_LONG = 300  # a schema message longer than this (a big instance's repr) is cut
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+_KINDS = {"string": "a string", "object": "a mapping", "array": "a list", "integer": "an integer",
+          "number": "a number", "boolean": "true or false", "null": "null"}  # fmt: skip
+
+
+def _expected(schema: dict) -> str:
+    """What one branch of a oneOf/anyOf accepts, in words."""
+    if "const" in schema:
+        return repr(schema["const"])
+    if "enum" in schema:
+        return "one of " + ", ".join(map(repr, schema["enum"]))
+    kinds = schema.get("type")
+    kinds = [kinds] if isinstance(kinds, str) else kinds or []
+    return " or ".join(_KINDS.get(k, k) for k in kinds) or "another shape"
+
+
+def _schema_message(error) -> str:
+    """jsonschema's message on one line, a oneOf/anyOf in words, a long instance cut short."""
+    if error.validator in ("oneOf", "anyOf") and error.context and isinstance(error.validator_value, list):
+        message = f"{_short(error.instance)} is not {' nor '.join(_expected(s) for s in error.validator_value)}"
+    else:
+        message = " ".join(error.message.split())
+    return message if len(message) <= _LONG else message[: _LONG - 3] + "..."
+
+
+def _schema_lines(error, config: dict) -> list[tuple[list, str, str]]:
+    """The path, key and message of one schema error; a key the schema does not know is named itself
+    (``judges[x].colour: unknown key``), with the nearest known key when one is close."""
+    import difflib
+
+    path = list(error.absolute_path)
+    if error.validator in ("oneOf", "anyOf") and error.context:
+        # the one branch of the shape the value has (a mapping whose entry is wrong): its errors
+        branches: dict[Any, list] = {}
+        for sub in error.context:
+            branches.setdefault(sub.schema_path[0], []).append(sub)
+        meant = [subs for subs in branches.values()
+                 if not any(s.validator in ("type", "const", "enum") and not s.path for s in subs)]  # fmt: skip
+        if len(meant) == 1:
+            return [line for sub in meant[0] for line in _schema_lines(sub, config)]
+    known = error.schema.get("properties") if isinstance(error.schema, dict) else None
+    if error.validator == "additionalProperties" and error.validator_value is False and isinstance(known, dict):
+        lines = []
+        for name in [k for k in error.instance if k not in known]:
+            close = difflib.get_close_matches(str(name), list(known), n=1)
+            if close:
+                hint = f" (did you mean {close[0]!r}?)"
+            elif len(known) <= 10:
+                hint = f"; expected one of {', '.join(known)}"
+            else:
+                hint = f"; the keys allowed here are in {_shown(SCHEMA)}"
+            lines.append(([*path, name], key_of([*path, name], config), f"unknown key {name!r}{hint}"))
+        if lines:
+            return lines
+    return [(path, key_of(path, config), _schema_message(error))]
+
+
+def _path_order(path: Iterable[Any]) -> list[tuple]:
+    return [(0, part, "") if isinstance(part, int) else (1, 0, str(part)) for part in path]
+
 
 def validate_schema(config: dict, schema: str | Path = SCHEMA) -> dict:
-    """Validate ``config`` in place against the schema, filling defaults (as Snakemake does)."""
+    """Validate ``config`` in place against the schema, filling defaults (as Snakemake's
+    ``validate`` does); every schema error is one line naming its key (all of them at once:
+    :class:`~voirdire.errors.ConfigErrors` when there are several)."""
     import jsonschema
 
     with open(schema, encoding="utf-8") as fh:
@@ -61,11 +141,14 @@ def validate_schema(config: dict, schema: str | Path = SCHEMA) -> dict:
         yield from base.VALIDATORS["properties"](validator, properties, instance, schema_node)
 
     validator_cls = jsonschema.validators.extend(base, {"properties": set_defaults})
-    errors = sorted(validator_cls(schema_doc).iter_errors(config), key=lambda e: list(e.path))
-    if errors:
-        error = errors[0]
-        key = ".".join(str(p) for p in error.absolute_path) or "(top level)"
-        raise ConfigError(error.message, key=key)
+    found = [line for error in validator_cls(schema_doc).iter_errors(config) for line in _schema_lines(error, config)]
+    errors: list[ConfigError] = []
+    seen: set[tuple[str, str]] = set()
+    for _, key, message in sorted(found, key=lambda line: _path_order(line[0])):  # in config order
+        if (key, message) not in seen:
+            seen.add((key, message))
+            errors.append(ConfigError(message, key=key))
+    raise_all(errors)
     return config
 
 
@@ -73,7 +156,8 @@ def load(path: str | Path) -> dict:
     """Read a YAML config and validate it against the schema."""
     path = Path(path)
     if not path.is_file():
-        raise ConfigError("config file not found", path=path)
+        where = "" if path.is_absolute() else f" (relative paths resolve from the working directory, {Path.cwd()})"
+        raise ConfigError(f"config file not found{where}", path=path)
     with path.open(encoding="utf-8") as fh:
         try:
             config = yaml.safe_load(fh) or {}
@@ -202,48 +286,130 @@ class Plan:
         raise ConfigError(f"no system with slug {slug!r}", key="systems")
 
 
+
+
+class _Found:
+    """The errors of one check pass. A check runs each item in ``with found.each():``, which
+    keeps the item's error and goes on with the next item; a strict one (a check called on its
+    own) raises the first error as it comes."""
+
+    def __init__(self, *, strict: bool = False) -> None:
+        self.errors: list[InputError] = []
+        self.strict = strict
+
+    @contextmanager
+    def each(self) -> Iterator[None]:
+        try:
+            yield
+        except InputError as error:
+            if self.strict:
+                raise
+            self.errors.extend(error.errors)
+
+    def add(self, error: InputError) -> None:
+        with self.each():
+            raise error
+
+    def mark(self) -> int:
+        return len(self.errors)
+
+    def since(self, mark: int) -> bool:
+        """Whether an error was found since ``mark``."""
+        return len(self.errors) > mark
+
+
+_CONFIG_DIRS: ContextVar[tuple[Path, ...]] = ContextVar("voirdire_config_dirs", default=())
+"""The folders of the config files being checked (other than the working directory), for the
+"did you mean" of a relative path that is not found."""
+
+
+def _config_dirs(configfile: str | os.PathLike | Iterable[str | os.PathLike] | None) -> tuple[Path, ...]:
+    if configfile is None:
+        return ()
+    paths = [configfile] if isinstance(configfile, (str, os.PathLike)) else list(configfile)
+    cwd = Path.cwd()
+    folders: list[Path] = []
+    for path in paths:
+        folder = Path(os.path.abspath(path)).parent
+        if folder != cwd and folder not in folders:
+            folders.append(folder)
+    return tuple(folders)
+
+
+def _shown(path: Path) -> str:
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def not_found(value: str | Path, key: str, *, what: str = "file") -> ConfigError:
+    """The error of a config path that is not there: a relative one says that it resolves
+    from the working directory, and names the file if it is there relative to the config file."""
+    message = f"{what} not found: {value}"
+    path = Path(value)
+    if not path.is_absolute():
+        message += f" (relative paths resolve from the working directory, {Path.cwd()})"
+        for folder in _CONFIG_DIRS.get():
+            there = Path(os.path.normpath(folder / path))
+            if there.exists():
+                message += f"; did you mean {_shown(there)} (relative to the config file)?"
+                break
+    return ConfigError(message, key=key)
+
+
 def _check_file(value: str, key: str) -> None:
     if not Path(value).is_file():
-        raise ConfigError(f"file not found: {value}", key=key)
+        raise not_found(value, key)
 
 
-def _check_datasets(config: dict) -> None:
+def _check_files(entry: dict, names: Iterable[str], key: str) -> None:
+    """The files an entry names under ``names`` (those it gives) exist."""
+    for name in names:
+        if isinstance(entry.get(name), str):
+            _check_file(entry[name], f"{key}.{name}")
+
+
+def _check_datasets(config: dict, found: _Found | None = None) -> None:
     """Each dataset has the keys its source needs, and the files it names exist."""
+    found = found or _Found(strict=True)
     for name, spec in config["datasets"].items():
         source = spec["source"]
         for needed in REQUIRED[source]:
             if needed not in spec:
-                raise ConfigError(
-                    f"source {source!r} needs '{needed}'", key=f"datasets.{name}.{needed}"
-                )
+                found.add(ConfigError(f"source {source!r} needs '{needed}'", key=f"datasets.{name}.{needed}"))
         if source == "ir_datasets" and "corpus" not in spec and "prebuilt" not in spec.get("index", {}):
-            raise ConfigError(
+            found.add(ConfigError(
                 f"source {source!r} needs a 'corpus' to index or 'index: {{prebuilt: NAME}}'",
                 key=f"datasets.{name}",
-            )
+            ))  # fmt: skip
         for key in FILE_KEYS:
             if key in spec:
-                _check_file(spec[key], f"datasets.{name}.{key}")
+                with found.each():
+                    _check_file(spec[key], f"datasets.{name}.{key}")
 
 
-def _check_rankers(config: dict) -> dict[str, Ranker]:
-    """The configured LLM rerankers by name; an API ranker (backend litellm) gets an endpoint."""
+def _check_rankers(config: dict, found: _Found | None = None) -> dict[str, Ranker]:
+    """The configured LLM rerankers by name; an API ranker (backend litellm) gets an endpoint.
+    A ranker with an error is left out."""
+    found = found or _Found(strict=True)
     depth = config["bm25"]["depth"]
     rankers = {}
     for name, spec in config.get("rankers", {}).items():
-        key = f"rankers.{name}"
-        try:
-            builtin = parse_system(name, depth=depth)
-        except ConfigError:
-            builtin = None
-        if builtin is not None:
-            raise ConfigError(f"ranker name {name!r} is taken by {builtin}", key=key)
-        backend = spec.get("backend", "transformers")
-        if spec["method"] in ("rankt5", "monot5", "dense") and backend != "transformers":
-            raise ConfigError("T5 and dense rankers run with transformers only", key=f"{key}.backend")
-        endpoint = Endpoint.from_config(spec, key=key) if backend == "litellm" else None
-        own = {k: v for k, v in spec.items() if k not in ENDPOINT_KEYS or k == "model"}
-        rankers[name] = Ranker(name=name, endpoint=endpoint, **own)
+        with found.each():
+            key = f"rankers.{name}"
+            try:
+                builtin = parse_system(name, depth=depth)
+            except ConfigError:
+                builtin = None
+            if builtin is not None:
+                raise ConfigError(f"ranker name {name!r} is taken by {builtin}", key=key)
+            backend = spec.get("backend", "transformers")
+            if spec["method"] in ("rankt5", "monot5", "dense") and backend != "transformers":
+                raise ConfigError("T5 and dense rankers run with transformers only", key=f"{key}.backend")
+            endpoint = Endpoint.from_config(spec, key=key) if backend == "litellm" else None
+            own = {k: v for k, v in spec.items() if k not in ENDPOINT_KEYS or k == "model"}
+            rankers[name] = Ranker(name=name, endpoint=endpoint, **own)
     return rankers
 
 
@@ -252,49 +418,69 @@ def labels_only(spec: dict) -> bool:
     return spec["source"] == "local" and "corpus" not in spec and "prebuilt" not in spec.get("index", {})
 
 
-def _check_runs(config: dict, rankers: dict[str, Ranker]) -> tuple[dict[str, Recorded], dict[str, list[str]], list[str]]:
+def _check_runs(
+    config: dict, rankers: dict[str, Ranker], found: _Found | None = None
+) -> tuple[dict[str, Recorded], dict[str, list[str]], list[str]]:
     """The recorded systems by name, the systems each ``runs:`` key stands for, and notes for
     the log (runs named by their file stem because their tags clash)."""
+    found = found or _Found(strict=True)
     datasets = list(config["datasets"])
     depth = config["bm25"]["depth"]
     recorded: dict[str, Recorded] = {}
     groups: dict[str, list[str]] = {}
     notes: list[str] = []
     for group, entry in config.get("runs", {}).items():
-        key = f"runs.{group}"
-        if group in rankers:
-            raise ConfigError(f"{group!r} is both a run and a ranker (rankers.{group})", key=key)
-        systems, found = recorded_from_config(group, entry, datasets, key=key)
-        notes += found
-        for system in systems:
-            try:
-                builtin = parse_system(system.name, depth=depth)
-            except ConfigError:
-                builtin = None
-            if builtin is not None:
-                raise ConfigError(f"run name {system.name!r} is taken by {builtin}", key=key)
-            clash = "a ranker" if system.name in rankers else "another run" if system.name in recorded else None
-            if clash:
-                raise ConfigError(f"run name {system.name!r} is also the name of {clash}", key=key)
-            recorded[system.name] = system
-        groups[group] = [s.name for s in systems]
+        with found.each():
+            key = f"runs.{group}"
+            if group in rankers:
+                raise ConfigError(f"{group!r} is both a run and a ranker (rankers.{group})", key=key)
+            spec = entry["path"]
+            for dataset, raw in (spec.items() if isinstance(spec, dict) else [(d, spec) for d in datasets]):
+                if dataset in datasets and not Path(raw).exists():
+                    where = f"{key}.path" + (f".{dataset}" if isinstance(spec, dict) else "")
+                    raise not_found(raw, where, what="file or folder")
+            systems, more = recorded_from_config(group, entry, datasets, key=key)
+            for system in systems:
+                try:
+                    builtin = parse_system(system.name, depth=depth)
+                except ConfigError:
+                    builtin = None
+                if builtin is not None:
+                    raise ConfigError(f"run name {system.name!r} is taken by {builtin}", key=key)
+                clash = "a ranker" if system.name in rankers else "another run" if system.name in recorded else None
+                if clash:
+                    raise ConfigError(f"run name {system.name!r} is also the name of {clash}", key=key)
+            notes += more
+            recorded.update((system.name, system) for system in systems)
+            groups[group] = [s.name for s in systems]
     return recorded, groups, notes
 
 
 def _check_systems(
-    config: dict, rankers: dict[str, Ranker], recorded: dict[str, Recorded], groups: dict[str, list[str]]
+    config: dict,
+    rankers: dict[str, Ranker],
+    recorded: dict[str, Recorded],
+    groups: dict[str, list[str]],
+    found: _Found | None = None,
+    *,
+    skip: Iterable[str] = (),
 ) -> tuple[System, ...]:
     """Every name under ``systems:`` parses to one system (a ``runs:`` folder key to all of its
-    runs), and none repeats."""
+    runs), and none repeats. Names in ``skip`` (rankers with errors of their own) are passed over."""
+    found = found or _Found(strict=True)
+    skip = set(skip)
     systems: list[System] = []
     for index, name in enumerate(config["systems"]):
-        key = f"systems[{index}]"
+        if name in skip:
+            continue
+        key = item_key("systems", index, name)
         names = groups.get(name, [name]) if name not in recorded else [name]
-        for each in names:
-            system = parse_system(each, depth=config["bm25"]["depth"], key=key, rankers=rankers, recorded=recorded)
-            if system in systems:
-                raise ConfigError(f"{each!r} repeats {system}", key=key)
-            systems.append(system)
+        with found.each():
+            for each in names:
+                system = parse_system(each, depth=config["bm25"]["depth"], key=key, rankers=rankers, recorded=recorded)
+                if system in systems:
+                    raise ConfigError(f"{each!r} repeats {system}", key=key)
+                systems.append(system)
     return tuple(systems)
 
 
@@ -310,10 +496,12 @@ def _check_labels_only(config: dict, systems: tuple[System, ...], judges: dict[s
     for index, name in enumerate(config["systems"]):
         system = next((s for s in systems if str(s) == name), None)
         if isinstance(system, (BM25, Ranker)):
-            raise ConfigError(f"{where}: {name} needs passage texts; list recorded runs and oracles", key=f"systems[{index}]")
+            raise ConfigError(f"{where}: {name} needs passage texts; list recorded runs and oracles",
+                              key=item_key("systems", index, name))  # fmt: skip
     for index, entry in enumerate(config["judges"]):
         if entry["kind"] in TEXT_JUDGES:
-            raise ConfigError(f"{where}: a judge of kind {entry['kind']} reads passage texts", key=f"judges[{index}].kind")
+            raise ConfigError(f"{where}: a judge of kind {entry['kind']} reads passage texts",
+                              key=f"{item_key('judges', index, entry)}.kind")  # fmt: skip
     for section in ("assistants", "probes"):
         if config.get(section):
             raise ConfigError(f"{where}: the {section} read passage texts", key=section)
@@ -334,157 +522,231 @@ def _check_oracles(config: dict, systems: tuple[System, ...], recorded: dict[str
         raise ConfigError(f"the oracles' base run {base!r} is not listed under systems:", key="oracles.base")
 
 
-def _check_measures(config: dict) -> None:
+def _check_measures(config: dict, found: _Found | None = None) -> None:
     """Every measure parses in ir_measures' syntax."""
     from .evaluation import parse_measure
 
+    found = found or _Found(strict=True)
     for index, text in enumerate(config["evaluation"]["measures"]):
-        parse_measure(text, key=f"evaluation.measures[{index}]")
+        with found.each():
+            parse_measure(text, key=item_key("evaluation.measures", index, text))
 
 
-def _check_judges(config: dict) -> dict[str, tuple[Judge, ...]]:
-    """Each dataset's judges: the humans first, then the configured ones in config order."""
+def _check_judges(config: dict, found: _Found | None = None) -> dict[str, tuple[Judge, ...]]:
+    """Each dataset's judges: the humans first, then the configured ones in config order. A
+    judge with an error is left out."""
+    found = found or _Found(strict=True)
     judges: dict[str, list[Judge]] = {dataset: [HumanJudge()] for dataset in config["datasets"]}
     seen: set[str] = set()
     for index, entry in enumerate(config["judges"]):
-        key = f"judges[{index}]"
-        name = entry["name"]
-        if name == HUMAN or name in seen:
-            raise ConfigError(
-                f"judge name {name!r} is {'reserved' if name == HUMAN else 'used twice'}",
-                key=f"{key}.name",
-            )
-        seen.add(name)
-        if entry["kind"] != "recorded":
-            judge = judge_from_config(entry, key=key)
-            for dataset in config["datasets"]:
-                judges[dataset].append(judge)
-            continue
-        qrels = entry.get("qrels")
-        if qrels is None:
-            raise ConfigError("a recorded judge needs 'qrels'", key=f"{key}.qrels")
-        files = qrels if isinstance(qrels, dict) else {d: qrels for d in config["datasets"]}
-        for dataset, path in files.items():
-            if dataset not in config["datasets"]:
-                raise ConfigError(f"unknown dataset {dataset!r}", key=f"{key}.qrels.{dataset}")
-            _check_file(path, f"{key}.qrels" + (f".{dataset}" if isinstance(qrels, dict) else ""))
-            reruns = entry.get("reruns") or []
-            reruns = reruns.get(dataset, []) if isinstance(reruns, dict) else reruns
-            for index_rerun, rerun in enumerate(reruns):
-                _check_file(rerun, f"{key}.reruns[{index_rerun}]")
-            judges[dataset].append(judge_from_config({**entry, "qrels": path, "reruns": reruns}, key=key))
+        with found.each():
+            _check_judge(config, entry, item_key("judges", index, entry), seen, judges)
     return {dataset: tuple(items) for dataset, items in judges.items()}
+
+
+def _check_judge(config: dict, entry: dict, key: str, seen: set[str], judges: dict[str, list[Judge]]) -> None:
+    name = entry["name"]
+    if name == HUMAN or name in seen:
+        raise ConfigError(f"judge name {name!r} is {'reserved' if name == HUMAN else 'used twice'}", key=f"{key}.name")
+    seen.add(name)
+    if entry["kind"] != "recorded":
+        if entry["kind"] == "llm" and entry.get("prompt_file") and not Path(entry["prompt_file"]).is_file():
+            raise not_found(entry["prompt_file"], f"{key}.prompt_file", what="prompt file")
+        judge = judge_from_config(entry, key=key)
+        for dataset in config["datasets"]:
+            judges[dataset].append(judge)
+        return
+    qrels = entry.get("qrels")
+    if qrels is None:
+        raise ConfigError("a recorded judge needs 'qrels'", key=f"{key}.qrels")
+    per_dataset = isinstance(qrels, dict)
+    files = qrels if per_dataset else {d: qrels for d in config["datasets"]}
+    built: list[tuple[str, Judge]] = []
+    for dataset, path in files.items():
+        if dataset not in config["datasets"]:
+            raise ConfigError(f"unknown dataset {dataset!r}", key=f"{key}.qrels.{dataset}")
+        _check_file(path, f"{key}.qrels" + (f".{dataset}" if per_dataset else ""))
+        reruns = entry.get("reruns") or []
+        by_dataset = isinstance(reruns, dict)
+        reruns = reruns.get(dataset, []) if by_dataset else reruns
+        for index_rerun, rerun in enumerate(reruns):
+            _check_file(rerun, f"{key}.reruns" + (f".{dataset}" if by_dataset else "") + f"[{index_rerun}]")
+        built.append((dataset, judge_from_config({**entry, "qrels": path, "reruns": reruns}, key=key)))
+    for dataset, judge in built:
+        judges[dataset].append(judge)
 
 
 POINTWISE = ("rg", "rankt5", "monot5", "dense")
 
 
-def _check_assistants(config: dict, systems: tuple[System, ...]) -> tuple[Assistant, ...]:
-    """The assistants, and the rankers of their experiment: configured systems, and pointwise."""
-    assistants = tuple(
-        assistant_from_config(name, entry, key=f"assistants.{name}")
-        for name, entry in config.get("assistants", {}).items()
-    )
+def _assistant(name: str, entry: dict, key: str, **options: Any) -> Assistant:
+    """One assistant or padder, its files checked first (a relative path's error says where it
+    resolves from)."""
+    _check_files(entry, ("rewrites",) if entry.get("kind", "llm") == "recorded" else ("prompt_file",), key)
+    return assistant_from_config(name, entry, key=key, **options)
+
+
+def _check_assistants(
+    config: dict, systems: tuple[System, ...], found: _Found | None = None, *, systems_ok: bool = True
+) -> tuple[Assistant, ...]:
+    """The assistants, and the rankers of their experiment: configured systems, and pointwise
+    (checked when the systems are: ``systems_ok``)."""
+    found = found or _Found(strict=True)
+    assistants = []
+    for name, entry in config.get("assistants", {}).items():
+        with found.each():
+            assistants.append(_assistant(name, entry, f"assistants.{name}"))
     ranker_methods = {s.name: s.method for s in systems if isinstance(s, Ranker)}
-    for index, name in enumerate(config.get("rewriting", {}).get("rankers", [])):
-        key = f"rewriting.rankers[{index}]"
+    for index, name in enumerate(config.get("rewriting", {}).get("rankers", []) if systems_ok else []):
+        key = item_key("rewriting.rankers", index, name)
         if name not in ranker_methods:
-            raise ConfigError(f"{name!r} is not a ranker listed under systems:", key=key)
-        if ranker_methods[name] not in POINTWISE:
-            raise ConfigError(
+            found.add(ConfigError(f"{name!r} is not a ranker listed under systems:", key=key))
+        elif ranker_methods[name] not in POINTWISE:
+            found.add(ConfigError(
                 f"{name!r} is a {ranker_methods[name]} ranker; Figure 5 needs a pointwise one ({', '.join(POINTWISE)})",
                 key=key,
-            )
+            ))  # fmt: skip
     rewriting = config.get("rewriting", {})
     if rewriting.get("min_length_ratio", 0.5) >= rewriting.get("max_length_ratio", 2.0):
-        raise ConfigError("min_length_ratio must be below max_length_ratio", key="rewriting.min_length_ratio")
-    return assistants
+        found.add(ConfigError("min_length_ratio must be below max_length_ratio", key="rewriting.min_length_ratio"))
+    return tuple(assistants)
 
 
 def _check_template(path: str | Path, slots: tuple[str, ...], key: str) -> None:
     if not Path(path).is_file():
-        raise ConfigError(f"file not found: {path}", key=key)
+        raise not_found(path, key)
     require_slots(Path(path).read_text(encoding="utf-8"), slots, key)
 
 
-def _check_probes(config: dict, judges: dict[str, tuple[Judge, ...]], systems: tuple[System, ...]) -> tuple[Assistant, ...]:
+def _check_probes(
+    config: dict,
+    judges: dict[str, tuple[Judge, ...]],
+    systems: tuple[System, ...],
+    found: _Found | None = None,
+    *,
+    systems_ok: bool = True,
+) -> tuple[Assistant, ...]:
     """The probes section: probed judges are live LLM judges, templates have their slots, the
     persona pool has a usable field; returns the LLM padders. Fills in the default injection
-    templates and the systems whose lists are compared (all)."""
+    templates and the systems whose lists are compared (all; checked when the systems are)."""
+    found = found or _Found(strict=True)
     probes = config.get("probes")
     if probes is None:
         return ()
     kinds = {j.name: j.kind for js in judges.values() for j in js}
     if "llm" not in kinds.values():
-        raise ConfigError("the probes ask an LLM judge again, and no judge is of kind llm", key="probes")
+        found.add(ConfigError("the probes ask an LLM judge again, and no judge is of kind llm", key="probes"))
+        return ()
     for index, name in enumerate(probes.get("judges", [])):
         if kinds.get(name) != "llm":
-            raise ConfigError(f"{name!r} is not a judge of kind llm (probes ask the judge again)", key=f"probes.judges[{index}]")
+            found.add(ConfigError(f"{name!r} is not a judge of kind llm (probes ask the judge again)",
+                                  key=item_key("probes.judges", index, name)))  # fmt: skip
     swap = probes.get("swap")
     if swap is not None:
-        _check_template(swap.get("prompt_file", PAIRWISE_PROMPT), ("query", "a", "b"), "probes.swap.prompt_file")
+        with found.each():
+            _check_template(swap.get("prompt_file", PAIRWISE_PROMPT), ("query", "a", "b"), "probes.swap.prompt_file")
         lists = swap.get("lists")
         if lists is not None:
-            _check_template(lists.get("prompt_file", LISTS_PROMPT), ("query", "a", "b"), "probes.swap.lists.prompt_file")
-            names = [str(s) for s in systems]
-            lists.setdefault("systems", names)
-            for index, name in enumerate(lists["systems"]):
-                if name not in names:
-                    raise ConfigError(f"{name!r} is not a system listed under systems:", key=f"probes.swap.lists.systems[{index}]")
-    padders: tuple[Assistant, ...] = ()
+            with found.each():
+                _check_template(lists.get("prompt_file", LISTS_PROMPT), ("query", "a", "b"), "probes.swap.lists.prompt_file")
+            if systems_ok:
+                names = [str(s) for s in systems]
+                lists.setdefault("systems", names)
+                for index, name in enumerate(lists["systems"]):
+                    if name not in names:
+                        found.add(ConfigError(f"{name!r} is not a system listed under systems:",
+                                              key=item_key("probes.swap.lists.systems", index, name)))  # fmt: skip
+    padders: list[Assistant] = []
     pad = probes.get("pad")
     if pad is not None:
-        padders = tuple(
-            assistant_from_config(name, entry, key=f"probes.pad.assistants.{name}", prompt=PAD_PROMPT)
-            for name, entry in pad.get("assistants", {}).items()
-        )
-        for padder in padders:
-            if padder.name in PAD_METHODS or padder.kind != "llm":
-                raise ConfigError("an LLM padder needs a model and a name other than repeat/filler", key=f"probes.pad.assistants.{padder.name}")
+        for name, entry in pad.get("assistants", {}).items():
+            key = f"probes.pad.assistants.{name}"
+            with found.each():
+                padder = _assistant(name, entry, key, prompt=PAD_PROMPT)
+                if padder.name in PAD_METHODS or padder.kind != "llm":
+                    raise ConfigError("an LLM padder needs a model and a name other than repeat/filler", key=key)
+                padders.append(padder)
     injection = probes.get("injection")
     if injection is not None:
         injection.setdefault("templates", dict(INJECTIONS))
         for name, text in injection["templates"].items():
-            require_slots(text, ("passage",), f"probes.injection.templates.{name}")
+            with found.each():
+                require_slots(text, ("passage",), f"probes.injection.templates.{name}")
     personas = probes.get("personas")
     if personas is not None:
-        _check_file(personas["pool"], "probes.personas.pool")
-        read_persona_pool(personas["pool"], personas["field"], personas["template"], stop_after=1)
-    return padders
+        with found.each():
+            _check_file(personas["pool"], "probes.personas.pool")
+            read_persona_pool(personas["pool"], personas["field"], personas["template"], stop_after=1)
+    return tuple(padders)
 
 
-def _check_variants(config: dict, judges: dict[str, tuple[Judge, ...]]) -> None:
+def _check_variants(config: dict, judges: dict[str, tuple[Judge, ...]], found: _Found | None = None) -> None:
     """Each variants group names configured judges on the human labels' scale (kappa compares grades)."""
+    found = found or _Found(strict=True)
     scales = {j.name: (j.scale.low, j.scale.high) for js in judges.values() for j in js}
     for group, entry in config.get("variants", {}).items():
-        for key, name in [("baseline", entry["baseline"])] + [(f"variants[{i}]", v) for i, v in enumerate(entry["variants"])]:
-            if name not in scales:
-                raise ConfigError(f"{name!r} is not a judge (judges: {', '.join(sorted(scales))})", key=f"variants.{group}.{key}")
-            if scales[name] != scales[HUMAN]:
-                raise ConfigError(f"judge {name!r} grades on {scales[name]}, the human labels on {scales[HUMAN]}: "
-                                  "prompt variants are compared grade by grade", key=f"variants.{group}.{key}")  # fmt: skip
-        if entry["baseline"] in entry["variants"]:
-            raise ConfigError("the baseline is also listed as a variant", key=f"variants.{group}.variants")
+        with found.each():
+            _check_variant_group(group, entry, scales)
 
 
-def check(config: dict) -> Plan:
-    """Check a schema-validated config for meaning, section by section, and derive the :class:`Plan`."""
-    _check_datasets(config)
-    rankers = _check_rankers(config)
-    recorded, groups, notes = _check_runs(config, rankers)
-    systems = _check_systems(config, rankers, recorded, groups)
-    _check_oracles(config, systems, recorded)
-    _check_measures(config)
-    assistants = _check_assistants(config, systems)
-    judges = _check_judges(config)
-    _check_labels_only(config, systems, judges)
-    padders = _check_probes(config, judges, systems)
-    _check_variants(config, judges)
+def _check_variant_group(group: str, entry: dict, scales: dict[str, tuple[int, int]]) -> None:
+    for key, name in [("baseline", entry["baseline"])] + [(f"variants[{i}]", v) for i, v in enumerate(entry["variants"])]:
+        if name not in scales:
+            raise ConfigError(f"{name!r} is not a judge (judges: {', '.join(sorted(scales))})", key=f"variants.{group}.{key}")
+        if scales[name] != scales[HUMAN]:
+            raise ConfigError(f"judge {name!r} grades on {scales[name]}, the human labels on {scales[HUMAN]}: "
+                              "prompt variants are compared grade by grade", key=f"variants.{group}.{key}")  # fmt: skip
+    if entry["baseline"] in entry["variants"]:
+        raise ConfigError("the baseline is also listed as a variant", key=f"variants.{group}.variants")
+
+
+def check(config: dict, *, configfile: str | os.PathLike | Iterable[str | os.PathLike] | None = None) -> Plan:
+    """Check a schema-validated config for meaning, section by section, and derive the :class:`Plan`.
+
+    Every error is collected (one per item at least: dataset, ranker, run, system, measure,
+    judge, assistant, probe, variants group) and raised together at the end; a check that
+    builds on a section with errors (the oracles on the systems, the probes on the judges) is
+    left for the next round. ``configfile`` (a path or several), when known, lets a relative
+    path that is not found say whether it is there relative to the config file.
+    """
+    token = _CONFIG_DIRS.set(_config_dirs(configfile))
+    try:
+        found = _Found()
+        _check_datasets(config, found)
+        rankers = _check_rankers(config, found)
+        bad_rankers = set(config.get("rankers", {})) - set(rankers)
+        mark = found.mark()
+        recorded, groups, notes = _check_runs(config, rankers, found)
+        systems: tuple[System, ...] = ()
+        systems_ok = False
+        if not found.since(mark):
+            mark = found.mark()
+            systems = _check_systems(config, rankers, recorded, groups, found, skip=bad_rankers)
+            systems_ok = not found.since(mark) and not bad_rankers.intersection(config["systems"])
+        if systems_ok:
+            with found.each():
+                _check_oracles(config, systems, recorded)
+        _check_measures(config, found)
+        assistants = _check_assistants(config, systems, found, systems_ok=systems_ok)
+        mark = found.mark()
+        judges = _check_judges(config, found)
+        judges_ok = not found.since(mark)
+        if systems_ok:
+            with found.each():
+                _check_labels_only(config, systems, judges)
+        padders: tuple[Assistant, ...] = ()
+        if judges_ok:
+            padders = _check_probes(config, judges, systems, found, systems_ok=systems_ok)
+            _check_variants(config, judges, found)
+        raise_all(found.errors)
+    finally:
+        _CONFIG_DIRS.reset(token)
     return Plan(config=config, systems=systems, judges=judges, assistants=assistants, padders=padders, notes=tuple(notes))
 
 
 def load_plan(path: str | Path) -> Plan:
-    return check(load(path))
+    """Read, validate and check a config file (a relative path's error names the file's folder)."""
+    return check(load(path), configfile=path)
 
 
 def as_plain(value: Any) -> Any:

@@ -159,7 +159,7 @@ def judge_from_config(entry: dict, *, key: str) -> Judge:
         return HumanJudge(scale=scale)
     if kind == "recorded":
         if "qrels" not in entry:
-            raise ConfigError("a recorded judge needs 'qrels' (a TREC qrels file)", key=key)
+            raise ConfigError("a recorded judge needs 'qrels' (a TREC qrels file)", key=f"{key}.qrels")
         reruns = tuple(Path(p) for p in entry.get("reruns") or ())
         return RecordedJudge(
             name=entry["name"], qrels=Path(entry["qrels"]), scale=scale, family=family, reruns=reruns,
@@ -198,7 +198,7 @@ def judge_from_config(entry: dict, *, key: str) -> Judge:
             name=entry["name"], endpoint=endpoint, prompt_file=prompt, scale=scale, family=family, **options
         )
     raise ConfigError(
-        f"unknown judge kind {kind!r}; expected one of {', '.join(JUDGE_KINDS)}", key=key
+        f"unknown judge kind {kind!r}; expected one of {', '.join(JUDGE_KINDS)}", key=f"{key}.kind"
     )
 
 

@@ -6,9 +6,7 @@ import json
 import re
 import sys
 
-from snakemake.utils import validate
-
-from voirdire.config import SCHEMA, as_plain, check
+from voirdire.config import as_plain, check, validate_schema
 from voirdire.errors import InputError
 from voirdire.layout import Layout
 from voirdire.manifest import manifest, write_if_changed
@@ -20,13 +18,15 @@ from voirdire.systems import family_of
 # command-line modes that read the workflow without running or planning jobs
 NO_RUN = {"--lint", "--report", "--list", "--list-rules", "--dag", "--rulegraph", "--filegraph", "--summary", "--detailed-summary"}
 
-validate(config, schema=str(SCHEMA))
 try:
-    PLAN = check(config)
+    # the project's own schema check (not Snakemake's validate): every error one line, and the
+    # schema's defaults filled into config; then the checks of meaning, every error at once
+    validate_schema(config)
+    PLAN = check(config, configfile=workflow.configfiles)
     # API keys matter to runs and dry runs, not to what reads the workflow without running it
     preflight(PLAN, keys=not NO_RUN.intersection(sys.argv))
-except InputError as error:  # one line, naming the file:line or config key; no traceback
-    sys.exit(f"voirdire: {error}")
+except InputError as error:  # one line per error, naming the file:line or config key; no traceback
+    sys.exit("\n".join(f"voirdire: {line}" for line in error.lines))
 
 R = config["results"]
 L = Layout(R)
