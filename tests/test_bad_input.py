@@ -221,7 +221,7 @@ def test_an_unset_api_key_fails_before_any_job(tmp_path, monkeypatch):
     monkeypatch.delenv("VOIRDIRE_UNSET_KEY", raising=False)
     config = demo_config(tmp_path)
     config["judges"].append({"name": "api", "kind": "llm", "model": "openai/gpt-4o", "api_key_env": "VOIRDIRE_UNSET_KEY"})
-    fails_before_any_job(tmp_path, config, "config key 'judges.api.api_key_env'", "VOIRDIRE_UNSET_KEY", "not set")
+    fails_before_any_job(tmp_path, config, "config key 'judges[api].api_key_env'", "VOIRDIRE_UNSET_KEY", "not set")
     assert not (tmp_path / "results" / "demo").exists()  # nothing ran
     dry = snakemake("-n", "--cores", "1", "--configfile", str(tmp_path / "bad.yaml"), check=False)
     assert dry.returncode != 0 and "VOIRDIRE_UNSET_KEY" in dry.stderr  # a dry run says so too

@@ -77,9 +77,9 @@ def test_run_order_and_write_read_round_trip(tmp_path, write):
     out = tmp_path / "out.run"
     write_run(run_from_rankings({"1": ["x", "y"], "2": ["z"]}), out, tag="Swap[1]")
     assert out.read_text().splitlines() == [
-        "1 Q0 x 1 2.000000 Swap[1]",
-        "1 Q0 y 2 1.000000 Swap[1]",
-        "2 Q0 z 1 1.000000 Swap[1]",
+        "1 Q0 x 1 2.0 Swap[1]",
+        "1 Q0 y 2 1.0 Swap[1]",
+        "2 Q0 z 1 1.0 Swap[1]",
     ]
     assert ranked(read_run(out)) == {"1": ["x", "y"], "2": ["z"]}
 
@@ -124,3 +124,13 @@ def test_rankgpt(write):
         read_rankgpt(write("dup.json", json.dumps(data)))
     with pytest.raises(InputError, match="needs qid, docid, score, content"):
         read_rankgpt(write("bad.json", json.dumps([{"query": "q", "hits": [{"qid": 1}]}])))
+
+
+def test_written_scores_keep_every_digit(tmp_path, write):
+    """Scores that differ only past the 6th decimal (a reranker's P(yes) near 1) stay apart:
+    rounded, they would tie, and trec_eval would reorder them by document id."""
+    run = read_run(write("r.run", "1 Q0 a 1 0.9999998215687883 t\n1 Q0 b 2 0.9999998115390605 t\n"))
+    out = tmp_path / "out.run"
+    write_run(run, out, tag="t")
+    again = read_run(out)
+    assert again["score"].tolist() == run["score"].tolist() and again["score"].nunique() == 2

@@ -166,7 +166,7 @@ def _slotless_swap(config, tmp_path):
          ["probes.injection.templates.claim", "{passage}"]),
         (_slotless_swap, ["probes.swap.prompt_file", "{b}"]),
         (lambda c, t: c["probes"].update(judges=["length"]), ["probes.judges[0]", "not a judge of kind llm"]),
-        (lambda c, t: c.update(judges=[{"name": "length", "kind": "baseline", "method": "length"}]),
+        (lambda c, t: c.update(judges=[{"name": "length", "kind": "baseline", "method": "length"}], variants={}),
          ["config key 'probes'", "no judge is of kind llm"]),
     ],
 )

@@ -192,3 +192,24 @@ def test_init_writes_a_config_that_checks(tmp_path, write):
     assert plan.config["datasets"]["data"]["unjudged_topics"] == "drop"
     assert plan.judge("data", "j").scale.binary_threshold == 1 and plan.judge("data", "j").family == "f"
     assert [s.family for s in plan.recorded] == ["f"] and any("no human qrels" in n for n in notes)
+
+
+@pytest.mark.workflow
+def test_a_bad_run_line_fails_its_job_in_one_line_naming_file_and_line(tmp_path, write):
+    """A run with a 5-column line: the recorded-runs job (the first) fails with one line naming
+    the file:line; the config error of a measure ir_measures cannot parse fails before any job."""
+    from conftest import snakemake
+
+    config = base_config(tmp_path, write, runs={"sysA": {"path": str(write("bad.run", RUN + "q2 Q0 d4 2 1.0\n"))}})
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(config))
+    result = snakemake("--cores", "1", "--configfile", str(path), check=False)
+    lines = [line for line in (result.stdout + result.stderr).splitlines() if line.startswith("voirdire: ")]
+    assert result.returncode != 0 and len(lines) == 1, result.stderr
+    assert f"{tmp_path / 'bad.run'}:5" in lines[0] and "5 fields" in lines[0]
+    config = base_config(tmp_path, write, evaluation={"measures": ["nDCG@ten"]}, results=str(tmp_path / "second"))
+    path.write_text(yaml.safe_dump(config))
+    result = snakemake("--cores", "1", "--configfile", str(path), check=False)
+    lines = [line for line in (result.stdout + result.stderr).splitlines() if line.startswith("voirdire: ")]
+    assert len(lines) == 1 and "evaluation.measures[0]" in lines[0] and "Traceback" not in result.stderr
+    assert not (tmp_path / "second").exists()  # before any job

@@ -33,19 +33,17 @@ def copy_qrels_with(tmp_path, extra_line):
     return str(path), len(text.splitlines()) + 1
 
 
-DEMO = yaml.safe_load((ROOT / "config/config.yaml").read_text())
-NEXT_SYSTEM, NEXT_JUDGE = len(DEMO["systems"]), len(DEMO["judges"])
 
 
 @pytest.mark.parametrize(
     ("mutate", "expected"),
     [
-        (lambda c, t: c["systems"].append("Swap[0]"), [f"config key 'systems[{NEXT_SYSTEM}]'", "positions start at 1"]),
-        (lambda c, t: c["systems"].append("Swap[1,1]"), [f"config key 'systems[{NEXT_SYSTEM}]'", "distinct"]),
-        # schema errors come from Snakemake's validate(), which names the key its own way
+        (lambda c, t: c["systems"].append("Swap[0]"), ["config key 'systems[Swap[0]]'", "positions start at 1"]),
+        (lambda c, t: c["systems"].append("Swap[1,1]"), ["config key 'systems[Swap[1,1]]'", "distinct"]),
+        # schema errors: one line in the same key notation (list items by name)
         (lambda c, t: c["datasets"]["demo"].update(source="msmarco"),
-         ["instance['datasets']['demo']['source']", "'msmarco'"]),
-        (lambda c, t: c["judges"].append({"name": "x", "kind": "gpt"}), [f"instance['judges'][{NEXT_JUDGE}]['kind']"]),
+         ["config key 'datasets.demo.source'", "'msmarco'"]),
+        (lambda c, t: c["judges"].append({"name": "x", "kind": "gpt"}), ["config key 'judges[x].kind'"]),
         (lambda c, t: c["datasets"]["demo"].update(corpus="missing.jsonl"),
          ["config key 'datasets.demo.corpus'", "file not found: missing.jsonl"]),
     ],
@@ -124,7 +122,7 @@ def test_demo_end_to_end_then_nothing_to_do(tmp_path):
     fingerprint = json.loads((out / "tables/original/fingerprint.json").read_text())
     assert set(fingerprint["inputs"]) == {
         "datasets.demo.topics", "datasets.demo.qrels", "datasets.demo.corpus",
-        "judges[0].prompt_file", "judges[2].qrels",
+        "judges[smollm2].prompt_file", "judges[assessor-b].qrels",
         "probes.swap.prompt_file", "probes.swap.lists.prompt_file", "probes.personas.pool",
     }
     # every probe's table and figure, offline: SmolLM2 and the deterministic padding

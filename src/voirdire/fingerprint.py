@@ -45,7 +45,16 @@ def input_files(config: dict) -> dict[str, str]:
         for key in FILE_KEYS:
             if key in spec:
                 files[f"datasets.{name}.{key}"] = spec[key]
+    for group, entry in (config.get("runs") or {}).items():
+        spec = entry.get("path")
+        for dataset, path in spec.items() if isinstance(spec, dict) else [("", spec)]:
+            where = f"runs.{group}.path{'.' + dataset if dataset else ''}"
+            if Path(path).is_dir():
+                files |= {f"{where}/{p.name}": str(p) for p in sorted(Path(path).iterdir()) if p.is_file()}
+            else:
+                files[where] = path
     for index, judge in enumerate(config.get("judges", [])):
+        index = judge.get("name", index)  # a judge is named by its name, as in config errors
         qrels = judge.get("qrels")
         items = qrels.items() if isinstance(qrels, dict) else [("", qrels)] if qrels else []
         for dataset, path in items:

@@ -32,7 +32,7 @@ def check_results_dir(results: str | Path) -> None:
 
 def check_keys(plan: Plan) -> None:
     """Every LLM judge's, API ranker's and live assistant's and LLM padder's ``api_key_env`` is set in the environment."""
-    endpoints = {f"judges.{j.name}": j.endpoint for js in plan.judges.values() for j in js if isinstance(j, LLMJudge)}
+    endpoints = {f"judges[{j.name}]": j.endpoint for js in plan.judges.values() for j in js if isinstance(j, LLMJudge)}
     endpoints.update({f"rankers.{r.name}": r.endpoint for r in plan.rankers if r.endpoint is not None})
     endpoints.update({f"assistants.{a.name}": a.endpoint for a in plan.assistants if isinstance(a, LLMAssistant)})
     endpoints.update({f"probes.pad.assistants.{a.name}": a.endpoint for a in plan.padders if isinstance(a, LLMAssistant)})

@@ -5,7 +5,7 @@
 rule plan:
     input:
         pairs=[L.pairs(dataset, "original") for dataset in PLAN.datasets],
-        passages=[L.passages(dataset) for dataset in PLAN.datasets],
+        passages=[L.passages(dataset) for dataset in PLAN.datasets if not PLAN.labels_only(dataset)],
         # the assistants experiment's sample (its rewrites are planned before any call)
         sample=[L.sample(d) for d in PLAN.datasets if PLAN.assistants],
         sample_passages=[L.sample_passages(d) for d in PLAN.datasets if PLAN.assistants],

@@ -49,7 +49,7 @@ def run_judging_job(
         stats = call_all(
             judge.endpoint, calls, store, accept=GradeAccept(judge.scale), reasks=judge.parse_retries,
             max_in_flight=max_in_flight, progress=progress, desc=f"judging {judge.name}",
-            config_key=f"judges.{judge.name}", seeds=seeds,
+            config_key=f"judges[{judge.name}]", seeds=seeds,
         )  # fmt: skip
         answers = judgments(store.get(c.key for c in calls), texts)
     labels = aggregate(answers)

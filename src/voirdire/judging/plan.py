@@ -17,7 +17,7 @@ import pandas as pd
 
 from ..config import Plan
 from ..formats import read_pairs, read_passages
-from ..judges import LLMJudge
+from ..judges import LLMJudge, with_texts
 from ..layout import Layout
 from ..llm import Store, has_price, token_cost
 from ..llm.env import import_litellm
@@ -54,8 +54,8 @@ def _row(litellm, caller, model, max_tokens, calls, stores, **ids) -> dict:
     return {
         **ids, "caller": caller, "model": model, "tasks": len(calls), "cached": len({c.key for c in calls} & cached),
         "calls": len(todo), "est_prompt_tokens": prompt, "est_completion_tokens_max": completion,
-        # None: litellm's cost map has no price for this model (local, self-hosted)
-        "est_cost_usd_max": token_cost(litellm, model, prompt, completion) if has_price(litellm, model) else None,
+        # "n/a", not blank, nan or 0: litellm's cost map has no price for this model (local, self-hosted)
+        "est_cost_usd_max": token_cost(litellm, model, prompt, completion) if has_price(litellm, model) else "n/a",
     }  # fmt: skip
 
 
@@ -65,17 +65,24 @@ def plan_rows(plan: Plan, provenance: str = "original") -> pd.DataFrame:
     layout = Layout(plan.config["results"])
     rows = []
     for dataset in plan.datasets:
+        if plan.labels_only(dataset):  # no texts, so no live judge: nothing to plan
+            continue
         pairs, texts, topics = _pool_inputs(layout, dataset)
-        naive = len(topics) * len(plan.systems) * plan.config["bm25"]["depth"]
+        naive = len(topics) * len(plan.systems) * plan.depth
+        # pairs only a recorded run retrieved (outside the BM25 pool), and pairs with no text,
+        # which a judge that reads texts cannot label (uncovered, counted in Table 2)
+        outside = int((pairs["in_pool"].astype(str) != "True").sum()) if "in_pool" in pairs else 0
+        readable = with_texts(pairs, texts, judge="plan")
         for judge in plan.judges[dataset]:
             if not isinstance(judge, LLMJudge):
                 continue
-            calls = judge_calls(judge, pairs, topics, texts, provenance=provenance)
+            calls = judge_calls(judge, readable, topics, texts, provenance=provenance)
             row = _row(litellm, judge.name, judge.model, judge.max_tokens, calls,
                        [layout.store(dataset, provenance, judge.name)], dataset=dataset)  # fmt: skip
             rows.append(
                 {"dataset": row.pop("dataset"), "judge": row.pop("caller"), "model": row.pop("model"),
-                 "provenance": provenance, "unique_pairs": len(pairs), "naive_pairs": naive, **row}
+                 "provenance": provenance, "unique_pairs": len(pairs), "pairs_outside_pool": outside,
+                 "pairs_without_text": len(pairs) - len(readable), "naive_pairs": naive, **row}
             )  # fmt: skip
     return pd.DataFrame(rows)
 

@@ -217,7 +217,7 @@ def run_probe_job(
     """Ask every probe call of ``judge`` through its store; write the answers and a summary."""
     grades, pairs = probe_calls(judge, sample, topics, texts, options=options, padded=padded, personas=personas)
     common = {"max_in_flight": max_in_flight, "progress": progress, "reasks": judge.parse_retries,
-              "config_key": f"judges.{judge.name}"}  # fmt: skip
+              "config_key": f"judges[{judge.name}]"}  # fmt: skip
     with Store(store_path) as store:
         graded = call_all(judge.endpoint, grades, store, accept=GradeAccept(judge.scale), seeds=seeds,
                           desc=f"probes: {judge.name} grades", **common)  # fmt: skip
