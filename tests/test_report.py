@@ -1,0 +1,160 @@
+"""What a reader sees: the report's captions render cleanly and explain every column, the
+Markdown tables print counts as integers, and the docs' figures come from a run."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import jinja2
+import pandas as pd
+import pytest
+from docutils.core import publish_parts
+
+from conftest import ROOT, snakemake
+from voirdire.report import _counts_as_integers, write_table
+
+CAPTIONS = sorted((ROOT / "workflow" / "report").glob("*.rst"))
+
+# caption (stem) -> the tables (paths under a results folder) it is the caption of
+CAPTION_TABLES = {
+    **{name: rf"tables/[^/]+/{name}\.csv" for name in (
+        "datasets", "table1", "table2", "recorded_runs", "significance", "position_bias",
+        "label_shift", "substitution", "rewrite_checks", "rewrite_self_preference", "score_shift")},
+    **{f"audit_{name}": rf"audits/[^/]+/{name}\.csv" for name in (
+        "label_test", "lojo", "self_preference", "length", "length_systems", "drift", "control_chart",
+        "circularity", "calibration")},
+    **{f"probe_{name}": rf"audits/original/{name}\.csv" for name in ("swap", "pad", "injection")},
+    **{f"probe_sensitivity_{name}": rf"audits/original/(persona|prompt_sensitivity)_{name}\.csv" for name in (
+        "agreement", "displacement", "sensitivity", "systems", "consistency")},
+}
+
+
+def render(text: str) -> str:
+    """A caption as Snakemake's report renders it: Jinja first, then reStructuredText to HTML,
+    with every Docutils message (info and up) written into the output."""
+    text = jinja2.Environment().from_string(text).render(snakemake=None, categories={}, files={})
+    return publish_parts(text, writer="html", settings_overrides={"report_level": 1, "halt_level": 5})["whole"]
+
+
+@pytest.mark.parametrize("caption", CAPTIONS, ids=lambda p: p.stem)
+def test_caption_renders_without_system_messages(caption):
+    html = render(caption.read_text(encoding="utf-8"))
+    messages = re.findall(r'class="system-message".*?</div>', html, re.S)
+    assert "System Message" not in html, f"{caption.name}: {' | '.join(re.sub('<[^>]+>', ' ', m) for m in messages)}"
+
+
+def test_the_check_sees_a_bad_caption():
+    assert "System Message" in render("mean |delta_r| over systems")
+    assert "System Message" not in render("mean ``|delta_r|`` over systems")
+
+
+def test_every_table_caption_exists():
+    stems = {p.stem for p in CAPTIONS}
+    assert set(CAPTION_TABLES) <= stems, set(CAPTION_TABLES) - stems
+
+
+def legend(caption: str) -> list[re.Pattern]:
+    """The column names a caption explains: its ``literals``, where ``<x>`` stands for any part
+    (``under_<judge>``, ``n_human_<g>``)."""
+    text = (ROOT / "workflow" / "report" / f"{caption}.rst").read_text(encoding="utf-8")
+    patterns = []
+    for literal in re.findall(r"``(.+?)``", text, re.S):
+        parts = re.split(r"<[^<>]+>", literal)
+        patterns.append(re.compile(".+".join(re.escape(p) for p in parts) + r"\Z"))
+    return patterns
+
+
+def undocumented(results: Path) -> dict[str, list[str]]:
+    """Per table of a run: the columns its caption does not explain."""
+    missing = {}
+    for path in sorted(results.rglob("*.csv")):
+        relative = path.relative_to(results).as_posix()
+        for caption, pattern in CAPTION_TABLES.items():
+            if re.fullmatch(pattern, relative):
+                with path.open(encoding="utf-8") as fh:
+                    header = fh.readline().strip()
+                columns = header.split(",") if header else []  # an empty table may have no header
+                patterns = legend(caption)
+                lacking = [c for c in columns if c != "dataset" and not any(p.match(c) for p in patterns)]
+                if lacking:
+                    missing[relative] = lacking
+    return missing
+
+
+def test_each_table_caption_explains_its_columns(dl19_results):
+    assert undocumented(dl19_results) == {}
+
+
+def test_report_builds_without_system_messages(dl19_results, tmp_path):
+    out = tmp_path / "report.html"
+    snakemake("--configfile", ".test/config.yaml", "--config", f"results={dl19_results}", "--report", str(out))
+    html = out.read_text(encoding="utf-8")
+    assert "pairs_outside_pool" in html  # the captions are in it (Table 2's legend)
+    assert "System Message" not in html
+    assert "Undefined substitution" not in html
+
+
+def test_counts_print_as_integers(tmp_path):
+    frame = pd.DataFrame({
+        "dataset": ["d"] * 3,
+        "queries": [14.0, None, 3.0],  # a count beside a missing value: float
+        "unparsed_pairs": pd.Series([141, None, 0], dtype=object),  # a count in an object column
+        "systems_of_family": [1.0, 1.0, None],  # a count of 0s and 1s
+        "n_grade_3": [0.0, 1.0, 1.0],
+        "tau_oracles": [1.0, 1.0, -1.0],  # a statistic that happens to be whole
+        "mean_grade": [3.0, 2.0, 3.0],
+        "coverage": [1.0, 0.5, None],
+        "flagged": [True, False, True],
+        "reason": [None, "the judge declares no family", None],
+        "family": ["t5", None, "rank1"],
+    })
+    shown = _counts_as_integers(frame)
+    for column in ("queries", "unparsed_pairs", "systems_of_family", "n_grade_3"):
+        assert str(shown[column].dtype) == "Int64", column
+    for column in ("tau_oracles", "mean_grade", "coverage"):
+        assert shown[column].dtype.kind == "f", column
+    assert shown["flagged"].dtype == bool
+    write_table(frame, tmp_path / "t", title="t", floatfmt=".4f")
+    table = (tmp_path / "t.md").read_text(encoding="utf-8")
+    rows = [[cell.strip() for cell in line.strip()[1:-1].split("|")] for line in table.splitlines() if line.startswith("|")]
+    header = {name: i for i, name in enumerate(rows[0])}
+    body = rows[2:]
+    assert [r[header["queries"]] for r in body] == ["14", "n/a", "3"]
+    assert [r[header["unparsed_pairs"]] for r in body] == ["141", "n/a", "0"]
+    assert [r[header["systems_of_family"]] for r in body] == ["1", "1", "n/a"]
+    assert [r[header["tau_oracles"]] for r in body] == ["1.0000", "1.0000", "-1.0000"]
+    assert [r[header["mean_grade"]] for r in body] == ["3.0000", "2.0000", "3.0000"]
+    # no reason: an empty cell, not "n/a"; a missing family is still n/a
+    assert [r[header["reason"]] for r in body] == ["", "the judge declares no family", ""]
+    assert [r[header["family"]] for r in body] == ["t5", "n/a", "rank1"]
+    assert "14.0" not in table and "141.0" not in table
+
+
+def test_plan_cost_of_an_unpriced_model_is_na():
+    from voirdire.judging import plan
+
+    class NoPrices:
+        def cost_per_token(self, **_):
+            raise ValueError("no price")
+
+    row = plan._row(NoPrices(), "judge", "local/model", 10, [], [])
+    assert row["est_cost_usd_max"] == "n/a"
+    assert "n/a" in pd.DataFrame([row]).to_markdown(index=False)
+
+
+def test_doc_figures_quotes_the_run(dl19_results):
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "doc_figures.py"), str(dl19_results)],
+        capture_output=True, text=True, check=True, cwd=ROOT,
+    )
+    text = result.stdout
+    for heading in ("## Table 1", "## Table 2", "## Self-preference", "## Wall time"):
+        assert heading in text
+    # every Table 1 figure quoted is the one the run's own Markdown table prints
+    table1 = (dl19_results / "tables" / "original" / "table1.md").read_text(encoding="utf-8")
+    quoted = re.search(r"\| BM25 \| ([0-9.]+) \|", text).group(1)
+    assert re.search(rf"\| BM25 +\| nDCG\S* +\| +{re.escape(quoted)} \|", table1)
+    assert "n/a" not in text.split("## Wall time")[1]  # the run's benchmark files are there
