@@ -142,3 +142,16 @@ def test_init_then_snakemake_on_labels_only_data(tmp_path, dl19, table1):
     assert mine.loc[(NDCG, "Perfect"), "human"] > max(mine.loc[(NDCG, s), "human"] for s in RUNS)
     preference = pd.read_csv(tmp_path / "results/audits/original/self_preference.csv").set_index("judge")
     assert (preference.loc[list(JUDGES), "corrected"] > 0).all()
+
+
+def test_every_job_has_a_benchmark_and_the_report_table_lists_the_slowest(dl19_runs_results):
+    from voirdire.timing import read_benchmarks
+
+    logs = {str(p.relative_to(dl19_runs_results / "logs")).removesuffix(".log")
+            for p in (dl19_runs_results / "logs").rglob("*.log") if "benchmarks" not in p.parts}  # fmt: skip
+    jobs = read_benchmarks(dl19_runs_results / "logs/benchmarks")
+    assert set(jobs["job"]) == logs - {"timings"}  # the timings job reads the others' files
+    assert (jobs["wall_s"] > 0).all() and jobs["wall_s"].is_monotonic_decreasing
+    table = pd.read_csv(dl19_runs_results / "tables/timings.csv")
+    assert table["job"].iloc[0] == jobs["job"].iloc[0]
+    assert table["wall_s"].sum() == pytest.approx(jobs["wall_s"].sum())

@@ -513,6 +513,11 @@ def probe_final_outputs():
 
 
 def get_final_output():
+    """Every table and figure, then the table of where the run's time went (made last)."""
+    return run_outputs() + [f"{R}/tables/timings.csv"]
+
+
+def run_outputs():
     names = ["table1", "table2", "significance"]
     if any(r.method == "prp" for r in PLAN.rankers):
         names.append("position_bias")

@@ -111,3 +111,24 @@ rule position_bias:
         "../../envs/voirdire.yaml"
     script:
         "../scripts/position_bias.py"
+
+
+# Where the time went: every job's benchmark file, read once every other output exists.
+rule timings:
+    input:
+        run_outputs(),
+    output:
+        csv=report(
+            f"{R}/tables/timings.csv",
+            caption="../report/timings.rst",
+            category="Reproducibility",
+        ),
+        md=f"{R}/tables/timings.md",
+    params:
+        folder=f"{R}/logs/benchmarks",
+    log:
+        f"{R}/logs/timings.log",
+    conda:
+        "../../envs/voirdire.yaml"
+    script:
+        "../scripts/timings.py"
