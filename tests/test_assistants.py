@@ -10,19 +10,11 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from voirdire.assistants import (
-    balanced_sample,
-    check_rewrite,
-    check_rewrites,
-    figure4,
-    figure5,
-    label_shift,
-    match_rewrites,
-    read_recorded_rewrites,
-    score_shift,
-    substitution,
-    summarise_checks,
-)
+from voirdire.assistants.checks import check_rewrite, check_rewrites, summarise_checks
+from voirdire.assistants.experiments import label_shift, score_shift, substitution
+from voirdire.assistants.figures import figure4, figure5
+from voirdire.assistants.recorded import match_rewrites, read_recorded_rewrites
+from voirdire.assistants.sample import balanced_sample
 from voirdire.errors import InputError
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

@@ -10,12 +10,12 @@ import yaml
 
 from conftest import ROOT, snakemake
 from loopback import MARKER, REJECT, SILENT, LoopbackServer
-from voirdire.assistants import balanced_sample
+from voirdire.assistants.sample import balanced_sample
 from voirdire.formats import read_corpus, read_qrels, read_run
 from voirdire.llm import Endpoint, Store
 from voirdire.llm.calls import CallsIncomplete
-from voirdire.rewriters import LLMAssistant
-from voirdire.rewriting.job import CHECK_OPTIONS, run_rewrite_job
+from voirdire.assistants.declarations import LLMAssistant
+from voirdire.assistants.job import CHECK_OPTIONS, run_rewrite_job
 
 DEMO = ROOT / "resources" / "demo"
 OPTIONS = {"min_length_ratio": 0.5, "max_length_ratio": 2.0, "copy_similarity": 0.95}

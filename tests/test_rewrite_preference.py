@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from voirdire.audits.rewrite_preference import rewrite_self_preference
+from voirdire.assistants.preference import rewrite_self_preference
 
 FAMILIES = {"gem": "gemini", "gpt": "gpt", "emb": "minilm", "length": None}
 PANEL = ["gem", "gpt", "emb"]

@@ -17,7 +17,9 @@ def main(argv: list[str] | None = None) -> int:
         "check", help="validate a config and every input file it names, as the workflow does before any job"
     )
     check.add_argument("--configfile", default="config/config.yaml")
-    plan = sub.add_parser("plan", help="calls, cache hits, tokens and cost per judge, before judging")
+    plan = sub.add_parser(
+        "plan", help="calls, cache hits, tokens and cost of every LLM caller (judges, rankers, assistants, probes)"
+    )
     plan.add_argument("--configfile", default="config/config.yaml")
     plan.add_argument("--provenance", default="original")
     init = sub.add_parser("init", help="write an editable labels-only config from qrels, topics, runs and label sets")
@@ -41,9 +43,9 @@ def main(argv: list[str] | None = None) -> int:
             judges = {j.name for js in cfg.judges.values() for j in js}
             print(f"ok: {len(cfg.datasets)} dataset(s), {len(cfg.systems)} systems, {len(judges)} judges")
             return 0
-        from .judging.plan import plan_rows
+        from .plan import render
 
-        table = plan_rows(cfg, args.provenance)
+        text = render(cfg, args.provenance)
     except InputError as exc:  # every error found, one line each
         for line in exc.lines:
             print(f"voirdire: {line}", file=sys.stderr)
@@ -51,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     except FileNotFoundError as exc:
         print(f"voirdire: {exc}", file=sys.stderr)
         return 2
-    print(table.to_markdown(index=False) if len(table) else "no LLM judges configured")
+    print(text)
     return 0
 
 

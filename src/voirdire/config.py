@@ -28,6 +28,7 @@ from typing import Any
 
 import yaml
 
+from .assistants.declarations import ORIGINAL, Assistant, assistant_from_config
 from .errors import ConfigError, InputError, item_key, key_of, raise_all
 from .judges import HUMAN, HumanJudge, Judge, judge_from_config
 from .llm.endpoint import KEYS as ENDPOINT_KEYS
@@ -36,11 +37,11 @@ from .probes.items import (
     INJECTIONS,
     LISTS_PROMPT,
     PAD_METHODS,
+    PAD_PROMPT,
     PAIRWISE_PROMPT,
     require_slots,
 )
 from .probes.personas import read_persona_pool
-from .rewriters import ORIGINAL, PAD_PROMPT, Assistant, assistant_from_config
 from .runs import Recorded, recorded_from_config
 from .systems import BM25, Oracle, Ranker, System, parse_system
 

@@ -123,7 +123,7 @@ class LLMJudge:
 @dataclass(frozen=True)
 class EmbeddingJudge:
     """Grades from the cosine similarity of query and passage embeddings (see
-    :mod:`voirdire.judging.embedding`): per-query quantiles, or declared ``thresholds``."""
+    :mod:`voirdire.embedding_judge`): per-query quantiles, or declared ``thresholds``."""
 
     name: str
     model: str = "minilm"

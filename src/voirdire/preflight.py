@@ -12,12 +12,12 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+from .assistants.declarations import LLMAssistant
 from .config import Plan
 from .data import load_dataset
 from .errors import ConfigError, InputError
 from .formats import read_corpus, read_qrels
 from .judges import LLMJudge, RecordedJudge
-from .rewriters import LLMAssistant
 
 
 def check_results_dir(results: str | Path) -> None:

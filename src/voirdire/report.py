@@ -1,23 +1,21 @@
-"""The paper's tables and figure (SPEC section 4; paper Tables 1-2 and Figure 3).
+"""The paper's tables and figure (Balog, Metzler & Qin, SIGIR 2025: Tables 1-2 and Figure 3).
 
 Inputs are long tables: per-query scores with columns (dataset, judge, system, query_id,
-ndcg), and per-judge agreement rows. Outputs are CSV + Markdown tables and a PNG + PDF
-figure.
+ndcg), and per-judge agreement rows. The tables are written by :func:`voirdire.output.write_table`,
+the figure by :func:`voirdire.output.save_figure`.
 """
 
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
 
-from .audits.figures import savefig
 from .evaluation import DEFAULT_MEASURES
-from .formats import atomic_write
 from .judges import HUMAN, Scale
+from .output import pyplot, save_figure
 from .stats import (
     compare_significance,
     expected_false_flags,
@@ -159,100 +157,9 @@ def _system_agreement(
     return {f"{name}{suffix}": row[name] for name in order}
 
 
-def write_table(
-    frame: pd.DataFrame, stem: str | Path, *, title: str, floatfmt: str = ".4f", manifest: str | None = None,
-    empty: str = "no judge besides the human labels is configured",
-) -> None:
-    """Write ``stem``.csv and ``stem``.md (one Markdown section per dataset).
-
-    ``manifest`` (the manifest's SHA-256) is printed under the Markdown title, so a table
-    says which systems, judges and settings it was made from. In the Markdown, counts print
-    as integers (see :func:`_counts_as_integers`), a missing number as ``n/a`` and a missing
-    reason (a ``reason`` column: why a row has no result) as an empty cell.
-    """
-    stem = Path(stem)
-    with atomic_write(stem.with_suffix(".csv")) as fh:
-        frame.to_csv(fh, index=False, float_format="%.12g")
-    lines = [f"# {title}", ""]
-    if manifest:
-        lines += [f"manifest sha256: `{manifest}` (see fingerprint.json)", ""]
-    if frame.empty:
-        lines.append(f"(no rows: {empty})")
-    for dataset, block in frame.groupby("dataset", sort=False) if not frame.empty else []:
-        shown = _counts_as_integers(block.drop(columns="dataset")).astype(object)
-        shown = shown.where(shown.notna(), None)
-        for column in shown.columns:
-            if _REASON.search(str(column)):
-                shown[column] = shown[column].where(shown[column].notna(), "")
-        lines += [f"## {dataset}", "", shown.to_markdown(
-            index=False, floatfmt=floatfmt, missingval="n/a"), ""]
-    with atomic_write(stem.with_suffix(".md")) as fh:
-        fh.write("\n".join(lines))
-
-
-# a column of why a row has no result: empty, not "n/a", where there is nothing to explain
-_REASON = re.compile(r"(^|_)reasons?($|_)")
-# names of statistics that may happen to be whole (a mean grade of 3, a tau of 1): never integers
-_STATISTIC = re.compile(
-    r"mean|median|average|rate|share|fraction|ratio|_ci|ci_|kappa|tau|rho|^r$|^r_|rbo|score|shift|diff|"
-    r"margin|^p$|^p_|_p$|coverage|level|corrected|raw|strictness|excess|inflation|agreement|accuracy|"
-    r"consistency|sensitivity|ndcg|cost|limit|lower|upper|alpha|phi|threshold|similarity|grade"
-)
-# names of counts (and ranks, depths): integers even when they are all 0s and 1s
-_COUNT = re.compile(
-    r"(^|_)(n|k|count|counts|queries|pairs|systems|topics|qrels|documents|docs|passages|lines|draws|"
-    r"resamples|labels|judges|tasks|calls|tokens|samples|wins|ties|up|down|same|moved|unparsed|unlabelled|"
-    r"missed|spurious|flipped|invented|dropped|missing|tp|tn|fp|fn|depth|rank|delta_r|groups|conditions|"
-    r"prompts|answered|relevant|non_relevant|failures|alarms|rewrites|used|flagged_count|of_family|"
-    r"significant|left_out|total|size)($|_|s$)"
-)
-
-
-# "n_..." and "..._count": a count, whatever else the name says ("n_grade_3")
-_COUNTED = re.compile(r"^(n|num)_|_(n|count)$|^count")
-
-
-def _counts_as_integers(frame: pd.DataFrame) -> pd.DataFrame:
-    """Columns of whole numbers (counts, also beside a missing value) print as integers.
-
-    A column qualifies when every value present is a whole number (float columns, and object
-    columns of numbers: a count beside ``None``), and its name is not that of a statistic
-    (``mean``, ``rate``, ``kappa``, ``ci_low``, ...) unless it starts ``n_`` or ends ``_count``.
-    Of the rest, a column of -1, 0 and 1 only stays as it is (it may be a correlation or a
-    rate) unless its name says it counts (``queries``, ``pairs``, ``systems_of_family``, ...).
-    Bools stay bools.
-    """
-    frame = frame.copy()
-    for column in frame.columns:
-        values = frame[column]
-        if values.dtype.kind == "O":
-            present = values.dropna()
-            numbers = present.map(lambda v: isinstance(v, int | float) and not isinstance(v, bool))
-            if present.empty or not numbers.all():
-                continue
-            values = pd.to_numeric(values.where(values.notna(), None), errors="coerce").astype(float)
-        elif values.dtype.kind not in "fiu":
-            continue
-        present = values.dropna()
-        if present.empty or not (present % 1 == 0).all() or not present.map(math.isfinite).all():
-            continue
-        name = str(column).lower()
-        counted = _COUNTED.search(name) is not None
-        if not counted and _STATISTIC.search(name):
-            continue
-        if not counted and not _COUNT.search(name) and present.isin([-1, 0, 1]).all():
-            continue
-        frame[column] = values.astype("Int64")
-    return frame
-
-
 def figure3(table: pd.DataFrame, judges: Sequence[str], png: str | Path, pdf: str | Path) -> None:
     """nDCG@10 per system under human and each judge, systems in human order (Figure 3)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     datasets = list(dict.fromkeys(table["dataset"]))
     fig, axes = plt.subplots(
         1, len(datasets), figsize=(max(6.0, 4.5 * len(datasets)), 4.2), squeeze=False
@@ -272,9 +179,4 @@ def figure3(table: pd.DataFrame, judges: Sequence[str], png: str | Path, pdf: st
         ax.set_title(dataset)
         ax.grid(axis="y", alpha=0.3)
         ax.legend(fontsize="small")
-    fig.tight_layout()
-    for path in (png, pdf):
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        with atomic_write(path, "wb") as fh:
-            savefig(fig, fh, Path(path).suffix.lstrip("."), 150)
-    plt.close(fig)
+    save_figure(fig, png, pdf)

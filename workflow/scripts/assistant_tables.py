@@ -3,11 +3,12 @@
 
 import pandas as pd
 
-from voirdire.assistants import figure4, label_shift, substitution
-from voirdire.audits.rewrite_preference import rewrite_self_preference
+from voirdire.assistants.experiments import label_shift, substitution
+from voirdire.assistants.figures import figure4
+from voirdire.assistants.preference import rewrite_self_preference
 from voirdire.formats import read_pairs, read_qrels, read_run
 from voirdire.manifest import sha256
-from voirdire.report import write_table
+from voirdire.output import write_table
 from voirdire.wf import start
 
 log = start(snakemake)  # noqa: F821
@@ -56,13 +57,13 @@ labels = pd.concat(label_rows, ignore_index=True) if label_rows else pd.DataFram
     columns=["dataset", "assistant", "judge", "query_id", "doc_id", "human", "original", "rewritten"]
 )
 shift = label_shift(labels, alpha=alpha)
-write_table(shift, out.label_shift[: -len(".csv")], manifest=manifest, empty="no judge reads the texts",
+write_table(shift, out.label_shift, manifest=manifest, empty="no judge reads the texts",
             title=f"Experiment 1 (Figure 4): judges' labels of the balanced sample, original vs {provenance}")  # fmt: skip
 figure4(labels, params.rewriting["per_grade"], out.figure4, out.figure4_pdf)
 preference = rewrite_self_preference(labels, params.families, params.assistant_family, panel=params.panel,
                                      seed=params.seed)  # fmt: skip
 tested = int((preference["same_family"] & preference["reason"].isna()).sum())  # only these can be flagged
-write_table(preference, out.self_preference[: -len(".csv")], manifest=manifest, empty="no judge reads the texts",
+write_table(preference, out.self_preference, manifest=manifest, empty="no judge reads the texts",
             title=f"Self-preference on rewritten passages: each judge's label shift beyond its panel's (judges of "
                   f"other families), {provenance}; flagged when the judge shares the assistant's family and the 95% CI "
                   f"lies above 0: {tested} tests at one-sided alpha 0.025, chance alone would flag about "
@@ -77,13 +78,13 @@ def per_query(prov: str, extra: dict) -> pd.DataFrame:
 table = substitution(per_query("original", {}), per_query(provenance, {"assistant": assistant}), alpha=alpha)
 table["substituted_passages"] = table["dataset"].map(lambda d: in_pool[d]["substituted_passages"])
 table["in_pool_passages"] = table["dataset"].map(lambda d: in_pool[d]["in_pool_passages"])
-write_table(table, out.substitution[: -len(".csv")], manifest=manifest,
+write_table(table, out.substitution, manifest=manifest,
             title=f"Experiments 2-3: nDCG@10 on the original vs the {provenance} collection (paired t-test over queries)")  # fmt: skip
 
 checks = pd.concat(check_rows, ignore_index=True)
 flagged = checks[checks["flagged"] | checks["missing"]]
 front = ["dataset", "assistant", "doc_id"]
 flagged = flagged[front + [c for c in flagged.columns if c not in front]]
-write_table(flagged, out.checks[: -len(".csv")], manifest=manifest, empty="no rewrite was flagged",
+write_table(flagged, out.checks, manifest=manifest, empty="no rewrite was flagged",
             title=f"Flagged rewrites of {assistant} (empty, refusal, copy, length ratio, chat preamble; missing)")  # fmt: skip
 log.info("%d flagged or missing rewrites", len(flagged))

@@ -28,8 +28,8 @@ from voirdire.evaluation import evaluate_systems
 from voirdire.formats import read_pairs, read_qrels, read_run, read_topics
 from voirdire.judges import HUMAN, Scale, restrict
 from voirdire.manifest import sha256
-from voirdire.report import write_table
-from voirdire.rewriters import provenance_texts
+from voirdire.output import write_table
+from voirdire.texts import provenance_texts
 from voirdire.wf import start
 
 log = start(snakemake)  # noqa: F821
@@ -129,22 +129,22 @@ def first(frame, column="dataset"):
 
 
 label_table = pd.DataFrame(labels_rows)
-write_table(label_table, out.label_test.removesuffix(".csv"), floatfmt=".3f", manifest=manifest,
+write_table(label_table, out.label_test, floatfmt=".3f", manifest=manifest,
             title="Label test: each judge against the human labels, pair by pair "
                   "(rates with 95% Wilson intervals over pairs and the counts they are shares of)")  # fmt: skip
 lojo_table = first(pd.concat(lojo_rows, ignore_index=True)) if lojo_rows else pd.DataFrame()
-write_table(lojo_table, out.lojo.removesuffix(".csv"), floatfmt=".3f", manifest=manifest,
+write_table(lojo_table, out.lojo, floatfmt=".3f", manifest=manifest,
             title="Leave one judge out: does each adjacent pair of the panel ranking hold without the judge? "
                   "(margins with 95% bootstrap CIs over queries)")  # fmt: skip
 preference_table = first(pd.concat(preference_rows, ignore_index=True))
 preference_tests = int(preference_table["reason"].isna().sum()) if len(preference_table) else 0
-write_table(preference_table, out.self_preference.removesuffix(".csv"), floatfmt=".4f", manifest=manifest,
+write_table(preference_table, out.self_preference, floatfmt=".4f", manifest=manifest,
             title="Self-preference corrected for strictness, against a panel of judges of other families "
                   "(per-query nDCG@10, 95% bootstrap CIs; flagged when the CI lies above 0; "
                   f"{chance(preference_tests, 0.025)}, one-sided)")  # fmt: skip
-write_table(first(pd.DataFrame(length_rows)), out.length.removesuffix(".csv"), floatfmt=".3f", manifest=manifest,
+write_table(first(pd.DataFrame(length_rows)), out.length, floatfmt=".3f", manifest=manifest,
             title="Length bias: passage length vs judge grade, overall and within human grades")  # fmt: skip
-write_table(pd.DataFrame(tier_rows), out.length_systems.removesuffix(".csv"), floatfmt=".3f", manifest=manifest,
+write_table(pd.DataFrame(tier_rows), out.length_systems, floatfmt=".3f", manifest=manifest,
             title="Length across systems vs within tiers: r of a system's top-10 passage length and its nDCG@10")  # fmt: skip
 deciles = pd.concat(decile_rows, ignore_index=True) if decile_rows else pd.DataFrame(columns=["dataset", "judge", "decile"])
 drift_frames = {}
@@ -159,18 +159,18 @@ for rows, name, title in (
     frame = pd.concat(rows, ignore_index=True) if rows else pd.DataFrame(columns=["dataset", "judge"])
     frame = frame[["dataset", "judge"] + [c for c in frame.columns if c not in ("dataset", "judge")]]
     drift_frames[name] = frame
-    write_table(frame, getattr(out, name).removesuffix(".csv"), floatfmt=".3f", manifest=manifest, title=title,
+    write_table(frame, getattr(out, name), floatfmt=".3f", manifest=manifest, title=title,
                 empty="no judge has two label sets or more (reruns: of a recorded judge, samples: k of a live one)")  # fmt: skip
 drift_chart(drift_frames["control_chart"].iloc[:0], drift_frames["drift"], out.drift_png)  # the flip rates
 leniency_chart(label_table, out.leniency_png)
 circularity = pd.concat(circular_rows, ignore_index=True)
 circularity = circularity[["dataset"] + [c for c in circularity.columns if c != "dataset"]]
-write_table(circularity, out.circularity.removesuffix(".csv"), floatfmt=".3f", manifest=manifest,
+write_table(circularity, out.circularity, floatfmt=".3f", manifest=manifest,
             title="Each judge as a ranker: its ranking of the pool scored under the humans and every judge")  # fmt: skip
 circularity_heatmap(circularity, out.circularity_png)
 calibration = pd.concat(curves, ignore_index=True) if curves else pd.DataFrame(columns=["dataset", "judge", "k"])
 calibration = calibration[["dataset", "judge"] + [c for c in calibration.columns if c not in ("dataset", "judge")]]
-write_table(calibration, out.calibration.removesuffix(".csv"), floatfmt=".3f", manifest=manifest,
+write_table(calibration, out.calibration, floatfmt=".3f", manifest=manifest,
             title="Calibration with k human-labelled queries: PPI++ (ppi_py) vs the judge alone and the humans alone; "
                   "tau over draws (mean, 10th/50th/90th percentiles), 95% z intervals for both estimates and their "
                   "coverage of each system's human mean over all queries")  # fmt: skip

@@ -12,9 +12,9 @@ import pandas as pd
 
 from voirdire.judges import with_texts
 from voirdire.formats import read_pairs, read_topics, write_qrels
-from voirdire.judging.embedding import grades_from_similarity
+from voirdire.embedding_judge import grades_from_similarity
 from voirdire.rankers.dense import cosine
-from voirdire.rewriters import provenance_texts
+from voirdire.texts import provenance_texts
 from voirdire.wf import start
 
 log = start(snakemake)  # noqa: F821

@@ -2,10 +2,11 @@
 
 import pandas as pd
 
-from voirdire.assistants import figure5, score_shift
+from voirdire.assistants.experiments import score_shift
+from voirdire.assistants.figures import figure5
 from voirdire.formats import read_pairs
 from voirdire.manifest import sha256
-from voirdire.report import write_table
+from voirdire.output import write_table
 from voirdire.wf import start
 
 log = start(snakemake)  # noqa: F821
@@ -18,7 +19,7 @@ for name, path in snakemake.params.files.items():  # noqa: F821
     frames.append(scores.assign(dataset=dataset, assistant=assistant, ranker=ranker))
 scores = pd.concat(frames, ignore_index=True)
 table = score_shift(scores, alpha=snakemake.params.alpha)  # noqa: F821
-write_table(table, out.table[: -len(".csv")], manifest=sha256(snakemake.input.manifest),  # noqa: F821
+write_table(table, out.table, manifest=sha256(snakemake.input.manifest),  # noqa: F821
             title=f"Figure 5: pointwise rankers' scores of the sample, {snakemake.wildcards.provenance} - original")  # noqa: F821  # fmt: skip
 figure5(scores, out.png, out.pdf)
 log.info("\n%s", table.to_string())

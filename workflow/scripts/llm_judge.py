@@ -9,7 +9,7 @@ import os
 from voirdire.judges import with_texts
 from voirdire.formats import read_pairs, read_topics
 from voirdire.judging.job import run_judging_job
-from voirdire.rewriters import provenance_texts
+from voirdire.texts import provenance_texts
 from voirdire.wf import serving, start
 
 log = start(snakemake)  # noqa: F821

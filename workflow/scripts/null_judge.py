@@ -9,7 +9,7 @@ import pandas as pd
 from voirdire.judges import with_texts
 from voirdire.formats import read_pairs, read_topics, write_qrels
 from voirdire.null_judges import null_labels
-from voirdire.rewriters import provenance_texts
+from voirdire.texts import provenance_texts
 from voirdire.wf import start
 
 log = start(snakemake)  # noqa: F821

@@ -1,11 +1,11 @@
 """Probes, step 3: an LLM padder pads the pad test's passages to about twice the length with no
-new facts (the prompt in the SPEC's words), through the shared call path; checks as for rewrites."""
+new facts, through the shared call path; checks as for rewrites."""
 
 import json
 import os
 
 from voirdire.formats import read_passages
-from voirdire.rewriting.job import run_rewrite_job
+from voirdire.probes.job import run_pad_job
 from voirdire.wf import start
 
 log = start(snakemake)  # noqa: F821
@@ -13,11 +13,9 @@ os.environ.setdefault("VOIRDIRE_TORCH_THREADS", str(snakemake.threads))  # noqa:
 texts = read_passages(snakemake.input.passages)  # noqa: F821
 with open(snakemake.input.sample, encoding="utf-8") as fh:  # noqa: F821
     originals = {row["doc_id"]: texts[row["doc_id"]] for row in json.load(fh)["pad"]}
-summary = run_rewrite_job(
+summary = run_pad_job(
     snakemake.params.padder, originals, store_path=snakemake.params.store,  # noqa: F821
     out=snakemake.output.table, summary_out=snakemake.output.summary,  # noqa: F821
-    # a padding is meant to be about twice as long: flag only what is not longer, or far longer
-    options={"min_length_ratio": 1.2, "max_length_ratio": 4.0, "copy_similarity": 0.95}, purpose="probe",
     max_in_flight=snakemake.resources.llm_slots or None,  # noqa: F821
 )  # fmt: skip
 if summary["checks"].get("flagged"):

@@ -6,7 +6,7 @@ from pathlib import Path
 import pandas as pd
 
 from voirdire.manifest import sha256
-from voirdire.report import write_table
+from voirdire.output import write_table
 from voirdire.wf import start
 
 log = start(snakemake)  # noqa: F821
@@ -17,7 +17,7 @@ for path in snakemake.input.bias:  # noqa: F821
                  "variant": found["variant"], "model": found["model"], **(found["bias"] or {})})  # fmt: skip
 write_table(
     pd.DataFrame(rows),
-    Path(snakemake.output.csv).with_suffix(""),  # noqa: F821
+    snakemake.output.csv,  # noqa: F821
     title="Position bias of the PRP rankers (each pair asked in both orders)",
     floatfmt=".3f",
     manifest=sha256(snakemake.input.manifest),  # noqa: F821

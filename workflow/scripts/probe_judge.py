@@ -7,7 +7,7 @@ import os
 import pandas as pd
 
 from voirdire.formats import read_passages, read_topics
-from voirdire.judging.probes import padded_texts, run_probe_job
+from voirdire.probes.job import padded_texts, run_probe_job
 from voirdire.wf import serving, start
 
 log = start(snakemake)  # noqa: F821

@@ -10,10 +10,10 @@ from voirdire.evaluation import evaluate_systems
 from voirdire.fingerprint import fingerprint
 from voirdire.formats import atomic_write, read_qrels, read_run
 from voirdire.manifest import sha256
-from voirdire.probes import report as probes
+from voirdire.probes import tables as probes
 from voirdire.probes.sensitivity import displacement_heatmap, sensitivity_chart
 from voirdire.probes.shifts import shift_chart, swap_chart
-from voirdire.report import write_table
+from voirdire.output import write_table
 from voirdire.wf import start
 
 log = start(snakemake)  # noqa: F821
@@ -31,7 +31,7 @@ def answers() -> pd.DataFrame:
 
 
 def table(frame: pd.DataFrame, key: str, title: str) -> None:
-    write_table(frame, getattr(out, key).removesuffix(".csv"), title=title, floatfmt=".3f", manifest=manifest,
+    write_table(frame, getattr(out, key), title=title, floatfmt=".3f", manifest=manifest,
                 empty="no LLM judge is probed")  # fmt: skip
 
 

@@ -13,7 +13,7 @@ from voirdire.formats import (
     write_run,
 )
 from voirdire.rankers.rerank import rerank_all, total_bias, unchanged_queries
-from voirdire.rewriters import provenance_texts
+from voirdire.texts import provenance_texts
 from voirdire.wf import serving, start
 
 log = start(snakemake)  # noqa: F821

@@ -3,7 +3,7 @@
 import os
 
 from voirdire.formats import read_corpus, read_passages, read_rankgpt
-from voirdire.rewriting.job import CHECK_OPTIONS, run_recorded_rewrites, run_rewrite_job
+from voirdire.assistants.job import CHECK_OPTIONS, run_recorded_rewrites, run_rewrite_job
 from voirdire.wf import start
 
 log = start(snakemake)  # noqa: F821

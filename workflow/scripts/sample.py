@@ -8,7 +8,7 @@ import json
 import pandas as pd
 
 from voirdire import bm25
-from voirdire.assistants import balanced_sample
+from voirdire.assistants.sample import balanced_sample
 from voirdire.formats import atomic_write, read_passages, read_qrels, read_rankgpt
 from voirdire.wf import start
 

@@ -9,7 +9,8 @@ from voirdire.fingerprint import fingerprint
 from voirdire.formats import atomic_write
 from voirdire.judges import HUMAN
 from voirdire.manifest import sha256
-from voirdire.report import table1, write_table
+from voirdire.output import write_table
+from voirdire.report import table1
 from voirdire.wf import start
 
 log = start(snakemake)  # noqa: F821

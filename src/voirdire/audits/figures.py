@@ -7,48 +7,12 @@ from pathlib import Path
 
 import pandas as pd
 
-
-def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def _per_dataset(frame: pd.DataFrame, width: float, height: float):
-    """A figure with one panel per dataset of ``frame``: (fig, [(axis, dataset, rows)])."""
-    plt = _plt()
-    datasets = list(dict.fromkeys(frame["dataset"])) if len(frame) else [""]
-    fig, axes = plt.subplots(1, len(datasets), figsize=(width * len(datasets), height), squeeze=False)
-    panels = [(ax, d, frame[frame["dataset"] == d] if len(frame) else frame) for ax, d in zip(axes[0], datasets, strict=True)]
-    return fig, panels
-
-
-PDF_METADATA = {"CreationDate": None}
-"""No creation date in a PDF, so a rerun (locally or on a cluster) writes the same bytes."""
-
-
-def savefig(fig, target, fmt: str, dpi: int) -> None:
-    """``fig.savefig`` to a path or file object in format ``fmt`` ("png" or "pdf"), reproducibly."""
-    extra = {"metadata": PDF_METADATA} if fmt == "pdf" else {}
-    fig.savefig(target, format=fmt, dpi=dpi, **extra)
-
-
-def _save(fig, png: str | Path) -> None:
-    """Write the figure as PNG and PDF, then close it (tight layout unless it has a layout engine)."""
-    Path(png).parent.mkdir(parents=True, exist_ok=True)
-    if fig.get_layout_engine() is None:
-        fig.tight_layout()
-    savefig(fig, png, "png", 130)
-    savefig(fig, Path(png).with_suffix(".pdf"), "pdf", 130)
-    _plt().close(fig)
+from ..output import per_dataset, pyplot, save_figure
 
 
 def confusion_heatmaps(tables: Mapping[tuple[str, str], pd.DataFrame], png: str | Path) -> None:
     """One heatmap per (dataset, judge): human grade (rows) x judge grade (columns), row shares."""
-    plt = _plt()
+    plt = pyplot()
     keys = list(tables) or [("", "")]
     cols = min(4, len(keys))
     rows = (len(keys) + cols - 1) // cols
@@ -66,12 +30,12 @@ def confusion_heatmaps(tables: Mapping[tuple[str, str], pd.DataFrame], png: str 
         ax.set_xlabel(f"{judge} grade")
         ax.set_ylabel("human grade")
         ax.set_title(f"{dataset}: {judge}", fontsize=9)
-    _save(fig, png)
+    save_figure(fig, png)
 
 
 def circularity_heatmap(table: pd.DataFrame, png: str | Path) -> None:
     """Mean nDCG@10 of each judge's ranking (rows) under each judge (columns), per dataset."""
-    fig, panels = _per_dataset(table, 4.8, 4.2)
+    fig, panels = per_dataset(table, 4.8, 4.2)
     for ax, dataset, rows in panels:
         block = rows.set_index("ranker")
         matrix = block[[c for c in block.columns if c.startswith("under_")]]
@@ -83,12 +47,12 @@ def circularity_heatmap(table: pd.DataFrame, png: str | Path) -> None:
         ax.set_xlabel("scored under")
         ax.set_ylabel("ranking by")
         ax.set_title(dataset)
-    _save(fig, png)
+    save_figure(fig, png)
 
 
 def leniency_chart(label_test: pd.DataFrame, png: str | Path) -> None:
     """Mean judge grade per human grade, one line per judge (the diagonal: a judge that agrees)."""
-    fig, panels = _per_dataset(label_test, 5, 3.8)
+    fig, panels = per_dataset(label_test, 5, 3.8)
     for ax, dataset, block in panels:
         columns = [c for c in block.columns if c.startswith("mean_judge_grade_at_human_")]
         grades = [int(c.rsplit("_", 1)[1]) for c in columns]
@@ -100,12 +64,12 @@ def leniency_chart(label_test: pd.DataFrame, png: str | Path) -> None:
         ax.set_ylabel("mean judge grade")
         ax.set_title(dataset)
         ax.legend(fontsize=7)
-    _save(fig, png)
+    save_figure(fig, png)
 
 
 def drift_chart(chart: pd.DataFrame, drifted: pd.DataFrame, png: str | Path) -> None:
     """The control chart (mean grade per run, first run's limits) and flip rates, per judge."""
-    plt = _plt()
+    plt = pyplot()
     judges = list(dict.fromkeys(zip(drifted["dataset"], drifted["judge"], strict=True))) if len(drifted) else []
     fig, axes = plt.subplots(1, max(1, len(judges)), figsize=(4.5 * max(1, len(judges)), 3.6), squeeze=False)
     if not judges:
@@ -124,12 +88,12 @@ def drift_chart(chart: pd.DataFrame, drifted: pd.DataFrame, png: str | Path) -> 
             ax.set_ylabel("share of pairs whose label flips")
         ax.set_title(f"{dataset}: {judge}", fontsize=9)
         ax.tick_params(axis="x", rotation=30)
-    _save(fig, png)
+    save_figure(fig, png)
 
 
 def lojo_chart(lojo: pd.DataFrame, png: str | Path) -> None:
     """Share of each adjacent margin that survives without each judge (1 = untouched, < 0 = flipped)."""
-    fig, panels = _per_dataset(lojo, 6, 4)
+    fig, panels = per_dataset(lojo, 6, 4)
     for ax, dataset, block in panels:
         if block.empty:
             ax.text(0.5, 0.5, "fewer than two judges", ha="center")
@@ -143,12 +107,12 @@ def lojo_chart(lojo: pd.DataFrame, png: str | Path) -> None:
         ax.set_xlabel("share of the panel margin kept without the judge")
         ax.set_title(dataset)
         ax.invert_yaxis()
-    _save(fig, png)
+    save_figure(fig, png)
 
 
 def calibration_chart(curve: pd.DataFrame, png: str | Path) -> None:
     """Kendall's tau against the humans over k labelled queries: PPI-corrected, judge alone, humans alone."""
-    fig, panels = _per_dataset(curve, 5.5, 3.8)
+    fig, panels = per_dataset(curve, 5.5, 3.8)
     for ax, dataset, block in panels:
         for index, (judge, rows) in enumerate(block.groupby("judge", sort=False)):
             color = f"C{index}"
@@ -161,12 +125,12 @@ def calibration_chart(curve: pd.DataFrame, png: str | Path) -> None:
         ax.set_ylabel("Kendall's tau vs the humans (all queries)")
         ax.set_title(dataset)
         ax.legend(fontsize=6)
-    _save(fig, png)
+    save_figure(fig, png)
 
 
 def length_chart(deciles: pd.DataFrame, png: str | Path) -> None:
     """Mean judge grade by length decile within each human grade, one panel per (dataset, judge)."""
-    plt = _plt()
+    plt = pyplot()
     keys = list(dict.fromkeys(zip(deciles["dataset"], deciles["judge"], strict=True))) or [("", "")]
     cols = min(4, len(keys))
     rows = (len(keys) + cols - 1) // cols
@@ -181,4 +145,4 @@ def length_chart(deciles: pd.DataFrame, png: str | Path) -> None:
         ax.set_xlabel("length decile (within the human grade)")
     axes.flat[0].set_ylabel("mean judge grade")
     axes.flat[0].legend(fontsize=7)
-    _save(fig, png)
+    save_figure(fig, png)

@@ -3,5 +3,7 @@
 A judge's calls go through the one call path (:mod:`voirdire.llm`) with purpose ``judge``
 and an acceptance rule that the grade parses (:mod:`.parsing`); this package only says
 which calls a judge needs (:mod:`.tasks`), turns stored answers into labels
-(:mod:`.aggregate`), runs a whole job (:mod:`.job`) and estimates its cost (:mod:`.plan`).
+(:mod:`.aggregate`) and runs a whole job (:mod:`.job`). What judging will cost is
+:mod:`voirdire.plan`; the judges that make no LLM call are :mod:`voirdire.null_judges` and
+:mod:`voirdire.embedding_judge`.
 """

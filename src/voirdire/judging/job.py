@@ -15,8 +15,7 @@ import pandas as pd
 
 from ..formats import atomic_write, read_pairs, read_passages, read_topics, write_qrels
 from ..judges import LLMJudge
-from ..llm import Store, call_all, has_price
-from ..llm.env import import_litellm
+from ..llm import Store, call_all, price_known
 from .aggregate import aggregate, judgments, summary
 from .tasks import GradeAccept, judge_calls
 
@@ -56,7 +55,7 @@ def run_judging_job(
     write_qrels(labels.dropna(subset=["relevance"]), qrels_out)
     with atomic_write(raw_out, "wb") as fh:
         answers.to_parquet(fh, index=False)
-    result = summary(judge, answers, labels, stats, price_known=has_price(import_litellm(), judge.model))
+    result = summary(judge, answers, labels, stats, price_known=price_known(judge.model))
     result["served"] = served
     with atomic_write(summary_out) as fh:
         json.dump(result, fh, indent=2)

@@ -1,8 +1,10 @@
 """The LLM call path: endpoints, requests, the one function that calls, the store, the local model.
 
-The only package of voirdire that imports litellm (lazily). Every LLM call -- a judge's
-grade, a ranker's preference, an assistant's rewrite, a probe's second ask -- is a
-:class:`Call` filled into a :class:`Store` by :func:`fill_store` / :func:`call_all`.
+The only package of voirdire that imports litellm (lazily); what the others need of it, prices
+and token counts, is :func:`price_known`, :func:`estimated_cost` and :func:`count_tokens`.
+Every LLM call -- a judge's grade, a ranker's preference, an assistant's rewrite, a probe's
+second ask -- is a :class:`Call` filled into a :class:`Store` by :func:`fill_store` /
+:func:`call_all`.
 """
 
 from .calls import (
@@ -14,10 +16,11 @@ from .calls import (
     Verdict,
     accept_any,
     call_all,
+    count_tokens,
+    estimated_cost,
     fill_store,
-    has_price,
+    price_known,
     records,
-    token_cost,
 )
 from .endpoint import Endpoint
 from .request import Request
@@ -25,5 +28,6 @@ from .store import Record, Store
 
 __all__ = [
     "Accept", "Answer", "Call", "CallsIncomplete", "Endpoint", "Record", "Request", "RunStats",
-    "Store", "Verdict", "accept_any", "call_all", "fill_store", "has_price", "records", "token_cost",
+    "Store", "Verdict", "accept_any", "call_all", "count_tokens", "estimated_cost", "fill_store", "price_known",
+    "records",
 ]  # fmt: skip

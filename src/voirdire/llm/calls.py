@@ -23,6 +23,7 @@ This package is the only one that imports litellm (lazily, through :mod:`voirdir
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -228,6 +229,31 @@ def has_price(litellm: Any, model: str) -> bool:
     except Exception:  # noqa: BLE001
         return False
     return True
+
+
+@functools.cache
+def _litellm() -> Any:
+    return import_litellm()
+
+
+def price_known(model: str) -> bool:
+    """Whether litellm's cost map prices ``model`` (a local or self-hosted model: no)."""
+    return has_price(_litellm(), model)
+
+
+def estimated_cost(model: str, prompt_tokens: int, completion_tokens: int) -> float | None:
+    """What that many tokens cost at litellm's prices; None when it has no price for ``model``."""
+    litellm = _litellm()
+    return token_cost(litellm, model, prompt_tokens, completion_tokens) if has_price(litellm, model) else None
+
+
+def count_tokens(model: str, messages: list[dict]) -> int:
+    """Prompt tokens of ``messages`` by ``model``'s tokenizer (litellm's ``token_counter``), or
+    about 4 characters a token when litellm has no tokenizer for it."""
+    try:
+        return int(_litellm().token_counter(model=model, messages=messages))
+    except Exception:  # noqa: BLE001 - no tokenizer for this model
+        return sum(len(m["content"]) for m in messages) // 4
 
 
 def prepare_provider(model: str) -> None:

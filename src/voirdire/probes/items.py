@@ -1,4 +1,4 @@
-"""What the probes ask: seeded samples of pool pairs, and the changed texts (SPEC sections 6-7).
+"""What the probes ask: seeded samples of pool pairs, and the changed texts.
 
 Every probe draws from the pool's human-judged pairs, so the judge's plain answer to the
 unchanged text is already stored by its pool job and costs nothing here:
@@ -34,6 +34,8 @@ PAIRWISE_PROMPT = prompt_path("pairwise.txt")
 """The swap test's pairwise template (``{query}``, ``{a}``, ``{b}``), written for voirdire."""
 LISTS_PROMPT = prompt_path("lists.txt")
 """The result-list swap test's template: the two lists in the ``{a}`` and ``{b}`` slots."""
+PAD_PROMPT = prompt_path("pad.txt")
+"""The pad test's prompt for an LLM padder: about twice the length, no new facts."""
 
 PAD_METHODS = ("repeat", "filler")
 """Padding that needs no LLM: the passage's own sentences again, or neutral filler sentences."""
@@ -189,7 +191,7 @@ def draw_probes(
     """Every probe's sample for one dataset, from the config's ``probes`` section: a JSON-ready
     dict with one entry per configured probe and a ``summary`` of what was drawn (and what came
     up short). ``rankings`` are every system's rankings (query -> doc ids), by system name."""
-    from ..assistants import balanced_sample
+    from ..assistants.sample import balanced_sample
 
     seed = options["seed"]
     judged = judged_pool(pairs, human)

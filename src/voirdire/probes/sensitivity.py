@@ -1,4 +1,4 @@
-"""Persona-conditioned judging and prompt sensitivity (SPEC section 7; seed 002, section 3.5).
+"""Persona-conditioned judging and prompt sensitivity (after Mohtadi et al., CIKM 2026, §3.5).
 
 Label sets that differ only in the prompt (*conditions*: persona roles, or prompt variants)
 are compared with a baseline label set (the plain UMBRELA prompt) and with the human labels,
@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import cohen_kappa_score
 
-from ..audits.figures import _plt, _save
+from ..output import pyplot, save_figure
 from ..stats import kendall_tau, ordering, paired_shift, rbo
 
 ALL = "all"  # the condition name of the per-(dataset, group) summary row
@@ -340,12 +340,12 @@ def direction_consistency(displacement: pd.DataFrame) -> pd.DataFrame:
 
 
 def _no_data(png: str | Path, title: str) -> None:
-    plt = _plt()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(5, 3))
     ax.text(0.5, 0.5, "no data", ha="center", va="center", fontsize=14)
     ax.set_title(title)
     ax.set_axis_off()
-    _save(fig, png)
+    save_figure(fig, png)
 
 
 def _panels(frame: pd.DataFrame) -> list[tuple[str, str]]:
@@ -360,7 +360,7 @@ def displacement_heatmap(displacement: pd.DataFrame, png: str | Path) -> None:
     if displacement.empty:
         _no_data(png, "rank displacement")
         return
-    plt = _plt()
+    plt = pyplot()
     panels = _panels(displacement)
     limit = max(1, int(displacement["delta_r"].abs().max()))
     n_systems = max(displacement.groupby(["dataset", "group"])["system"].nunique())
@@ -386,7 +386,7 @@ def displacement_heatmap(displacement: pd.DataFrame, png: str | Path) -> None:
         ax.set_yticks(range(table.shape[0]), table.index, fontsize=7)
         ax.set_title(f"{dataset} / {group}", fontsize=9)
     fig.colorbar(image, ax=axes[0].tolist(), label="delta rank (negative: moves up)", shrink=0.8)
-    _save(fig, png)
+    save_figure(fig, png)
 
 
 def sensitivity_chart(summary_by_condition: pd.DataFrame, png: str | Path) -> None:
@@ -398,7 +398,7 @@ def sensitivity_chart(summary_by_condition: pd.DataFrame, png: str | Path) -> No
     if summary_by_condition.empty:
         _no_data(png, "rank sensitivity")
         return
-    plt = _plt()
+    plt = pyplot()
     panels = _panels(summary_by_condition)
     n_conditions = max(summary_by_condition.groupby(["dataset", "group"])["condition"].nunique())
     fig, axes = plt.subplots(
@@ -419,4 +419,4 @@ def sensitivity_chart(summary_by_condition: pd.DataFrame, png: str | Path) -> No
         ax.set_xticks(positions, rows["condition"], rotation=45, ha="right", fontsize=7)
         ax.set_title(f"{dataset} / {group}", fontsize=9)
     axes[0][0].set_ylabel("mean |delta rank| (95% CI)")
-    _save(fig, png)
+    save_figure(fig, png)

@@ -13,7 +13,7 @@ condition, overall and per human grade:
 * ``flagged``: ``sign_p`` < alpha and the mean shift is positive (the change bought a higher
   grade).
 
-A padded text should never win (seed 001: "should be ~0"); an injected claim should not move a
+A padded text should never win (its shift should be about 0); an injected claim should not move a
 non-relevant passage (Alaofi et al., arXiv 2501.17969).
 """
 
@@ -24,6 +24,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from ..output import per_dataset, save_figure
 from ..stats import SHIFT_COLUMNS, paired_shift
 
 ALL = "all"
@@ -53,10 +54,8 @@ def label_shift(
 
 def shift_chart(table: pd.DataFrame, png: str, title: str) -> None:
     """Mean label shift per judge and condition (all human grades), one panel per dataset."""
-    from ..audits.figures import _per_dataset, _save
-
     overall = table[table["human"] == ALL] if len(table) else table
-    fig, panels = _per_dataset(overall, 5.0, 3.2)
+    fig, panels = per_dataset(overall, 5.0, 3.2)
     for ax, dataset, rows in panels:
         if not len(rows):
             ax.text(0.5, 0.5, "no data", ha="center", va="center")
@@ -69,14 +68,12 @@ def shift_chart(table: pd.DataFrame, png: str, title: str) -> None:
         ax.set_xticks(range(len(rows)), labels, fontsize=7, rotation=30, ha="right")
         ax.set_ylabel("mean grade shift (changed - original)")
         ax.set_title(f"{title}: {dataset} (red: flagged)", fontsize=9)
-    _save(fig, png)
+    save_figure(fig, png)
 
 
 def swap_chart(table: pd.DataFrame, png: str) -> None:
     """Position consistency, first-position win rate and tie rate per judge and probe."""
-    from ..audits.figures import _per_dataset, _save
-
-    fig, panels = _per_dataset(table, 5.0, 3.2)
+    fig, panels = per_dataset(table, 5.0, 3.2)
     measures = ("position_consistency", "first_position_win_rate", "tie_rate")
     for ax, dataset, rows in panels:
         if not len(rows):
@@ -91,4 +88,4 @@ def swap_chart(table: pd.DataFrame, png: str) -> None:
         ax.set_ylim(0, 1)
         ax.set_title(f"Swap test: {dataset}", fontsize=9)
         ax.legend(fontsize=7)
-    _save(fig, png)
+    save_figure(fig, png)

@@ -1,4 +1,4 @@
-"""Label-level self-preference on rewritten passages (seeds 001 and 004, with paper section 4.3).
+"""Label-level self-preference on rewritten passages (after Balog, Metzler & Qin, SIGIR 2025, §4.3).
 
 Does a judge grade passages rewritten by an assistant of its own family (a Gemini judge and a
 Gemini rewriter) up more than other judges grade the same rewrites? A judge's raw shift on a
@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .panel import comparison_panel
+from ..audits.panel import comparison_panel
 
 COLUMNS = [
     "dataset", "assistant", "assistant_family", "judge", "family", "same_family", "panel", "pairs",
@@ -55,7 +55,7 @@ def rewrite_self_preference(
     level: float = 0.95,
 ) -> pd.DataFrame:
     """One row per (dataset, assistant, judge of ``panel``); ``labels`` as for
-    :func:`voirdire.assistants.label_shift` (NaN labels are left out pair by pair).
+    :func:`voirdire.assistants.experiments.label_shift` (NaN labels are left out pair by pair).
 
     ``panel`` is the candidate judges; each judge is compared with those of them that
     declare a family other than its own."""

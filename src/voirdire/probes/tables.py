@@ -1,5 +1,5 @@
 """The probes' tables from the probe jobs' answers (one row per call; see
-:mod:`voirdire.judging.probes`): swap test on passages and on result lists, pad test, injection
+:mod:`voirdire.probes.job`): swap test on passages and on result lists, pad test, injection
 probe, and the persona label sets that :mod:`.sensitivity` compares.
 
 Every input table carries ``dataset`` and ``judge``. Labels of one pair asked k times (a judge

@@ -1,4 +1,4 @@
-"""Assistants: the models that rewrite passages for the AI-content experiment (SPEC section 5).
+"""What an assistant is: a model that rewrites passages for the Assistants experiment.
 
 An assistant is either a live model (any litellm model string, or ``local/smollm2-135m``
 offline) asked zero-shot with the paper's prompt, "Please rewrite the following text:"
@@ -10,22 +10,16 @@ passages' texts replaced by their rewrites.
 
 from __future__ import annotations
 
-from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
-import pandas as pd
-
-from .errors import ConfigError
-from .formats import read_passages
-from .llm.endpoint import Endpoint
-from .prompts import path as prompt_path
+from ..errors import ConfigError
+from ..llm.endpoint import Endpoint
+from ..prompts import path as prompt_path
 
 ORIGINAL = "original"
 REWRITE_PROMPT = prompt_path("rewrite.txt")
-"""The paper's zero-shot prompt (section 4.3), with a ``{passage}`` slot."""
-PAD_PROMPT = prompt_path("pad.txt")
-"""The pad test's prompt, in the SPEC's words (section 6): about twice the length, no new facts."""
+"""The zero-shot prompt of Balog, Metzler & Qin (SIGIR 2025, §4.3), with a ``{passage}`` slot."""
 
 
 def provenance_of(assistant: str) -> str:
@@ -86,20 +80,3 @@ def assistant_from_config(name: str, entry: dict, *, key: str, prompt: Path = RE
         raise ConfigError(f"{prompt}: the template has no {{passage}} slot", key=f"{key}.prompt_file")
     own = {k: entry[k] for k in ("temperature", "max_tokens", "seed", "threads") if k in entry}
     return LLMAssistant(name=name, endpoint=endpoint, prompt_file=prompt, family=family, **own)
-
-
-def provenance_texts(
-    passages: Collection[str | Path], rewrites: str | Path | None = None
-) -> tuple[dict[str, str], set[str]]:
-    """The texts of a provenance: the passages' texts, with the used rewrites substituted.
-
-    Returns the texts and the substituted passage ids (empty for ``original``)."""
-    texts: dict[str, str] = {}
-    for path in passages:
-        texts.update(read_passages(path))
-    if rewrites is None:
-        return texts, set()
-    table = pd.read_parquet(rewrites, columns=["doc_id", "text", "used"])
-    used = table[table["used"]]
-    texts.update(zip(used["doc_id"], used["text"], strict=True))
-    return texts, set(used["doc_id"])

@@ -1,6 +1,7 @@
-"""One probe job: a live judge asked again with something changed (SPEC sections 6-7).
+"""The probes' LLM jobs: a live judge asked again with something changed, and the pad test's
+LLM padders.
 
-For one (dataset, judge) the job asks, through the shared call path (cached, concurrent,
+For one (dataset, judge) the probe job asks, through the shared call path (cached, concurrent,
 resumable, costed):
 
 * ``swap`` and ``lists``: the judge's pairwise template (passages, or two result lists) for
@@ -16,6 +17,11 @@ and is copied from that job's finished store at cost 0 (``seeds``). The job writ
 call: ``probe``, ``condition``, ``query_id``, ``doc_id`` (pointwise) or ``first``/``second``
 and ``order`` (pairwise), ``sample``, ``label`` or ``choice`` (None when unparsed), status and
 raw answer.
+
+An LLM padder is an assistant with the pad prompt (:data:`voirdire.probes.items.PAD_PROMPT`):
+:func:`run_pad_job` asks it through the assistants' caller
+(:func:`voirdire.assistants.job.run_passage_job`) as the pad probe (purpose ``probe``,
+provenance ``pad-{name}``), and checks its answers as rewrites.
 """
 
 from __future__ import annotations
@@ -27,14 +33,15 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..assistants.declarations import LLMAssistant
+from ..assistants.job import passage_calls, run_passage_job
 from ..formats import atomic_write
 from ..judges import LLMJudge
-from ..llm import Answer, Call, Request, Store, Verdict, call_all, has_price
-from ..llm.env import import_litellm
-from ..probes.items import LISTS_PROMPT, PAIRWISE_PROMPT, inject, pad, render_list
-from ..probes.personas import persona_prefix
-from .tasks import GradeAccept, grade_calls
-from .templates import Template
+from ..judging.tasks import GradeAccept, grade_calls
+from ..judging.templates import Template
+from ..llm import Answer, Call, Request, Store, Verdict, call_all, price_known
+from .items import LISTS_PROMPT, PAIRWISE_PROMPT, inject, pad, render_list
+from .personas import persona_prefix
 
 CHOICE = "choice:AB"
 _STRICT = re.compile(r"^\W*([AB])\W*$", re.IGNORECASE)
@@ -90,6 +97,35 @@ def _pair_calls(
 def _pairwise_prompt(options: Mapping) -> Path:
     """The swap test's template, which the pad test's pairwise question uses too."""
     return Path((options.get("swap") or {}).get("prompt_file") or PAIRWISE_PROMPT)
+
+
+PAD_CHECKS = {"min_length_ratio": 1.2, "max_length_ratio": 4.0, "copy_similarity": 0.95}
+"""The checks of a padding: it is meant to be about twice as long, so only what is not longer,
+or far longer, is flagged (the ``rewriting`` keys of :data:`voirdire.assistants.job.CHECK_OPTIONS`)."""
+
+
+def pad_calls(padder: LLMAssistant, originals: Mapping[str, str]) -> list[Call]:
+    """An LLM padder's padding of every pad-test passage (purpose ``probe``)."""
+    return passage_calls(padder, originals, purpose="probe", provenance=f"pad-{padder.name}")
+
+
+def run_pad_job(
+    padder: LLMAssistant,
+    originals: Mapping[str, str],
+    *,
+    store_path: str | Path,
+    out: str | Path,
+    summary_out: str | Path,
+    options: Mapping | None = None,
+    max_in_flight: int | None = None,
+    progress: bool = True,
+) -> dict:
+    """Pad every pad-test passage through the store; returns the job's summary."""
+    return run_passage_job(
+        padder, pad_calls(padder, originals), originals, store_path=store_path, out=out, summary_out=summary_out,
+        options=dict(PAD_CHECKS if options is None else options), desc=f"probe: {padder.name}",
+        config_key=f"probes.pad.assistants.{padder.name}", max_in_flight=max_in_flight, progress=progress,
+    )  # fmt: skip
 
 
 def padded_texts(path: str | Path) -> dict[str, str | None]:
@@ -234,7 +270,7 @@ def run_probe_job(
         "calls_this_run": (graded.calls - graded.cached) + (chosen.calls - chosen.cached),
         "cached": graded.cached + chosen.cached, "copied_from_finished_jobs": graded.seeded,
         "cost_this_run_usd": graded.cost + chosen.cost,
-        "price_known": has_price(import_litellm(), judge.model),
+        "price_known": price_known(judge.model),
         "cost_ledger_usd": float(table.drop_duplicates("key")["cost"].sum()),
         "wall_s": graded.wall_s + chosen.wall_s,
     }  # fmt: skip

@@ -1,11 +1,13 @@
-"""``voirdire plan``: what judging will cost, before any call (SPEC section 3, "Cost").
+"""The plan: what the LLM calls will cost, before any call. :func:`render` is the one text that
+``voirdire plan`` prints and the workflow's ``plan`` rule writes.
 
 Per judge and dataset: unique pairs, calls (pairs x samples), how many the store already
 has (answers stored by voirdire 0.1 under their old keys count as stored), calls to make,
 estimated prompt and completion tokens, and estimated cost from litellm's cost map. Prompt
-tokens are counted with ``litellm.token_counter`` on the rendered prompts; completions are
-assumed to use ``max_tokens`` (an upper bound). Also the naive count the paper's design
-avoids: queries x systems x depth.
+tokens are counted by the model's tokenizer (:func:`voirdire.llm.count_tokens`) on the
+rendered prompts; completions are assumed to use ``max_tokens`` (an upper bound). Also the
+naive count the paper's design avoids: queries x systems x depth. Then the API rankers' calls
+at most, the assistants experiment's calls and the judge probes' calls.
 """
 
 from __future__ import annotations
@@ -15,23 +17,17 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..config import Plan
-from ..formats import read_pairs, read_passages
-from ..judges import LLMJudge, with_texts
-from ..layout import Layout
-from ..llm import Store, has_price, token_cost
-from ..llm.env import import_litellm
-from ..rewriters import LLMAssistant, provenance_texts
-from ..rewriting.job import rewrite_calls
-from .job import load_inputs
-from .tasks import judge_calls
-
-
-def estimate_prompt_tokens(litellm, model: str, messages: list[dict]) -> int:
-    try:
-        return int(litellm.token_counter(model=model, messages=messages))
-    except Exception:  # noqa: BLE001 - no tokenizer for this model: ~4 characters a token
-        return sum(len(m["content"]) for m in messages) // 4
+from .assistants.declarations import LLMAssistant
+from .assistants.job import rewrite_calls
+from .config import Plan
+from .formats import read_pairs, read_passages, read_run
+from .judges import LLMJudge, with_texts
+from .judging.job import load_inputs
+from .judging.tasks import judge_calls
+from .layout import Layout
+from .llm import Store, count_tokens, estimated_cost
+from .probes.job import pad_calls, padded_texts, probe_calls
+from .texts import provenance_texts
 
 
 def _cached(calls, stores) -> set[str]:
@@ -46,22 +42,22 @@ def _cached(calls, stores) -> set[str]:
     return cached
 
 
-def _row(litellm, caller, model, max_tokens, calls, stores, **ids) -> dict:
+def _row(caller, model, max_tokens, calls, stores, **ids) -> dict:
     cached = _cached(calls, stores)
     todo = list({c.key: c for c in calls if c.key not in cached}.values())  # one call per unique request
-    prompt = sum(estimate_prompt_tokens(litellm, model, c.request.chat_messages()) for c in todo)
+    prompt = sum(count_tokens(model, c.request.chat_messages()) for c in todo)
     completion = len(todo) * max_tokens
+    cost = estimated_cost(model, prompt, completion)
     return {
         **ids, "caller": caller, "model": model, "tasks": len(calls), "cached": len({c.key for c in calls} & cached),
         "calls": len(todo), "est_prompt_tokens": prompt, "est_completion_tokens_max": completion,
         # "n/a", not blank, nan or 0: litellm's cost map has no price for this model (local, self-hosted)
-        "est_cost_usd_max": token_cost(litellm, model, prompt, completion) if has_price(litellm, model) else "n/a",
+        "est_cost_usd_max": "n/a" if cost is None else cost,
     }  # fmt: skip
 
 
 def plan_rows(plan: Plan, provenance: str = "original") -> pd.DataFrame:
     """Judging calls of one provenance's pool (the judges' plan, as before the assistants)."""
-    litellm = import_litellm()
     layout = Layout(plan.config["results"])
     rows = []
     for dataset in plan.datasets:
@@ -77,7 +73,7 @@ def plan_rows(plan: Plan, provenance: str = "original") -> pd.DataFrame:
             if not isinstance(judge, LLMJudge):
                 continue
             calls = judge_calls(judge, readable, topics, texts, provenance=provenance)
-            row = _row(litellm, judge.name, judge.model, judge.max_tokens, calls,
+            row = _row(judge.name, judge.model, judge.max_tokens, calls,
                        [layout.store(dataset, provenance, judge.name)], dataset=dataset)  # fmt: skip
             rows.append(
                 {"dataset": row.pop("dataset"), "judge": row.pop("caller"), "model": row.pop("model"),
@@ -103,7 +99,6 @@ def assistant_rows(plan: Plan) -> pd.DataFrame:
     sample (original texts) and of each rewritten collection (pool pairs of rewritten passages
     and the sample). Before an assistant has rewritten, its collection's rows are estimates from
     the original texts, counting every call that a rewrite would change (``estimated``)."""
-    litellm = import_litellm()
     layout = Layout(plan.config["results"])
     rows = []
     for dataset in plan.datasets:
@@ -118,14 +113,14 @@ def assistant_rows(plan: Plan) -> pd.DataFrame:
             if isinstance(assistant, LLMAssistant):
                 calls = rewrite_calls(assistant, originals)
                 store = layout.rewrites(dataset, assistant.provenance, "sqlite")
-                rows.append(_row(litellm, assistant.name, assistant.model, assistant.max_tokens, calls, [store],
+                rows.append(_row(assistant.name, assistant.model, assistant.max_tokens, calls, [store],
                                  purpose="rewrite", provenance=assistant.provenance, pairs="sample", **ids))  # fmt: skip
         for judge in plan.judges[dataset]:
             if not isinstance(judge, LLMJudge):
                 continue
             calls = judge_calls(judge, sample, topics, texts, provenance="original")
             stores = [layout.sample_labels(dataset, "original", judge.name, "sqlite"), layout.store(dataset, "original", judge.name)]
-            rows.append(_row(litellm, judge.name, judge.model, judge.max_tokens, calls, stores,
+            rows.append(_row(judge.name, judge.model, judge.max_tokens, calls, stores,
                              purpose="judge", provenance="original", pairs="sample", **ids))  # fmt: skip
             for assistant in plan.assistants:
                 prov = assistant.provenance
@@ -142,22 +137,19 @@ def assistant_rows(plan: Plan) -> pd.DataFrame:
                 ):
                     subset = subset[subset["doc_id"].isin(changed)]
                     calls = judge_calls(judge, subset, topics, prov_texts, provenance=prov)
-                    rows.append(_row(litellm, judge.name, judge.model, judge.max_tokens, calls, [own] if made else [],
+                    rows.append(_row(judge.name, judge.model, judge.max_tokens, calls, [own] if made else [],
                                      purpose="judge", provenance=prov, pairs=name, dataset=dataset, estimated=not made))  # fmt: skip
     return pd.DataFrame(rows)
 
 
 def probe_rows(plan: Plan) -> pd.DataFrame:
-    """The judge probes' calls, before any (SPEC sections 6-7): the LLM padders' paddings, then
+    """The judge probes' calls, before any: the LLM padders' paddings, then
     each probed judge's grades (plain prompts count as stored when its pool job has them) and
     pairwise questions. Before a padder has run, the calls on its paddings are estimated
     (``estimated``) with a stand-in of twice the original length."""
-    from .probes import padded_texts, probe_calls
-
     probes = plan.config.get("probes")
     if probes is None or not plan.probe_judges:
         return pd.DataFrame()
-    litellm = import_litellm()
     layout = Layout(plan.config["results"])
     rows = []
     for dataset in plan.datasets:
@@ -166,9 +158,9 @@ def probe_rows(plan: Plan) -> pd.DataFrame:
         originals = {row["doc_id"]: texts[row["doc_id"]] for row in sample.get("pad", [])}
         padded, estimated = {}, False
         for padder in plan.padders:
-            calls = rewrite_calls(padder, originals, purpose="probe")
+            calls = pad_calls(padder, originals)
             store = layout.padded(dataset, padder.name, "sqlite")
-            rows.append(_row(litellm, padder.name, padder.model, padder.max_tokens, calls, [store],
+            rows.append(_row(padder.name, padder.model, padder.max_tokens, calls, [store],
                              dataset=dataset, purpose="pad", estimated=False))  # fmt: skip
             made = Path(layout.padded(dataset, padder.name)).is_file()
             # before it has run, a stand-in of twice the length: one distinct text per passage
@@ -182,6 +174,56 @@ def probe_rows(plan: Plan) -> pd.DataFrame:
             grades, pairs = probe_calls(judge, sample, topics, texts, options=probes, padded=padded, personas=personas)
             stores = [layout.probe_answers(dataset, name, "sqlite"), layout.store(dataset, "original", name)]
             for purpose, calls in (("probe grades", grades), ("probe pairwise", pairs)):
-                rows.append(_row(litellm, name, judge.model, judge.max_tokens, calls, stores,
+                rows.append(_row(name, judge.model, judge.max_tokens, calls, stores,
                                  dataset=dataset, purpose=purpose, estimated=estimated))  # fmt: skip
     return pd.DataFrame(rows)
+
+
+def ranker_rows(plan: Plan) -> pd.DataFrame:
+    """The API rankers' calls (backend litellm), at most: each reranks the top ``depth`` of every
+    query's pool, pointwise one call a passage, pairwise each ordered pair at most once (all of
+    them for ``allpairs``; ``sliding`` asks 2 per adjacent pair per pass, and ``heap`` depends on
+    the answers, so at most every ordered pair). The store answers repeats, not counted here."""
+    layout = Layout(plan.config["results"])
+    rows = []
+    for dataset in plan.datasets:
+        for ranker in plan.rankers:
+            if ranker.backend != "litellm":
+                continue
+            pool = layout.pool(dataset)
+            if not Path(pool).is_file():
+                continue
+            sizes = read_run(pool).groupby("query_id").size().clip(upper=ranker.depth)
+            if ranker.method == "prp":
+                calls = [_prp_calls(int(n), ranker.variant, ranker.k) for n in sizes]
+            else:
+                calls = [int(n) for n in sizes]
+            rows.append({"dataset": dataset, "ranker": ranker.name, "model": ranker.model, "method": ranker.method,
+                         "variant": ranker.variant if ranker.method == "prp" else "", "queries": len(sizes),
+                         "depth": ranker.depth, "calls_max": int(sum(calls))})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def _prp_calls(n: int, variant: str, k: int) -> int:
+    """Ordered pairs a PRP ranker asks at most for ``n`` passages."""
+    every = n * (n - 1)
+    if variant == "sliding":
+        return min(every, sum(2 * (n - 1 - done) for done in range(min(k, n - 1))))
+    return every
+
+
+def render(plan: Plan, provenance: str = "original") -> str:
+    """The plan as Markdown: the judges' calls on ``provenance``'s pool, then each section that
+    the config has (API rankers, the assistants experiment, the judge probes)."""
+    table = plan_rows(plan, provenance)
+    text = table.to_markdown(index=False) if len(table) else "no LLM judges configured"
+    sections = [
+        (ranker_rows, "The API rankers (calls at most: reranking the top depth of every query's pool)"),
+        (assistant_rows, "The assistants experiment (rewrites; the judges' labels of the sample and of the rewritten collections)"),
+        (probe_rows, "The judge probes (LLM paddings; each probed judge's grades and pairwise questions)"),
+    ]  # fmt: skip
+    for rows, heading in sections:
+        found = rows(plan)
+        if len(found):
+            text += f"\n\n## {heading}\n\n" + found.to_markdown(index=False)
+    return text

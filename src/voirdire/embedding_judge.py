@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from ..judges import Scale
+from .judges import Scale
 
 
 def grades_from_similarity(
@@ -40,7 +40,7 @@ def embedding_labels(
     thresholds: Sequence[float] | None = None,
 ) -> pd.DataFrame:  # fmt: skip
     """Grades of every needed pair by the cosine similarity of ``model``'s embeddings."""
-    from ..rankers.dense import cosine
+    from .rankers.dense import cosine
 
     similarity = cosine(model, [topics[q] for q in pairs["query_id"]], [texts[d] for d in pairs["doc_id"]])
     return grades_from_similarity(pairs, similarity, scale, thresholds)

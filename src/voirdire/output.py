@@ -1,0 +1,169 @@
+"""Tables and figures as the workflow writes them: one table writer, one figure writer.
+
+* :func:`write_table` writes a table as CSV and as Markdown (one section per dataset), both
+  atomically; it takes the table's path with or without its suffix (:func:`stem`).
+* :func:`save_figure` writes a figure as PNG and PDF at one resolution (:data:`DPI`), both
+  atomically, without a creation date in the PDF (a rerun writes the same bytes), and closes it.
+* :func:`pyplot` is matplotlib's pyplot on the Agg backend (no display); :func:`per_dataset` and
+  :func:`grid` lay out the panels the audits, probes and assistants draw into.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import pandas as pd
+
+from .formats import atomic_write
+
+DPI = 130
+"""The resolution of every figure (PNG; a PDF's vector parts do not depend on it)."""
+PDF_METADATA = {"CreationDate": None}
+"""No creation date in a PDF, so a rerun (locally or on a cluster) writes the same bytes."""
+SUFFIXES = (".csv", ".md", ".png", ".pdf")
+
+
+def stem(path: str | Path) -> Path:
+    """``path`` without its table or figure suffix (``.csv``, ``.md``, ``.png``, ``.pdf``), if any."""
+    path = Path(path)
+    return path.with_suffix("") if path.suffix in SUFFIXES else path
+
+
+# ----------------------------------------------------------------------------- figures
+
+
+def pyplot():
+    """matplotlib's pyplot on the Agg backend (imported on first use: it takes a while)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def per_dataset(frame: pd.DataFrame, width: float, height: float):
+    """A figure with one panel per dataset of ``frame``: (fig, [(axis, dataset, rows)])."""
+    plt = pyplot()
+    datasets = list(dict.fromkeys(frame["dataset"])) if len(frame) else [""]
+    fig, axes = plt.subplots(1, len(datasets), figsize=(width * len(datasets), height), squeeze=False)
+    panels = [(ax, d, frame[frame["dataset"] == d] if len(frame) else frame) for ax, d in zip(axes[0], datasets, strict=True)]
+    return fig, panels
+
+
+def grid(count: int, width: float, height: float, cols: int = 3):
+    """A figure of ``count`` panels (at least one), ``cols`` a row; unused panels hidden."""
+    plt = pyplot()
+    count = max(1, count)
+    cols = min(cols, count)
+    rows = (count + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(width * cols, height * rows), squeeze=False)
+    for ax in axes.flat[count:]:
+        ax.axis("off")
+    return fig, list(axes.flat[:count])
+
+
+def save_figure(fig, png: str | Path, pdf: str | Path | None = None) -> None:
+    """Write ``fig`` as PNG and PDF (``pdf`` defaults to the PNG's path with ``.pdf``), each
+    atomically, then close it. Tight layout unless the figure has a layout engine of its own."""
+    if fig.get_layout_engine() is None:
+        fig.tight_layout()
+    pdf = Path(png).with_suffix(".pdf") if pdf is None else pdf
+    for path, fmt in ((png, "png"), (pdf, "pdf")):
+        extra = {"metadata": PDF_METADATA} if fmt == "pdf" else {}
+        with atomic_write(path, "wb") as fh:  # creates the folder
+            fig.savefig(fh, format=fmt, dpi=DPI, **extra)
+    pyplot().close(fig)
+
+
+# ----------------------------------------------------------------------------- tables
+
+
+def write_table(
+    frame: pd.DataFrame, path: str | Path, *, title: str, floatfmt: str = ".4f", manifest: str | None = None,
+    empty: str = "no judge besides the human labels is configured",
+) -> None:
+    """Write the table as ``<stem>.csv`` and ``<stem>.md`` (one Markdown section per dataset);
+    ``path`` is either file or their common stem.
+
+    ``manifest`` (the manifest's SHA-256) is printed under the Markdown title, so a table
+    says which systems, judges and settings it was made from. In the Markdown, counts print
+    as integers (see :func:`_counts_as_integers`), a missing number as ``n/a`` and a missing
+    reason (a ``reason`` column: why a row has no result) as an empty cell.
+    """
+    base = stem(path)
+    with atomic_write(f"{base}.csv") as fh:
+        frame.to_csv(fh, index=False, float_format="%.12g")
+    lines = [f"# {title}", ""]
+    if manifest:
+        lines += [f"manifest sha256: `{manifest}` (see fingerprint.json)", ""]
+    if frame.empty:
+        lines.append(f"(no rows: {empty})")
+    for dataset, block in frame.groupby("dataset", sort=False) if not frame.empty else []:
+        shown = _counts_as_integers(block.drop(columns="dataset")).astype(object)
+        shown = shown.where(shown.notna(), None)
+        for column in shown.columns:
+            if _REASON.search(str(column)):
+                shown[column] = shown[column].where(shown[column].notna(), "")
+        lines += [f"## {dataset}", "", shown.to_markdown(
+            index=False, floatfmt=floatfmt, missingval="n/a"), ""]
+    with atomic_write(f"{base}.md") as fh:
+        fh.write("\n".join(lines))
+
+
+# a column of why a row has no result: empty, not "n/a", where there is nothing to explain
+_REASON = re.compile(r"(^|_)reasons?($|_)")
+# names of statistics that may happen to be whole (a mean grade of 3, a tau of 1): never integers
+_STATISTIC = re.compile(
+    r"mean|median|average|rate|share|fraction|ratio|_ci|ci_|kappa|tau|rho|^r$|^r_|rbo|score|shift|diff|"
+    r"margin|^p$|^p_|_p$|coverage|level|corrected|raw|strictness|excess|inflation|agreement|accuracy|"
+    r"consistency|sensitivity|ndcg|cost|limit|lower|upper|alpha|phi|threshold|similarity|grade"
+)
+# names of counts (and ranks, depths): integers even when they are all 0s and 1s
+_COUNT = re.compile(
+    r"(^|_)(n|k|count|counts|queries|pairs|systems|topics|qrels|documents|docs|passages|lines|draws|"
+    r"resamples|labels|judges|tasks|calls|tokens|samples|wins|ties|up|down|same|moved|unparsed|unlabelled|"
+    r"missed|spurious|flipped|invented|dropped|missing|tp|tn|fp|fn|depth|rank|delta_r|groups|conditions|"
+    r"prompts|answered|relevant|non_relevant|failures|alarms|rewrites|used|flagged_count|of_family|"
+    r"significant|left_out|total|size)($|_|s$)"
+)
+
+
+# "n_..." and "..._count": a count, whatever else the name says ("n_grade_3")
+_COUNTED = re.compile(r"^(n|num)_|_(n|count)$|^count")
+
+
+def _counts_as_integers(frame: pd.DataFrame) -> pd.DataFrame:
+    """Columns of whole numbers (counts, also beside a missing value) print as integers.
+
+    A column qualifies when every value present is a whole number (float columns, and object
+    columns of numbers: a count beside ``None``), and its name is not that of a statistic
+    (``mean``, ``rate``, ``kappa``, ``ci_low``, ...) unless it starts ``n_`` or ends ``_count``.
+    Of the rest, a column of -1, 0 and 1 only stays as it is (it may be a correlation or a
+    rate) unless its name says it counts (``queries``, ``pairs``, ``systems_of_family``, ...).
+    Bools stay bools.
+    """
+    frame = frame.copy()
+    for column in frame.columns:
+        values = frame[column]
+        if values.dtype.kind == "O":
+            present = values.dropna()
+            numbers = present.map(lambda v: isinstance(v, int | float) and not isinstance(v, bool))
+            if present.empty or not numbers.all():
+                continue
+            values = pd.to_numeric(values.where(values.notna(), None), errors="coerce").astype(float)
+        elif values.dtype.kind not in "fiu":
+            continue
+        present = values.dropna()
+        if present.empty or not (present % 1 == 0).all() or not present.map(math.isfinite).all():
+            continue
+        name = str(column).lower()
+        counted = _COUNTED.search(name) is not None
+        if not counted and _STATISTIC.search(name):
+            continue
+        if not counted and not _COUNT.search(name) and present.isin([-1, 0, 1]).all():
+            continue
+        frame[column] = values.astype("Int64")
+    return frame
