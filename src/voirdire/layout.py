@@ -123,6 +123,37 @@ class Layout:
         """A served model's record (URL, model, engine version): the service job's output."""
         return f"{self.root}/serve/{server}.{layer}.json"
 
+    # The aggregate outputs: tables, figures and audits per provenance, logs and benchmarks
+    def table(self, provenance: str, name: str, ext: str = "csv") -> str:
+        """A paper table or experiment table (``table1``, ``table2``, ``label_shift``, ...)."""
+        return f"{self.root}/tables/{provenance}/{name}.{ext}"
+
+    def figure(self, provenance: str, name: str, ext: str = "png") -> str:
+        return f"{self.root}/figures/{provenance}/{name}.{ext}"
+
+    def audit(self, provenance: str, name: str, ext: str = "csv") -> str:
+        """An audit's or probe's table or figure (probes: provenance ``original``)."""
+        return f"{self.root}/audits/{provenance}/{name}.{ext}"
+
+    def agreement(self, dataset: str, provenance: str, name: str) -> str:
+        """One dataset's Table 2 rows (``agreement``) or significance tests (``significance``)."""
+        return f"{self.root}/{dataset}/agreement/{provenance}/{name}.parquet"
+
+    def timings(self, ext: str = "csv") -> str:
+        """Where the run's time went: the slowest jobs from the benchmark files."""
+        return f"{self.root}/tables/timings.{ext}"
+
+    def log(self, job: str) -> str:
+        """A job's log (``job``: its path under logs/, wildcards as patterns, no suffix)."""
+        return f"{self.root}/logs/{job}.log"
+
+    def benchmark(self, job: str) -> str:
+        """A job's Snakemake benchmark file (wall and CPU time, memory), beside the logs."""
+        return f"{self.root}/logs/benchmarks/{job}.tsv"
+
+    def benchmarks(self) -> str:
+        return f"{self.root}/logs/benchmarks"
+
     def manifest(self) -> str:
         """Systems, judges, datasets and evaluation settings: an input of every aggregate rule."""
         return f"{self.root}/manifest.json"

@@ -21,9 +21,9 @@ rule sample:
     resources:
         mem_mb=4000,
     log:
-        f"{R}/logs/{{dataset}}/sample.log",
+        L.log("{dataset}/sample"),
     benchmark:
-        f"{R}/logs/benchmarks/{{dataset}}/sample.tsv",
+        L.benchmark("{dataset}/sample"),
     conda:
         "../../envs/bm25.yaml"
     script:
@@ -48,9 +48,9 @@ rule rewrite:
         mem_mb=4000,
         llm_slots=lambda wildcards: llm_slots(getattr(PLAN.assistant(wildcards.assistant), "endpoint", None)),
     log:
-        f"{R}/logs/{{dataset}}/rewrite-{{assistant}}.log",
+        L.log("{dataset}/rewrite-{assistant}"),
     benchmark:
-        f"{R}/logs/benchmarks/{{dataset}}/rewrite-{{assistant}}.tsv",
+        L.benchmark("{dataset}/rewrite-{assistant}"),
     conda:
         "../../envs/voirdire.yaml"
     script:
@@ -68,9 +68,9 @@ rule fixed_order_run:
         rewritten=one_of(REWRITTEN),
         fixed=fixed_order_systems(),
     log:
-        f"{R}/logs/{{dataset}}/{{rewritten}}/fixed-{{fixed}}.log",
+        L.log("{dataset}/{rewritten}/fixed-{fixed}"),
     benchmark:
-        f"{R}/logs/benchmarks/{{dataset}}/{{rewritten}}/fixed-{{fixed}}.tsv",
+        L.benchmark("{dataset}/{rewritten}/fixed-{fixed}"),
     conda:
         "../../envs/voirdire.yaml"
     shell:
@@ -104,9 +104,9 @@ rule llm_judge_sample:
         mem_mb=4000,
         llm_slots=lambda wildcards: llm_slots(PLAN.judge(wildcards.dataset, wildcards.judge).endpoint),
     log:
-        f"{R}/logs/{{dataset}}/{{provenance}}/sample-judge-{{judge}}.log",
+        L.log("{dataset}/{provenance}/sample-judge-{judge}"),
     benchmark:
-        f"{R}/logs/benchmarks/{{dataset}}/{{provenance}}/sample-judge-{{judge}}.tsv",
+        L.benchmark("{dataset}/{provenance}/sample-judge-{judge}"),
     conda:
         "../../envs/voirdire.yaml"
     script:
@@ -126,9 +126,9 @@ rule null_judge_sample:
     params:
         method=lambda wildcards: PLAN.judge(wildcards.dataset, wildcards.judge).method,
     log:
-        f"{R}/logs/{{dataset}}/{{provenance}}/sample-judge-{{judge}}.log",
+        L.log("{dataset}/{provenance}/sample-judge-{judge}"),
     benchmark:
-        f"{R}/logs/benchmarks/{{dataset}}/{{provenance}}/sample-judge-{{judge}}.tsv",
+        L.benchmark("{dataset}/{provenance}/sample-judge-{judge}"),
     conda:
         "../../envs/voirdire.yaml"
     script:
@@ -156,9 +156,9 @@ rule sample_scores:
         gpu=lambda wildcards: PLAN.system(wildcards.ranker).gpus,
         llm_slots=lambda wildcards: llm_slots(PLAN.system(wildcards.ranker).endpoint),
     log:
-        f"{R}/logs/{{dataset}}/{{provenance}}/sample-scores-{{ranker}}.log",
+        L.log("{dataset}/{provenance}/sample-scores-{ranker}"),
     benchmark:
-        f"{R}/logs/benchmarks/{{dataset}}/{{provenance}}/sample-scores-{{ranker}}.tsv",
+        L.benchmark("{dataset}/{provenance}/sample-scores-{ranker}"),
     conda:
         "../../envs/rankers.yaml"
     script:
@@ -171,27 +171,27 @@ rule assistant_tables:
         manifest=L.manifest(),
     output:
         label_shift=report(
-            f"{R}/tables/{{provenance}}/label_shift.csv", caption="../report/label_shift.rst", category="Assistants"
+            L.table(P, "label_shift", "csv"), caption="../report/label_shift.rst", category="Assistants"
         ),
-        label_shift_md=f"{R}/tables/{{provenance}}/label_shift.md",
+        label_shift_md=L.table(P, "label_shift", "md"),
         substitution=report(
-            f"{R}/tables/{{provenance}}/substitution.csv", caption="../report/substitution.rst", category="Assistants"
+            L.table(P, "substitution", "csv"), caption="../report/substitution.rst", category="Assistants"
         ),
-        substitution_md=f"{R}/tables/{{provenance}}/substitution.md",
+        substitution_md=L.table(P, "substitution", "md"),
         checks=report(
-            f"{R}/tables/{{provenance}}/rewrite_checks.csv", caption="../report/rewrite_checks.rst", category="Assistants"
+            L.table(P, "rewrite_checks", "csv"), caption="../report/rewrite_checks.rst", category="Assistants"
         ),
-        checks_md=f"{R}/tables/{{provenance}}/rewrite_checks.md",
+        checks_md=L.table(P, "rewrite_checks", "md"),
         figure4=report(
-            f"{R}/figures/{{provenance}}/figure4.png", caption="../report/figure4.rst", category="Assistants"
+            L.figure(P, "figure4", "png"), caption="../report/figure4.rst", category="Assistants"
         ),
-        figure4_pdf=f"{R}/figures/{{provenance}}/figure4.pdf",
+        figure4_pdf=L.figure(P, "figure4", "pdf"),
         self_preference=report(
-            f"{R}/tables/{{provenance}}/rewrite_self_preference.csv",
+            L.table(P, "rewrite_self_preference", "csv"),
             caption="../report/rewrite_self_preference.rst",
             category="Assistants",
         ),
-        self_preference_md=f"{R}/tables/{{provenance}}/rewrite_self_preference.md",
+        self_preference_md=L.table(P, "rewrite_self_preference", "md"),
     wildcard_constraints:
         provenance=one_of(REWRITTEN),
     params:
@@ -208,9 +208,9 @@ rule assistant_tables:
         # the reference panel: judges that read meaning (not the length/overlap baselines)
         panel=sorted({j.name for js in PLAN.judges.values() for j in js if j.kind in ("llm", "embedding")}),
     log:
-        f"{R}/logs/{{provenance}}/assistant_tables.log",
+        L.log("{provenance}/assistant_tables"),
     benchmark:
-        f"{R}/logs/benchmarks/{{provenance}}/assistant_tables.tsv",
+        L.benchmark("{provenance}/assistant_tables"),
     conda:
         "../../envs/voirdire.yaml"
     script:
@@ -223,20 +223,20 @@ rule figure5:
         manifest=L.manifest(),
     output:
         table=report(
-            f"{R}/tables/{{provenance}}/score_shift.csv", caption="../report/score_shift.rst", category="Assistants"
+            L.table(P, "score_shift", "csv"), caption="../report/score_shift.rst", category="Assistants"
         ),
-        table_md=f"{R}/tables/{{provenance}}/score_shift.md",
-        png=report(f"{R}/figures/{{provenance}}/figure5.png", caption="../report/figure5.rst", category="Assistants"),
-        pdf=f"{R}/figures/{{provenance}}/figure5.pdf",
+        table_md=L.table(P, "score_shift", "md"),
+        png=report(L.figure(P, "figure5", "png"), caption="../report/figure5.rst", category="Assistants"),
+        pdf=L.figure(P, "figure5", "pdf"),
     wildcard_constraints:
         provenance=one_of(REWRITTEN),
     params:
         files=score_inputs,
         alpha=config["evaluation"]["alpha"],
     log:
-        f"{R}/logs/{{provenance}}/figure5.log",
+        L.log("{provenance}/figure5"),
     benchmark:
-        f"{R}/logs/benchmarks/{{provenance}}/figure5.tsv",
+        L.benchmark("{provenance}/figure5"),
     conda:
         "../../envs/voirdire.yaml"
     script:

@@ -5,7 +5,7 @@
 
 rule audits:
     input:
-        per_query=f"{R}/tables/{{provenance}}/per_query.parquet",
+        per_query=L.table(P, "per_query", "parquet"),
         labels=audit_inputs,
         manifest=L.manifest(),
     output:
@@ -61,9 +61,9 @@ rule audits:
         # k human-labelled queries (those below the query count minus one), seeded draws per k
         calibration={"ks": [3, 5, 10, 20], "draws": 50},
     log:
-        f"{R}/logs/{{provenance}}/audits.log",
+        L.log("{provenance}/audits"),
     benchmark:
-        f"{R}/logs/benchmarks/{{provenance}}/audits.tsv",
+        L.benchmark("{provenance}/audits"),
     conda:
         "../../envs/voirdire.yaml"
     script:

@@ -11,9 +11,9 @@ rule bm25_index:
     resources:
         mem_mb=4000,
     log:
-        f"{R}/logs/{{dataset}}/bm25_index.log",
+        L.log("{dataset}/bm25_index"),
     benchmark:
-        f"{R}/logs/benchmarks/{{dataset}}/bm25_index.tsv",
+        L.benchmark("{dataset}/bm25_index"),
     conda:
         "../../envs/bm25.yaml"
     script:
@@ -33,9 +33,9 @@ rule bm25:
     resources:
         mem_mb=4000,
     log:
-        f"{R}/logs/{{dataset}}/bm25.log",
+        L.log("{dataset}/bm25"),
     benchmark:
-        f"{R}/logs/benchmarks/{{dataset}}/bm25.tsv",
+        L.benchmark("{dataset}/bm25"),
     conda:
         "../../envs/bm25.yaml"
     script:

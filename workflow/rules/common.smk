@@ -283,7 +283,7 @@ def all_datasets(pattern):
 
 def audit_output(name, ext, caption=None):
     """An audit table or figure; with a caption, it joins the report under Audits."""
-    path = f"{R}/audits/{{provenance}}/{name}.{ext}"
+    path = L.audit(P, name, ext)
     return report(path, caption=f"../report/audit_{caption}.rst", category="Audits") if caption else path
 
 
@@ -457,7 +457,7 @@ def probe_answer_files(wildcards):
 
 def probe_output(name, ext, caption=None):
     """A probe's table or figure (provenance original); with a caption it joins the report under Probes."""
-    path = f"{R}/audits/original/{name}.{ext}"
+    path = L.audit("original", name, ext)
     return report(path, caption=f"../report/probe_{caption}.rst", category="Probes") if caption else path
 
 
@@ -474,7 +474,7 @@ def probe_table_outputs():
     if "personas" in PROBES:
         outputs.update({f"persona_{k}": v for k, v in sensitivity_outputs("persona").items()})
     outputs["fingerprint"] = report(
-        f"{R}/audits/original/probes_fingerprint.json", caption="../report/fingerprint.rst", category="Probes"
+        L.audit("original", "probes_fingerprint", "json"), caption="../report/fingerprint.rst", category="Probes"
     )
     return outputs
 
@@ -509,34 +509,30 @@ def probe_final_outputs():
             names.append("persona_sensitivity")
     if config.get("variants"):
         names.append("prompt_sensitivity_sensitivity")
-    return [f"{R}/audits/original/{name}.csv" for name in names]
+    return [L.audit("original", name, "csv") for name in names]
 
 
 def get_final_output():
     """Every table and figure, then the table of where the run's time went (made last)."""
-    return run_outputs() + [f"{R}/tables/timings.csv"]
+    return run_outputs() + [L.timings("csv")]
 
 
 def run_outputs():
     names = ["table1", "table2", "significance"]
     if any(r.method == "prp" for r in PLAN.rankers):
         names.append("position_bias")
-    tables = [
-        f"{R}/tables/{{provenance}}/{name}.{ext}"
-        for name in names
-        for ext in ("csv", "md")
-    ]
-    figures = [f"{R}/figures/{{provenance}}/figure3.{ext}" for ext in ("png", "pdf")]
-    audits = [f"{R}/audits/{{provenance}}/{name}.csv" for name in AUDIT_TABLES]
-    audits += [f"{R}/audits/{{provenance}}/{name}.png" for name in AUDIT_FIGURES]
+    tables = [L.table(P, name, ext) for name in names for ext in ("csv", "md")]
+    figures = [L.figure(P, "figure3", ext) for ext in ("png", "pdf")]
+    audits = [L.audit(P, name, "csv") for name in AUDIT_TABLES]
+    audits += [L.audit(P, name, "png") for name in AUDIT_FIGURES]
     outputs = expand(
-        tables + figures + audits + [f"{R}/tables/{{provenance}}/fingerprint.json"],
+        tables + figures + audits + [L.table(P, "fingerprint", "json")],
         provenance=PROVENANCES,
     )
-    assistants = [f"{R}/tables/{{provenance}}/{name}.csv" for name in ("label_shift", "substitution", "rewrite_checks")]
-    assistants += [f"{R}/figures/{{provenance}}/figure4.png"]
+    assistants = [L.table(P, name, "csv") for name in ("label_shift", "substitution", "rewrite_checks")]
+    assistants += [L.figure(P, "figure4", "png")]
     if PLAN.rewriting_rankers:
-        assistants += [f"{R}/tables/{{provenance}}/score_shift.csv", f"{R}/figures/{{provenance}}/figure5.png"]
+        assistants += [L.table(P, "score_shift", "csv"), L.figure(P, "figure5", "png")]
     return outputs + expand(assistants, provenance=REWRITTEN) + probe_final_outputs()
 
 

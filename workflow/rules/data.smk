@@ -11,9 +11,9 @@ rule dataset:
     params:
         spec=dataset_spec,
     log:
-        f"{R}/logs/{{dataset}}/dataset.log",
+        L.log("{dataset}/dataset"),
     benchmark:
-        f"{R}/logs/benchmarks/{{dataset}}/dataset.tsv",
+        L.benchmark("{dataset}/dataset"),
     conda:
         "../../envs/voirdire.yaml"
     script:

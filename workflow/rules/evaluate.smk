@@ -11,8 +11,8 @@ rule evaluate:
         primary=L.eval(D, P, J),
         measures=L.eval_measures(D, P, J),
     wildcard_constraints:
-        # a judge's name, never agreement.parquet or significance.parquet beside them (a group
-        # job on a cluster resolves its target files alone, and would find two rules)
+        # exactly the configured judges' names (a group job on a cluster resolves its target
+        # files alone; human@pool's scores, beside them, come from the agreement rule)
         judge=one_of(sorted({name for d in PLAN.datasets for name in PLAN.judge_names(d)})),
     params:
         scale=judge_params,
@@ -20,9 +20,9 @@ rule evaluate:
         measures=PLAN.measures,
         depth=PLAN.depth,
     log:
-        f"{R}/logs/{{dataset}}/{{provenance}}/evaluate-{{judge}}.log",
+        L.log("{dataset}/{provenance}/evaluate-{judge}"),
     benchmark:
-        f"{R}/logs/benchmarks/{{dataset}}/{{provenance}}/evaluate-{{judge}}.tsv",
+        L.benchmark("{dataset}/{provenance}/evaluate-{judge}"),
     conda:
         "../../envs/voirdire.yaml"
     script:
@@ -40,8 +40,8 @@ rule agreement:
         topics=L.topics(D),
         manifest=L.manifest(),
     output:
-        agreement=L.eval(D, P, "agreement"),
-        significance=L.eval(D, P, "significance"),
+        agreement=L.agreement(D, P, "agreement"),
+        significance=L.agreement(D, P, "significance"),
         # the systems under the human labels of the judged pairs only: the reference a
         # label-copying judge matches exactly (Table 1's human@pool column)
         pool=L.eval_measures(D, P, "human@pool"),
@@ -62,9 +62,9 @@ rule agreement:
         runs=system_runs,
         depth=PLAN.depth,
     log:
-        f"{R}/logs/{{dataset}}/{{provenance}}/agreement.log",
+        L.log("{dataset}/{provenance}/agreement"),
     benchmark:
-        f"{R}/logs/benchmarks/{{dataset}}/{{provenance}}/agreement.tsv",
+        L.benchmark("{dataset}/{provenance}/agreement"),
     conda:
         "../../envs/voirdire.yaml"
     script:

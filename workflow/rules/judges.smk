@@ -10,9 +10,9 @@ rule needed_pairs:
     params:
         depth=PLAN.depth,
     log:
-        f"{R}/logs/{{dataset}}/{{provenance}}/needed_pairs.log",
+        L.log("{dataset}/{provenance}/needed_pairs"),
     benchmark:
-        f"{R}/logs/benchmarks/{{dataset}}/{{provenance}}/needed_pairs.tsv",
+        L.benchmark("{dataset}/{provenance}/needed_pairs"),
     conda:
         "../../envs/voirdire.yaml"
     script:
@@ -25,9 +25,9 @@ rule human_judge:
     output:
         L.qrels(D, P, "human"),
     log:
-        f"{R}/logs/{{dataset}}/{{provenance}}/judge-human.log",
+        L.log("{dataset}/{provenance}/judge-human"),
     benchmark:
-        f"{R}/logs/benchmarks/{{dataset}}/{{provenance}}/judge-human.tsv",
+        L.benchmark("{dataset}/{provenance}/judge-human"),
     conda:
         "../../envs/voirdire.yaml"
     shell:
@@ -47,9 +47,9 @@ rule recorded_judge:
         scale=judge_params,
         invalid_labels=lambda wildcards: PLAN.judge(wildcards.dataset, wildcards.judge).invalid_labels,
     log:
-        f"{R}/logs/{{dataset}}/{{provenance}}/judge-{{judge}}.log",
+        L.log("{dataset}/{provenance}/judge-{judge}"),
     benchmark:
-        f"{R}/logs/benchmarks/{{dataset}}/{{provenance}}/judge-{{judge}}.tsv",
+        L.benchmark("{dataset}/{provenance}/judge-{judge}"),
     conda:
         "../../envs/voirdire.yaml"
     script:
@@ -68,9 +68,9 @@ rule null_judge:
     params:
         method=lambda wildcards: PLAN.judge(wildcards.dataset, wildcards.judge).method,
     log:
-        f"{R}/logs/{{dataset}}/{{provenance}}/judge-{{judge}}.log",
+        L.log("{dataset}/{provenance}/judge-{judge}"),
     benchmark:
-        f"{R}/logs/benchmarks/{{dataset}}/{{provenance}}/judge-{{judge}}.tsv",
+        L.benchmark("{dataset}/{provenance}/judge-{judge}"),
     conda:
         "../../envs/voirdire.yaml"
     script:
@@ -105,9 +105,9 @@ rule llm_judge:
         mem_mb=4000,
         llm_slots=lambda wildcards: llm_slots(PLAN.judge(wildcards.dataset, wildcards.judge).endpoint),
     log:
-        f"{R}/logs/{{dataset}}/{{provenance}}/judge-{{judge}}.log",
+        L.log("{dataset}/{provenance}/judge-{judge}"),
     benchmark:
-        f"{R}/logs/benchmarks/{{dataset}}/{{provenance}}/judge-{{judge}}.tsv",
+        L.benchmark("{dataset}/{provenance}/judge-{judge}"),
     conda:
         "../../envs/voirdire.yaml"
     script:
@@ -133,9 +133,9 @@ rule embedding_judge:
     resources:
         mem_mb=2000,
     log:
-        f"{R}/logs/{{dataset}}/{{provenance}}/judge-{{judge}}.log",
+        L.log("{dataset}/{provenance}/judge-{judge}"),
     benchmark:
-        f"{R}/logs/benchmarks/{{dataset}}/{{provenance}}/judge-{{judge}}.tsv",
+        L.benchmark("{dataset}/{provenance}/judge-{judge}"),
     conda:
         "../../envs/voirdire.yaml"
     script:

@@ -13,9 +13,9 @@ rule oracle:
         tie_break=config["oracles"]["tie_break"],
         seed=config["oracles"]["seed"],
     log:
-        f"{R}/logs/{{dataset}}/{{provenance}}/oracle-{{oracle}}.log",
+        L.log("{dataset}/{provenance}/oracle-{oracle}"),
     benchmark:
-        f"{R}/logs/benchmarks/{{dataset}}/{{provenance}}/oracle-{{oracle}}.tsv",
+        L.benchmark("{dataset}/{provenance}/oracle-{oracle}"),
     conda:
         "../../envs/voirdire.yaml"
     script:

@@ -17,9 +17,9 @@ rule plan:
     params:
         config=as_plain(config),
     log:
-        f"{R}/logs/plan.log",
+        L.log("plan"),
     benchmark:
-        f"{R}/logs/benchmarks/plan.tsv",
+        L.benchmark("plan"),
     conda:
         "../../envs/voirdire.yaml"
     script:

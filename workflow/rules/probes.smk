@@ -18,9 +18,9 @@ rule probe_sample:
         list_systems=PROBES.get("swap", {}).get("lists", {}).get("systems", []),
         low=lambda wildcards: PLAN.judge(wildcards.dataset, "human").scale.low,
     log:
-        f"{R}/logs/{{dataset}}/probes/sample.log",
+        L.log("{dataset}/probes/sample"),
     benchmark:
-        f"{R}/logs/benchmarks/{{dataset}}/probes/sample.tsv",
+        L.benchmark("{dataset}/probes/sample"),
     conda:
         "../../envs/voirdire.yaml"
     script:
@@ -40,9 +40,9 @@ rule personas:
     resources:
         mem_mb=2000,
     log:
-        f"{R}/logs/{{dataset}}/probes/personas.log",
+        L.log("{dataset}/probes/personas"),
     benchmark:
-        f"{R}/logs/benchmarks/{{dataset}}/probes/personas.tsv",
+        L.benchmark("{dataset}/probes/personas"),
     conda:
         "../../envs/voirdire.yaml"
     script:
@@ -66,9 +66,9 @@ rule pad:
         mem_mb=4000,
         llm_slots=lambda wildcards: llm_slots(PLAN.padder(wildcards.padder).endpoint),
     log:
-        f"{R}/logs/{{dataset}}/probes/pad-{{padder}}.log",
+        L.log("{dataset}/probes/pad-{padder}"),
     benchmark:
-        f"{R}/logs/benchmarks/{{dataset}}/probes/pad-{{padder}}.tsv",
+        L.benchmark("{dataset}/probes/pad-{padder}"),
     conda:
         "../../envs/voirdire.yaml"
     script:
@@ -102,9 +102,9 @@ rule probe_judge:
         mem_mb=4000,
         llm_slots=lambda wildcards: llm_slots(PLAN.judge(wildcards.dataset, wildcards.judge).endpoint),
     log:
-        f"{R}/logs/{{dataset}}/probes/judge-{{judge}}.log",
+        L.log("{dataset}/probes/judge-{judge}"),
     benchmark:
-        f"{R}/logs/benchmarks/{{dataset}}/probes/judge-{{judge}}.tsv",
+        L.benchmark("{dataset}/probes/judge-{judge}"),
     conda:
         "../../envs/voirdire.yaml"
     script:
@@ -116,7 +116,7 @@ rule probe_tables:
     input:
         answers=probe_answer_files,
         # who answered: the judges' and the LLM padders' returned model versions (fingerprint)
-        summaries=lambda wildcards: [p.replace(".parquet", ".summary.json") for p in probe_answer_files(wildcards)]
+        summaries=lambda wildcards: [L.probe_answers(d, j, "summary.json") for (d, j) in probe_answers()]
         + [L.padded(d, p.name, "summary.json") for d in PLAN.datasets for p in PLAN.padders],
         human=[L.human_qrels(d) for d in PLAN.datasets],
         human_scores=[L.eval(d, "original", "human") for d in PLAN.datasets],
@@ -137,9 +137,9 @@ rule probe_tables:
         rbo_p=config["evaluation"]["rbo_p"],
         config=as_plain(config),
     log:
-        f"{R}/logs/probes/tables.log",
+        L.log("probes/tables"),
     benchmark:
-        f"{R}/logs/benchmarks/probes/tables.tsv",
+        L.benchmark("probes/tables"),
     conda:
         "../../envs/voirdire.yaml"
     script:
@@ -164,9 +164,9 @@ rule prompt_sensitivity:
         seed=config["evaluation"]["seed"],
         rbo_p=config["evaluation"]["rbo_p"],
     log:
-        f"{R}/logs/probes/prompt_sensitivity.log",
+        L.log("probes/prompt_sensitivity"),
     benchmark:
-        f"{R}/logs/benchmarks/probes/prompt_sensitivity.tsv",
+        L.benchmark("probes/prompt_sensitivity"),
     conda:
         "../../envs/voirdire.yaml"
     script:

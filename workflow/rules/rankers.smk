@@ -28,9 +28,9 @@ rule rerank:
         gpu=lambda wildcards: PLAN.system(wildcards.ranker).gpus,
         llm_slots=lambda wildcards: llm_slots(PLAN.system(wildcards.ranker).endpoint),
     log:
-        f"{R}/logs/{{dataset}}/{{provenance}}/rerank-{{ranker}}.log",
+        L.log("{dataset}/{provenance}/rerank-{ranker}"),
     benchmark:
-        f"{R}/logs/benchmarks/{{dataset}}/{{provenance}}/rerank-{{ranker}}.tsv",
+        L.benchmark("{dataset}/{provenance}/rerank-{ranker}"),
     conda:
         "../../envs/rankers.yaml"
     script:

@@ -3,8 +3,8 @@
 
 rule tables:
     input:
-        agreement=all_datasets(L.eval(D, P, "agreement")),
-        significance=all_datasets(L.eval(D, P, "significance")),
+        agreement=all_datasets(L.agreement(D, P, "agreement")),
+        significance=all_datasets(L.agreement(D, P, "significance")),
         judge_evals=all_judge_evals,
         judge_measures=all_judge_measures,
         pool=all_datasets(L.eval_measures(D, P, "human@pool")),
@@ -19,38 +19,38 @@ rule tables:
         served=paths(served_records),
     output:
         datasets=report(
-            f"{R}/tables/{{provenance}}/datasets.csv",
+            L.table(P, "datasets", "csv"),
             caption="../report/datasets.rst",
             category="Tables",
         ),
-        datasets_md=f"{R}/tables/{{provenance}}/datasets.md",
+        datasets_md=L.table(P, "datasets", "md"),
         table1=report(
-            f"{R}/tables/{{provenance}}/table1.csv",
+            L.table(P, "table1", "csv"),
             caption="../report/table1.rst",
             category="Tables",
         ),
-        table1_md=f"{R}/tables/{{provenance}}/table1.md",
+        table1_md=L.table(P, "table1", "md"),
         table2=report(
-            f"{R}/tables/{{provenance}}/table2.csv",
+            L.table(P, "table2", "csv"),
             caption="../report/table2.rst",
             category="Tables",
         ),
-        table2_md=f"{R}/tables/{{provenance}}/table2.md",
+        table2_md=L.table(P, "table2", "md"),
         recorded_runs=report(
-            f"{R}/tables/{{provenance}}/recorded_runs.csv",
+            L.table(P, "recorded_runs", "csv"),
             caption="../report/recorded_runs.rst",
             category="Tables",
         ),
-        recorded_runs_md=f"{R}/tables/{{provenance}}/recorded_runs.md",
+        recorded_runs_md=L.table(P, "recorded_runs", "md"),
         significance=report(
-            f"{R}/tables/{{provenance}}/significance.csv",
+            L.table(P, "significance", "csv"),
             caption="../report/significance.rst",
             category="Tables",
         ),
-        significance_md=f"{R}/tables/{{provenance}}/significance.md",
-        per_query=f"{R}/tables/{{provenance}}/per_query.parquet",
+        significance_md=L.table(P, "significance", "md"),
+        per_query=L.table(P, "per_query", "parquet"),
         fingerprint=report(
-            f"{R}/tables/{{provenance}}/fingerprint.json",
+            L.table(P, "fingerprint", "json"),
             caption="../report/fingerprint.rst",
             category="Reproducibility",
         ),
@@ -61,9 +61,9 @@ rule tables:
         served=served_records,
         config=as_plain(config),
     log:
-        f"{R}/logs/{{provenance}}/tables.log",
+        L.log("{provenance}/tables"),
     benchmark:
-        f"{R}/logs/benchmarks/{{provenance}}/tables.tsv",
+        L.benchmark("{provenance}/tables"),
     conda:
         "../../envs/voirdire.yaml"
     script:
@@ -72,20 +72,20 @@ rule tables:
 
 rule figure3:
     input:
-        table1=f"{R}/tables/{{provenance}}/table1.csv",
+        table1=L.table(P, "table1", "csv"),
     params:
         measure=PLAN.measures[0],
     output:
         png=report(
-            f"{R}/figures/{{provenance}}/figure3.png",
+            L.figure(P, "figure3", "png"),
             caption="../report/figure3.rst",
             category="Figures",
         ),
-        pdf=f"{R}/figures/{{provenance}}/figure3.pdf",
+        pdf=L.figure(P, "figure3", "pdf"),
     log:
-        f"{R}/logs/{{provenance}}/figure3.log",
+        L.log("{provenance}/figure3"),
     benchmark:
-        f"{R}/logs/benchmarks/{{provenance}}/figure3.tsv",
+        L.benchmark("{provenance}/figure3"),
     conda:
         "../../envs/voirdire.yaml"
     script:
@@ -98,15 +98,15 @@ rule position_bias:
         manifest=L.manifest(),
     output:
         csv=report(
-            f"{R}/tables/{{provenance}}/position_bias.csv",
+            L.table(P, "position_bias", "csv"),
             caption="../report/position_bias.rst",
             category="Tables",
         ),
-        md=f"{R}/tables/{{provenance}}/position_bias.md",
+        md=L.table(P, "position_bias", "md"),
     log:
-        f"{R}/logs/{{provenance}}/position_bias.log",
+        L.log("{provenance}/position_bias"),
     benchmark:
-        f"{R}/logs/benchmarks/{{provenance}}/position_bias.tsv",
+        L.benchmark("{provenance}/position_bias"),
     conda:
         "../../envs/voirdire.yaml"
     script:
@@ -119,15 +119,15 @@ rule timings:
         run_outputs(),
     output:
         csv=report(
-            f"{R}/tables/timings.csv",
+            L.timings("csv"),
             caption="../report/timings.rst",
             category="Reproducibility",
         ),
-        md=f"{R}/tables/timings.md",
+        md=L.timings("md"),
     params:
-        folder=f"{R}/logs/benchmarks",
+        folder=L.benchmarks(),
     log:
-        f"{R}/logs/timings.log",
+        L.log("timings"),
     conda:
         "../../envs/voirdire.yaml"
     script:

@@ -15,9 +15,9 @@ if PLAN.recorded:
             systems=recorded_params,
             depth=PLAN.depth,
         log:
-            f"{R}/logs/{{dataset}}/recorded_runs.log",
+            L.log("{dataset}/recorded_runs"),
         benchmark:
-            f"{R}/logs/benchmarks/{{dataset}}/recorded_runs.tsv",
+            L.benchmark("{dataset}/recorded_runs"),
         conda:
             "../../envs/voirdire.yaml"
         script:

@@ -13,13 +13,13 @@ rule serve:
     params:
         python=sys.executable,
         spec=lambda wildcards: json.dumps(dataclasses.asdict(SERVED[wildcards.server])),
-        server_log=f"{R}/logs/serve/{{server}}.{{layer}}.server.log",
+        server_log=L.log("serve/{server}.{layer}.server"),
     threads: 1
     resources:
         gpu=lambda wildcards: SERVED[wildcards.server].gpus,
         mem_mb=lambda wildcards: SERVED[wildcards.server].mem_mb,
     log:
-        f"{R}/logs/serve/{{server}}.{{layer}}.log",
+        L.log("serve/{server}.{layer}"),
     conda:
         "../../envs/voirdire.yaml"
     # a shell job, exec'd: Snakemake terminates a service that is a shell command, and the
