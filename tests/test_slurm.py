@@ -5,6 +5,11 @@ from ``../shared/tools/slurm-single-node.sh``, which needs root and the Debian p
 the first time. The DL19 test config runs through ``profiles/slurm`` with the command the README
 gives, and its results are compared byte for byte with the local run of the same config.
 Wall times are printed by ``bench/slurm_overhead.py``, not asserted here.
+
+A newcomer's first run (docs/clusters.md): the same command without ``--cores`` runs (the light
+group is capped at the node's CPUs), a job asking for more than the node has is capped or fails
+in one line, a job Slurm would keep pending forever fails within a minute, and SIGTERM or Ctrl-C
+cancels the run's Slurm jobs. Timeouts below only guard against a hang; no time is asserted.
 """
 
 from __future__ import annotations
@@ -13,12 +18,14 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, SHARED_DL19
 
 TOOL = ROOT.parent / "shared" / "tools" / "slurm-single-node.sh"
 COMMAND = (
@@ -160,7 +167,8 @@ def test_results_are_byte_identical_to_the_local_run(runs):
     local, remote, _ = runs
     files = sorted(p.relative_to(local) for p in local.rglob("*") if p.is_file())
     assert files == sorted(p.relative_to(remote) for p in remote.rglob("*") if p.is_file())
-    compared = [f for f in files if f.parts[0] != "logs"]  # logs name hosts, times and job ids
+    # logs name hosts, times and job ids; tables/timings.* are this run's wall times
+    compared = [f for f in files if f.parts[0] != "logs" and f.stem != "timings"]
     assert {f.suffix for f in compared} >= {".csv", ".parquet", ".md", ".png", ".pdf", ".json"}
     for name in compared:
         if name.name == "fingerprint.json":
@@ -181,3 +189,198 @@ def test_the_log_parser_sees_a_job_left_out():
         "Job 9f3c has been submitted with SLURM jobid 7 (log: x).\n"
     )
     assert submissions(grouped)[1] == {1}
+
+
+# -- a newcomer's first run: nothing hangs -------------------------------------------------------
+
+NO_CORES = COMMAND.replace(" --cores 2", "")
+"""The README's command as a newcomer types it without ``--cores``."""
+
+PROFILE = ["--workflow-profile", str(ROOT / "profiles" / "slurm"), "--voirdire-slurm-no-account"]
+"""The README's profile, for the tiny workflows below (run in their own directory)."""
+
+
+def _node_cpus() -> int:
+    """CPUs of the largest node of the single-node Slurm."""
+    out = subprocess.run(["sinfo", "-h", "-o", "%c"], capture_output=True, text=True, check=True).stdout
+    return max(int(word.rstrip("+")) for word in out.split())
+
+
+def _run_id(log: str) -> str | None:
+    match = re.search(r"SLURM run ID: (\S+)", log)
+    return match[1] if match else None
+
+
+def _queued(run_id: str | None) -> list[str]:
+    """Jobs of that Snakemake run still in Slurm's queue (pending, running or completing)."""
+    if run_id is None:
+        return []
+    out = subprocess.run(["squeue", "-h", f"--name={run_id}", "-o", "%i %T"], capture_output=True, text=True)
+    return out.stdout.split("\n")[:-1]
+
+
+def _snakemake(args: list[str], cwd: Path, timeout: int) -> tuple[int, str]:
+    """(exit code, log) of a Snakemake run; a run still going at ``timeout`` is a hang: its Slurm
+    jobs are cancelled and the test fails with the end of its log."""
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "snakemake", *args],
+            cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired as hung:
+        log = (hung.stdout or b"").decode() + (hung.stderr or b"").decode()
+        if run_id := _run_id(log):
+            subprocess.run(["scancel", f"--name={run_id}"], check=False)
+        pytest.fail(f"snakemake {' '.join(args)} still running after {timeout} s (a hang):\n{log[-3000:]}")
+    return done.returncode, done.stdout + done.stderr
+
+
+def _error_lines(log: str) -> list[str]:
+    return [line for line in log.splitlines() if line.startswith("voirdire-slurm:") and "asks for" in line]
+
+
+@pytest.mark.skipif(not (SHARED_DL19 / "qrels.nist.txt").is_file(), reason="real TREC DL 2019 data absent")
+def test_the_readme_profile_without_cores_runs(slurm, tmp_path):
+    """Without ``--cores`` the light group asked for 7 CPUs and 14 GB and stayed pending forever.
+
+    Now it is submitted with what the node has and the run completes; had it still been
+    unplaceable, it would have failed in one line (asserted below to be absent) instead.
+    """
+    cpus = _node_cpus()
+    args = NO_CORES.split()[1:] + ["--config", f"results={tmp_path / 'results'}"]
+    code, log = _snakemake(args, ROOT, timeout=600)
+    assert not [line for line in log.splitlines() if "will never start" in line]  # it did not fail fast
+    assert code == 0, f"{NO_CORES} failed:\n{log[-6000:]}"
+    capped = [line for line in log.splitlines() if line.startswith("voirdire-slurm: group job light")]
+    assert len(capped) == 1, log[-6000:]  # one line says so
+    assert f"submitted with {cpus} CPUs" in capped[0] and "largest node of partition" in capped[0]
+    asked = int(re.search(r"asks for (\d+) CPUs", capped[0])[1])
+    assert asked > cpus  # the request was larger than the node (the group sums its parallel jobs)
+    _, _, _, slurm_ids = submissions(log)
+    for slurm_id in slurm_ids:  # and Slurm ran every submission, none asking for more than the node
+        shown = subprocess.run(["scontrol", "show", "job", slurm_id], capture_output=True, text=True).stdout
+        assert "JobState=COMPLETED" in shown, shown
+        assert int(re.search(r"NumCPUs=(\d+)", shown)[1]) <= cpus, shown
+    assert (tmp_path / "results" / "tables" / "original" / "table1.csv").is_file()
+
+
+TOO_BIG = """\
+localrules: all
+
+rule all:
+    input: "capped.txt", "explicit.txt", "wide.txt"
+
+rule capped:  # threads beyond the node: submitted with the node's CPUs
+    output: "capped.txt"
+    threads: 64
+    shell: "echo {threads} > {output}"
+
+rule explicit:  # an explicit cpus_per_task beyond the node: fails at submission
+    output: "explicit.txt"
+    resources: cpus_per_task=64
+    shell: "touch {output}"
+
+rule wide:  # 8 tasks on a 2-CPU node: accepted by sbatch, then pending forever (PartitionConfig)
+    output: "wide.txt"
+    resources: tasks=8
+    shell: "touch {output}"
+"""
+
+
+@pytest.fixture(scope="module")
+def too_big(slurm, tmp_path_factory):
+    """(exit code, log, directory) of a tiny workflow whose jobs ask for more than the node."""
+    path = tmp_path_factory.mktemp("too-big")
+    (path / "Snakefile").write_text(TOO_BIG)
+    code, log = _snakemake(PROFILE + ["--keep-going"], path, timeout=300)
+    return code, log, path
+
+
+def test_threads_beyond_the_node_are_capped(too_big):
+    code, log, path = too_big
+    cpus = _node_cpus()
+    assert code != 0  # the two jobs below failed; this one ran
+    capped = [line for line in _error_lines(log) if "rule capped " in line]
+    assert len(capped) == 1, log[-4000:]
+    assert "rule capped asks for 64 CPUs and 2000 MB" in capped[0]
+    assert f"submitted with {cpus} CPUs" in capped[0]
+    assert (path / "capped.txt").read_text().strip() == str(cpus)  # it ran on the CPUs it was given
+
+
+def test_an_explicit_cpus_per_task_beyond_the_node_fails_in_one_line(too_big):
+    _, log, path = too_big
+    lines = [line for line in _error_lines(log) if "rule explicit " in line]
+    assert len(set(lines)) == 1, log[-4000:]  # one line per try (the profile says retries: 1)
+    assert "cpus_per_task=64" in lines[0] and "largest node of partition" in lines[0]
+    jobs, submitted, _, _ = submissions(log)
+    assert "explicit" in jobs.values() and "capped" in jobs.values()
+    assert {rule for jobid, rule in jobs.items() if jobid in submitted} == {"capped", "wide"}  # not sbatch'ed
+    assert not (path / "explicit.txt").exists()
+
+
+def test_a_job_pending_forever_fails_in_one_line_and_is_cancelled(too_big):
+    _, log, path = too_big
+    cpus = _node_cpus()
+    lines = [line for line in _error_lines(log) if "rule wide " in line]
+    assert lines, log[-4000:]
+    line = lines[0]
+    assert "rule wide asks for 8 tasks of 1 CPU, 2000 MB and 10 min" in line
+    assert f"has {cpus} CPU" in line and "(PartitionConfig)" in line and "will never start" in line
+    slurm_id = re.search(r"Slurm job (\d+) was cancelled", line)[1]
+    shown = subprocess.run(["scontrol", "show", "job", slurm_id], capture_output=True, text=True).stdout
+    assert "JobState=CANCELLED" in shown, shown
+    # its retry (the profile says retries: 1) fails at once, without a second sbatch
+    assert len(re.findall(r"Job \d+ has been submitted with SLURM jobid", log)) == 2  # capped + wide
+    assert len(lines) == 2 and lines[1] == line
+    assert not _queued(_run_id(log))
+
+
+SLEEPY = """\
+rule sleepy:
+    output: "slept.txt"
+    shell: "sleep 120 && touch {output}"
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "Ctrl-C"])
+def test_a_signal_cancels_the_slurm_jobs_and_exits(slurm, tmp_path, sig):
+    (tmp_path / "Snakefile").write_text(SLEEPY)
+    log_path = tmp_path / "snakemake.log"
+    with log_path.open("w") as log_file:
+        run = subprocess.Popen(
+            [sys.executable, "-m", "snakemake", *PROFILE],
+            cwd=tmp_path, stdout=log_file, stderr=subprocess.STDOUT,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as in a terminal
+        )  # fmt: skip
+        try:
+            slurm_id = None
+            deadline = time.monotonic() + 120
+            while slurm_id is None and run.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.5)
+                if match := re.search(r"submitted with SLURM jobid (\d+)", log_path.read_text()):
+                    slurm_id = match[1]
+            assert slurm_id, log_path.read_text()
+            while "RUNNING" not in " ".join(_queued(_run_id(log_path.read_text()))) and time.monotonic() < deadline:
+                time.sleep(0.5)
+            run.send_signal(sig)
+            try:
+                run.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                pytest.fail(f"{sig.name}: snakemake still running 30 s later:\n{log_path.read_text()[-3000:]}")
+        finally:
+            if run.poll() is None:  # the test failed: leave no process and no Slurm job behind
+                run.kill()
+                run.wait()
+                if run_id := _run_id(log_path.read_text()):
+                    subprocess.run(["scancel", f"--name={run_id}"], check=False)
+    log = log_path.read_text()
+    assert run.returncode != 0, log[-3000:]
+    for _ in range(20):  # a cancelled job passes through COMPLETING for a moment
+        if not _queued(_run_id(log)):
+            break
+        time.sleep(0.5)
+    assert not _queued(_run_id(log)), log[-3000:]
+    shown = subprocess.run(["scontrol", "show", "job", slurm_id], capture_output=True, text=True).stdout
+    assert "JobState=CANCELLED" in shown, shown
+    assert f"voirdire-slurm: cancelled Slurm job(s) {slurm_id} (scancel)" in log
+    assert not (tmp_path / "slept.txt").exists()
