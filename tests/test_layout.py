@@ -10,8 +10,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src" / "voirdire"
 SCRIPTS = ROOT / "workflow" / "scripts"
@@ -222,7 +220,6 @@ def test_the_path_check_catches_a_planted_hand_built_path():
     assert hand_built_paths('output:\n    L.table(P, "table1"),\n') == []
 
 
-@pytest.mark.xfail(strict=False, reason="the rules still build result paths by hand; they move into Layout next")
 def test_rules_build_no_result_path_by_hand():
     found = {p.name: hand_built_paths(p.read_text(encoding="utf-8")) for p in sorted(RULES.glob("*.smk"))}
     found = {name: lines for name, lines in found.items() if lines}
