@@ -19,7 +19,7 @@ HEAVY = ("litellm", "torch", "snakemake")
 CORE = [
     "voirdire", "assistants", "assistants.checks", "assistants.declarations", "assistants.experiments",
     "assistants.figures", "assistants.preference", "assistants.recorded", "assistants.sample",
-    "audits", "audits.calibration", "audits.circularity", "audits.drift", "audits.figures", "audits.labels",
+    "audits", "audits.calibration", "audits.circularity", "audits.drift", "audits.figures", "audits.labels", "audits.run",
     "audits.length", "audits.panel", "bm25", "cli", "config", "data", "embedding_judge", "errors",
     "evaluation", "fingerprint", "formats", "init", "judges", "layout", "manifest", "null_judges", "output",
     "preflight", "probes", "probes.items", "probes.personas", "probes.sensitivity", "probes.shifts",

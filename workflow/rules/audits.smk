@@ -58,6 +58,7 @@ rule audits:
         pool={d: L.run(d, "original", PLAN.base.slug) for d in PLAN.datasets},
         measure=PLAN.measures[0],
         seed=config["evaluation"]["seed"],
+        alpha=config["evaluation"]["alpha"],
         # k human-labelled queries (those below the query count minus one), seeded draws per k
         calibration={"ks": [3, 5, 10, 20], "draws": 50},
     log:

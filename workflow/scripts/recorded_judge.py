@@ -27,3 +27,7 @@ if summary["pairs_labelled"] < summary["pairs"]:
 if summary["labels_outside_pool"]:
     log.warning("%d labels are for passages outside the pool; they are not used (counted in Table 2)",
                 summary["labels_outside_pool"])  # fmt: skip
+if len(raw) and raw["relevance"].max() < params.scale["binary_threshold"]:
+    log.warning("no label in %s reaches binary_threshold %d (its grades go up to %d): every pair counts as "
+                "non-relevant in binary kappa and binary measures; is the judge's scale declared?",
+                snakemake.input.labels, params.scale["binary_threshold"], raw["relevance"].max())  # noqa: F821  # fmt: skip

@@ -67,8 +67,10 @@ def leniency_chart(label_test: pd.DataFrame, png: str | Path) -> None:
     save_figure(fig, png)
 
 
-def drift_chart(chart: pd.DataFrame, drifted: pd.DataFrame, png: str | Path) -> None:
-    """The control chart (mean grade per run, first run's limits) and flip rates, per judge."""
+def drift_chart(shifts: pd.DataFrame, drifted: pd.DataFrame, png: str | Path) -> None:
+    """Per judge: each later label set against the first on the same pairs -- the mean grade
+    difference with its 95% bootstrap CI (left axis) and the share of labels that flip with its
+    Wilson interval (right axis)."""
     plt = pyplot()
     judges = list(dict.fromkeys(zip(drifted["dataset"], drifted["judge"], strict=True))) if len(drifted) else []
     fig, axes = plt.subplots(1, max(1, len(judges)), figsize=(4.5 * max(1, len(judges)), 3.6), squeeze=False)
@@ -76,16 +78,23 @@ def drift_chart(chart: pd.DataFrame, drifted: pd.DataFrame, png: str | Path) -> 
         axes[0][0].text(0.5, 0.5, "no judge has two label sets or more", ha="center")
         axes[0][0].axis("off")
     for ax, (dataset, judge) in zip(axes[0], judges, strict=False):
-        rows = chart[(chart["dataset"] == dataset) & (chart["judge"] == judge)] if len(chart) else chart
         flips = drifted[(drifted["dataset"] == dataset) & (drifted["judge"] == judge)]
+        rows = shifts[(shifts["dataset"] == dataset) & (shifts["judge"] == judge)] if len(shifts) else shifts
+        x = list(range(len(flips)))
         if len(rows):
-            ax.plot(rows["run"], rows["mean_grade"], marker="o", label="mean grade")
-            ax.axhline(rows["lower_limit"].iloc[0], color="red", ls="--", lw=0.8, label="limits (first run)")
-            ax.axhline(rows["upper_limit"].iloc[0], color="red", ls="--", lw=0.8)
-            ax.set_ylabel("mean grade")
-        else:
-            ax.bar(flips["run"], flips["flip_rate"], color="C1")
-            ax.set_ylabel("share of pairs whose label flips")
+            rows = rows.set_index("run").loc[flips["run"]]
+            err = [rows["mean_difference"] - rows["difference_ci_low"], rows["difference_ci_high"] - rows["mean_difference"]]
+            ax.errorbar(x, rows["mean_difference"], yerr=err, marker="o", capsize=3, label="mean grade difference")
+            ax.axhline(0, color="grey", lw=0.8)
+            ax.set_ylabel("mean grade vs the first set")
+        twin = ax.twinx()
+        flip_err = [flips["flip_rate"] - flips["flip_rate_ci_low"], flips["flip_rate_ci_high"] - flips["flip_rate"]] \
+            if "flip_rate_ci_low" in flips else None  # fmt: skip
+        twin.errorbar([i + 0.1 for i in x], flips["flip_rate"], yerr=flip_err, color="C1", marker="s", ls="none",
+                      capsize=3, label="flip rate")  # fmt: skip
+        twin.set_ylabel("share of labels that flip", color="C1")
+        ax.set_xticks(x, flips["run"])
+        ax.set_xlim(-0.5, len(x) - 0.5 + 0.1)
         ax.set_title(f"{dataset}: {judge}", fontsize=9)
         ax.tick_params(axis="x", rotation=30)
     save_figure(fig, png)
