@@ -1,6 +1,6 @@
 """Datasets: normalise any source to topics, human qrels and (optionally) candidates.
 
-Three sources (SPEC section 1):
+Three sources (docs/configuration.md):
 
 * ``ir_datasets``: an ir_datasets id such as ``msmarco-passage/trec-dl-2019/judged``;
   ir_datasets downloads on a user's machine and reads local files under

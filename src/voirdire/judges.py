@@ -1,6 +1,6 @@
 """Judges: who assigns the relevance labels that a leaderboard is computed from.
 
-SPEC section 3. A judge has a name, a label scale and a binary threshold (relevant = grade
+A judge has a name, a label scale and a binary threshold (relevant = grade
 >= threshold; 2 on the TREC DL 0-3 scale). This module covers the *human* judge (the
 dataset's qrels) and *recorded* judges (labels read from an existing qrels file: UMBRELA
 outputs, LLMJudge, a reranker used as a judge) and *null* judges (length-only and
@@ -94,7 +94,7 @@ class NullJudge:
 @dataclass(frozen=True)
 class LLMJudge:
     """A live judge: an endpoint (any litellm model) + a prompt template + sampling parameters
-    (SPEC section 3). The endpoint's ``api_key_env`` names the environment variable holding
+    (docs/configuration.md, LLM judges). The endpoint's ``api_key_env`` names the environment variable holding
     the key; the key itself is read at call time and never stored anywhere.
     """
 

@@ -62,7 +62,7 @@ class Layout:
         return f"{self.root}/{dataset}/judgments/{provenance}/{judge}.{ext}"
 
     def store(self, dataset: str, provenance: str, judge: str) -> str:
-        """One call store per judging job (dataset x judge x provenance): SPEC section 3."""
+        """One call store per judging job (dataset x judge x provenance), so each file has one writer."""
         return self.judgments(dataset, provenance, judge, "sqlite")
 
     def ranker_store(self, dataset: str, provenance: str, ranker: str) -> str:
@@ -76,7 +76,7 @@ class Layout:
         """Per-query scores of every system under one judge, every configured measure (long)."""
         return f"{self.root}/{dataset}/eval/{provenance}/measures/{judge}.parquet"
 
-    # The assistants experiment (SPEC section 5)
+    # The assistants experiment (docs/assistants.md)
     def sample(self, dataset: str) -> str:
         """The balanced sample: ``n`` human-judged pairs per grade, with their grades."""
         return f"{self.root}/sample/{dataset}.tsv"
@@ -102,7 +102,7 @@ class Layout:
         """A pointwise ranker's scores of the sample, original and rewritten texts (Figure 5)."""
         return f"{self.root}/{dataset}/sample/{provenance}/ranker-{ranker}.tsv"
 
-    # The judge probes (SPEC sections 6-7)
+    # The judge probes (docs/probes.md)
     def probe_sample(self, dataset: str) -> str:
         """Every probe's sample of one dataset (JSON: swap pairs, lists, pad, injection, personas)."""
         return f"{self.root}/{dataset}/probes/sample.json"

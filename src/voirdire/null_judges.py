@@ -1,4 +1,4 @@
-"""Null judges: label baselines that every real judge must beat (SPEC section 6).
+"""Null judges: label baselines that every real judge must beat (docs/definitions.md).
 
 A judge that cannot beat "longer is more relevant" on kappa and tau has learned nothing a
 ruler could not (reward-bench#267: "pick the longer answer" scores 100% on some subsets).

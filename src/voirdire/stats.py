@@ -1,4 +1,4 @@
-"""Agreement between a judge and the human labels (SPEC section 4).
+"""Agreement between a judge and the human labels (docs/definitions.md, Agreement).
 
 * Label agreement: Cohen's kappa on graded labels, on binary labels, and quadratic-weighted
   (scikit-learn).

@@ -1,7 +1,7 @@
 """Systems: the BM25 first stage and the oracle rankers of the paper.
 
-Oracles follow Balog, Metzler & Qin (SIGIR 2025), section 4.2.3 and Figure 2, as fixed in
-SPEC section 2. *Perfect* sorts a query's BM25 pool by human label, descending (unjudged
+Oracles follow Balog, Metzler & Qin (SIGIR 2025), section 4.2.3 and Figure 2, as defined in
+docs/definitions.md (Systems). *Perfect* sorts a query's BM25 pool by human label, descending (unjudged
 candidates count as 0). *Swap[i,j,..]* starts from Perfect and, for each listed position p,
 exchanges the documents at ranks p and n+1-p (n = pool length).
 

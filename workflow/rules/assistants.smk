@@ -1,4 +1,4 @@
-# Stage 7 (SPEC section 5, paper section 4.3, Figures 4-5): do judges favour AI-rewritten passages?
+# Stage 7 (docs/assistants.md; Balog, Metzler & Qin 2025, §4.3, Figures 4-5): do judges favour AI-rewritten passages?
 # A balanced sample of human-judged pairs; each assistant rewrites its passages (provenance
 # rewritten-NAME); every text-reading judge labels the sample in both provenances (Figure 4);
 # judges and systems run again on the collection with the rewrites substituted (experiment 2);

@@ -1,4 +1,4 @@
-# Stage 2 (SPEC section 2): BM25 top-k pool with Pyserini (k1, b, depth from config.bm25).
+# Stage 2 (docs/definitions.md, Systems): BM25 top-k pool with Pyserini (k1, b, depth from config.bm25).
 
 
 rule bm25_index:

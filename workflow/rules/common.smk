@@ -34,7 +34,7 @@ L = Layout(R)
 # take it as input rerun on any --rerun-triggers setting (jobs on cluster nodes only read it).
 if workflow.is_main_process:
     write_if_changed(L.manifest(), manifest(PLAN))
-# original, then rewritten-{assistant} for every assistant (SPEC section 5)
+# original, then rewritten-{assistant} for every assistant (docs/assistants.md)
 PROVENANCES = PLAN.provenances
 REWRITTEN = PROVENANCES[1:]
 # wildcard patterns for rule inputs/outputs

@@ -1,4 +1,4 @@
-# Stage 1 (SPEC section 1): normalise a dataset to topics and human qrels.
+# Stage 1 (docs/configuration.md): normalise a dataset to topics and human qrels.
 
 
 rule dataset:

@@ -1,4 +1,4 @@
-# Stage 4 (SPEC section 3): judges turn the pairs evaluation needs into qrels.
+# Stage 4 (docs/configuration.md): judges turn the pairs evaluation needs into qrels.
 # Every judge rule reads pairs/{provenance}.tsv and writes qrels/{provenance}/{judge}.txt.
 
 

@@ -1,4 +1,4 @@
-# Stage 3 (SPEC section 2, paper section 4.2.3): Perfect and Swap[...] oracles over the top depth of
+# Stage 3 (docs/definitions.md; Balog, Metzler & Qin 2025, §4.2.3): Perfect and Swap[...] oracles over the top depth of
 # the base run (oracles.base: the BM25 pool by default, or a recorded run).
 
 

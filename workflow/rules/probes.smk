@@ -1,4 +1,4 @@
-# Stage 8 (SPEC sections 6-7; seeds 001, 002, 003): judge probes that ask again -- the same
+# Stage 8 (docs/probes.md): judge probes that ask again -- the same
 # LLM judge, asked with something changed that should not change its answer: the order of two
 # passages or two result lists (swap test), padding (pad test), an injected relevance claim or
 # the query's terms (injection probe), an assessor persona (persona-conditioned judging). And

@@ -1,4 +1,4 @@
-# Stage 3b (SPEC section 2, paper section 4.2.2): LLM rerankers of the BM25 pool.
+# Stage 3b (docs/configuration.md; Balog, Metzler & Qin 2025, §4.2.2): LLM rerankers of the BM25 pool.
 # GPU rankers declare gpus/mem_mb (config rankers.NAME) so a Slurm profile can place them.
 
 

@@ -1,4 +1,4 @@
-"""Probes, step 2: a persona per sampled query and role (seed 002): the pool personas most (and
+"""Probes, step 2: a persona per sampled query and role (Mohtadi et al., 2026): the pool personas most (and
 least) similar to the query or its domain under all-MiniLM-L6-v2, and the two fixed roles."""
 
 import json

@@ -1,4 +1,4 @@
-"""Assistants experiment, step 1: a balanced sample of n human-judged pairs per grade (SPEC section 5).
+"""Assistants experiment, step 1: a balanced sample of n human-judged pairs per grade (docs/assistants.md).
 
 Drawn from all human qrels, not only the BM25 pool, so the sampled passages' texts come from
 the index (or a RankGPT file's candidates, the only texts such a dataset has).

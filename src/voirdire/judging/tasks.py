@@ -1,4 +1,4 @@
-"""The calls a live judge needs: one per (needed pair, sample), each once (SPEC section 3).
+"""The calls a live judge needs: one per (needed pair, sample), each once.
 
 Every system reranks the same pool, so a pair retrieved by 14 systems is judged once. A call's
 request is the rendered template with the judge's sampling parameters, purpose ``judge``, the

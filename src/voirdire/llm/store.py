@@ -1,6 +1,6 @@
 """The call store: every LLM answer of every purpose, keyed by its request, in SQLite.
 
-SPEC section 3. One schema fits judges, rankers, assistants and probes: the purpose, the
+One schema fits judges, rankers, assistants and probes: the purpose, the
 request key, the ids the caller gives (query, passage, pair, persona, provenance ... as a
 JSON object), the caller's name, the model and the version string the provider returned,
 the raw answer (and the first token's ``top_logprobs`` when they were asked for), what
@@ -15,7 +15,7 @@ Transport failures (timeouts, 429, 5xx) are never written. Rows are inserted wit
 Layout: one store file per LLM job (dataset x judge x provenance; one per ranker), under
 ``results/{dataset}/judgments/{provenance}/``. SQLite's WAL mode and locks are safe among
 processes of one machine; on NFS/Lustre they are not, which is why each job writes a shard
-of its own and other jobs only read finished shards (SPEC section 3, "Clusters").
+of its own and other jobs only read finished shards (docs/configuration.md, LLM judges).
 
 Stores written by voirdire 0.1 (table ``judgments``) are migrated when opened: their rows
 move into ``calls`` under their old keys, and the old table is kept as ``judgments_v0_1``.
@@ -240,7 +240,7 @@ class Store:
     def copy_from(self, seeds: Iterable[str | Path], keys: Iterable[str]) -> dict[str, Record]:
         """Stored answers of ``keys`` in other, finished stores, read without writing to them.
 
-        A job reads the shard of a job it depends on (SPEC section 3: only finished shards are
+        A job reads the shard of a job it depends on (only finished shards are
         read), e.g. the ``rewritten-*`` judging job reuses the ``original`` job's answers for
         every pair whose text the rewrite left alone. Returns the first match of each key.
         """

@@ -1,11 +1,12 @@
-"""Persona-conditioned judging (seed 002, Mohtadi et al., CIKM 2026, section 3.2).
+"""Persona-conditioned judging (Mohtadi, Bernardelle, Mackenzie & Demartini,
+CIKM 2026, section 3.2).
 
 The same judge prompt is prefixed with ``You are acting as {persona}.`` for five assessor
 roles, so any change in the labels is the persona's doing:
 
 * ``query-aligned`` -- the pool persona most similar to the query text;
 * ``domain-expert`` -- the query is assigned to the most similar of nine :data:`DOMAINS`
-  (seed 002, Table 1), then the pool persona most similar to that domain name is taken;
+  (Mohtadi et al., 2026, Table 1), then the pool persona most similar to that domain name is taken;
 * ``orthogonal`` -- the pool persona *least* similar to the query (a contrastive framing, not
   a random judge);
 * ``evidence-verification`` and ``global-assessor`` -- one fixed text each, for every query
@@ -41,12 +42,12 @@ ROLES: tuple[str, ...] = (
     "evidence-verification",
     "global-assessor",
 )
-"""The five assessor roles of seed 002, section 3.2.1, in the paper's order."""
+"""The five assessor roles of Mohtadi et al. (2026), section 3.2.1, in the paper's order."""
 
 POOL_ROLES: tuple[str, ...] = ("query-aligned", "domain-expert", "orthogonal")
 """The roles drawn from the persona pool, per query; the others are fixed texts."""
 
-# Seed 002, section 3.2.1, quoted verbatim ("We define this persona as: ...").
+# Mohtadi et al. (2026), section 3.2.1, quoted verbatim ("We define this persona as: ...").
 FIXED_ROLES: dict[str, str] = {
     "evidence-verification": (
         "An assessor who prioritizes factual correctness, evidential support, and source credibility when "
@@ -57,7 +58,7 @@ FIXED_ROLES: dict[str, str] = {
 }
 """The two query-independent personas: evidence verification and the global assessor (GAP)."""
 
-# Seed 002, Table 1: each query is assigned to exactly one domain.
+# Mohtadi et al. (2026), Table 1: each query is assigned to exactly one domain.
 DOMAINS: tuple[str, ...] = (
     "Health and Medicine",
     "Environment and Earth Sciences",
@@ -77,7 +78,7 @@ DOMAIN_ABBREVIATIONS: dict[str, str] = dict(
 """The paper's short names of :data:`DOMAINS` (Table 1)."""
 
 PREFIX = "You are acting as {persona}."
-"""The assessor instruction put before the unchanged judge prompt (seed 002, section 3.5)."""
+"""The assessor instruction put before the unchanged judge prompt (Mohtadi et al., 2026, section 3.5)."""
 
 ASSIGNMENT_COLUMNS = ["query_id", "role", "persona", "similarity", "domain"]
 

@@ -3,11 +3,13 @@
 A pair (x, y) is asked twice: x shown first (answer ``ab``) and y shown first (answer
 ``ba``); an answer is ``"A"`` (the first shown), ``"B"`` or None (unparsed). A win counts
 only if it survives the swap (x wins when ``ab == "A"`` and ``ba == "B"``); any other pair
-is a tie, marked for review (seeds 001 and 003). From a set of pairs:
+is a tie, marked for review (a practitioners' checklist of LLM-judge
+biases, 2025; a RAG retrieval evaluation, 2026). From a set of pairs:
 
-* ``position_consistency``: the share of pairs answered in both orders whose verdict survives;
+* ``position_consistency``: the share of pairs answered in both orders whose verdict survives
+  (in a RAG retrieval evaluation (2026) a swap test flipped about 81% of a judge's verdicts);
 * ``first_position_win_rate``: the share of answered prompts won by the first-shown item
-  (0.5 for a judge without position bias; seed 003 measured 0.81 on a RAG retrieval eval);
+  (0.5 for a judge without position bias);
 * ``tie_rate``: the share of all pairs with no surviving verdict (unparsed ones included);
 * against a reference preference (human grades, or human nDCG@10 for lists):
   ``accuracy`` over surviving verdicts, and ``agreement_all`` over all pairs (ties count as

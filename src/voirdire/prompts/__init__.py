@@ -1,7 +1,7 @@
 """Prompt templates shipped with voirdire (package data, read with :mod:`importlib.resources`).
 
 ``umbrela-style.txt`` is the default judge template: UMBRELA-style 0-3 grading written in our
-own words (SPEC section 3), with ``{query}`` and ``{passage}`` slots.
+own words (UMBRELA: Upadhyay et al., 2024), with ``{query}`` and ``{passage}`` slots.
 """
 
 from __future__ import annotations

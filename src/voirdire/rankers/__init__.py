@@ -1,1 +1,1 @@
-"""LLM rerankers: every one reorders the BM25 pool (SPEC section 2)."""
+"""LLM rerankers: every one reorders the BM25 pool (docs/configuration.md, LLM rerankers)."""

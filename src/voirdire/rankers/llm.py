@@ -1,4 +1,4 @@
-"""RG and PRP: LLM rerankers of the BM25 pool (SPEC section 2, paper section 4.2.2).
+"""RG and PRP: LLM rerankers of the BM25 pool (Balog, Metzler & Qin, SIGIR 2025, §4.2.2).
 
 * **RG** (relevance generation, Liang et al. 2022): pointwise; the score of a passage is
   P(Yes) from the next-token log-probabilities of "Yes" and "No", softmaxed over the two.
@@ -13,7 +13,7 @@ A *backend* answers batches of prompts: :class:`LogitsBackend` compares next-tok
 log-probabilities of a local transformers model ("Yes"/"No", "A"/"B"), batched;
 :class:`~voirdire.rankers.api.LiteLLMBackend` reaches API models or a served vLLM through
 litellm. Every PRP answer is recorded, so position bias comes for free: the share of pairs
-whose answer depends on the order, and how often the first-shown passage wins (seed 003).
+whose answer depends on the order, and how often the first-shown passage wins (the swap test; see docs/probes.md).
 """
 
 from __future__ import annotations
