@@ -70,3 +70,48 @@ def serving(snakemake, owner):
         if reason is None:
             raise
         raise ServeError(reason) from error
+
+
+LIST_ITEM = "#"
+"""Marks a list position in a flattened input name (``runs/dl19/Perfect/#0``)."""
+
+
+def named(**groups) -> dict[str, str]:
+    """Name-keyed rule inputs from nested structures, declared once: every path of
+    ``{group: {dataset: {judge: path}}}`` (any depth; lists allowed) becomes the input
+    ``group/dataset/judge`` (a list item ``.../#i``). A rule takes ``unpack(...)`` of it, so
+    Snakemake knows every file, and the script gets the structure back with :func:`grouped`."""
+    flat: dict[str, str] = {}
+
+    def walk(prefix: str, value) -> None:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if "/" in str(key) or str(key).startswith(LIST_ITEM):
+                    raise ValueError(f"a name in a rule input cannot hold '/' or start with '#': {key!r}")
+                walk(f"{prefix}/{key}", item)
+        elif isinstance(value, (list, tuple)):
+            for index, item in enumerate(value):
+                walk(f"{prefix}/{LIST_ITEM}{index}", item)
+        else:
+            flat[prefix] = str(value)
+
+    for name, value in groups.items():
+        walk(name, value)
+    return flat
+
+
+def grouped(inputs) -> dict:
+    """The structures :func:`named` flattened, from a job's ``snakemake.input`` (or any
+    mapping of names to paths); names without '/' come back as they are."""
+    result: dict = {}
+    for name, path in inputs.items():
+        parts = str(name).split("/")
+        node = result
+        for part, following in zip(parts[:-1], parts[1:], strict=True):
+            node = node.setdefault(part, [] if following.startswith(LIST_ITEM) else {})
+        last = parts[-1]
+        if last.startswith(LIST_ITEM):
+            node.append(path)
+        else:
+            node[last] = path
+    return result

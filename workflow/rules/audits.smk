@@ -1,12 +1,12 @@
-# Stage 7 (SPEC section 6): judge audits that need only labels -- every kind of judge,
+# Stage 7 (docs/audits.md): judge audits that need only labels -- every kind of judge,
 # no LLM call: label test, leave-one-judge-out, self-preference corrected for strictness,
 # length bias and Simpson's paradox.
 
 
 rule audits:
     input:
+        unpack(audit_inputs),
         per_query=L.table(P, "per_query", "parquet"),
-        labels=audit_inputs,
         manifest=L.manifest(),
     output:
         label_test=audit_output("label_test", "csv", "label_test"),
@@ -43,19 +43,7 @@ rule audits:
         calibration_pdf=audit_output("calibration", "pdf"),
     params:
         judges=audit_judges,
-        qrels=audit_qrels,
-        pairs=lambda wildcards: {d: L.pairs(d, wildcards.provenance) for d in PLAN.datasets},
-        passages={d: L.passages(d) for d in PLAN.datasets if not PLAN.labels_only(d)},
-        # rewritten-* provenances: the assistant's rewrites, substituted in the texts (length audit)
-        rewrites=lambda wildcards: {} if wildcards.provenance == "original" else {
-            d: L.rewrites(d, wildcards.provenance) for d in PLAN.datasets
-        },
         system_families={str(s): family_of(s) for s in PLAN.systems},
-        drift=audit_drift_sources,
-        runs=audit_runs,
-        topics={d: L.topics(d) for d in PLAN.datasets},
-        # the run every judge reorders as a ranker (circularity): the oracles' base run
-        pool={d: L.run(d, "original", PLAN.base.slug) for d in PLAN.datasets},
         measure=PLAN.measures[0],
         seed=config["evaluation"]["seed"],
         alpha=config["evaluation"]["alpha"],

@@ -13,6 +13,7 @@ from voirdire.manifest import manifest, write_if_changed
 from voirdire.preflight import preflight
 from voirdire.probes.items import LISTS_PROMPT, PAIRWISE_PROMPT
 from voirdire.systems import family_of
+from voirdire.wf import named
 
 
 # command-line modes that read the workflow without running or planning jobs
@@ -329,16 +330,22 @@ def audit_runs(wildcards):
 
 
 def audit_inputs(wildcards):
-    files = [p for per in audit_qrels(wildcards).values() for p in per.values()]
-    files += [L.pairs(d, wildcards.provenance) for d in PLAN.datasets]
-    files += [L.topics(d) for d in PLAN.datasets] + [L.run(d, "original", PLAN.base.slug) for d in PLAN.datasets]
-    files += [p for per in audit_runs(wildcards).values() for paths in per.values() for p in paths]
-    for per in audit_drift_sources(wildcards).values():
-        for source in per.values():
-            files += source.get("reruns", []) + ([source["raw"]] if "raw" in source else [])
-    if wildcards.provenance != "original":
-        files += [L.rewrites(d, wildcards.provenance) for d in PLAN.datasets]
-    return files + [L.passages(d) for d in PLAN.datasets if not PLAN.labels_only(d)]
+    """Every file the audits read, name-keyed and declared once (voirdire.wf.named): each
+    judge's qrels, the needed pairs, topics, the systems' runs, the oracles' base run, the
+    texts (not of a labels-only dataset) and a rewritten provenance's rewrites, and the drift
+    audit's extra label sets."""
+    p = wildcards.provenance
+    texts = [d for d in PLAN.datasets if not PLAN.labels_only(d)]
+    return named(
+        qrels=audit_qrels(wildcards),
+        pairs={d: L.pairs(d, p) for d in PLAN.datasets},
+        topics={d: L.topics(d) for d in PLAN.datasets},
+        runs=audit_runs(wildcards),
+        base={d: L.run(d, "original", PLAN.base.slug) for d in PLAN.datasets},
+        passages={d: L.passages(d) for d in texts},
+        rewrites={} if p == "original" else {d: L.rewrites(d, p) for d in texts},
+        drift=audit_drift_sources(wildcards),
+    )
 
 
 def one_of(names):

@@ -19,10 +19,11 @@ from voirdire.judges import HUMAN, restrict
 from voirdire.manifest import sha256
 from voirdire.output import write_table
 from voirdire.texts import provenance_texts
-from voirdire.wf import start
+from voirdire.wf import grouped, start
 
 log = start(snakemake)  # noqa: F821
 params, out = snakemake.params, snakemake.output  # noqa: F821
+files = grouped(snakemake.input)  # noqa: F821
 manifest = sha256(snakemake.input.manifest)  # noqa: F821
 per_query = pd.read_parquet(snakemake.input.per_query)  # noqa: F821
 ALPHA = params.alpha
@@ -35,11 +36,11 @@ def chance(tests: int, alpha: float) -> str:
 
 def label_sets_of(dataset, judge, pairs, bounds):
     """A judge's label sets for the drift audit (name -> qrels of the needed pairs), in order."""
-    source = params.drift.get(dataset, {}).get(judge)
+    source = files.get("drift", {}).get(dataset, {}).get(judge)
     if source is None:
         return {}
     if "reruns" in source:
-        sets = {"qrels": read_qrels(params.qrels[dataset][judge], bounds, allow_empty=True)}
+        sets = {"qrels": read_qrels(files["qrels"][dataset][judge], bounds, allow_empty=True)}
         sets |= {f"rerun-{i + 1}": read_qrels(p, bounds, allow_empty=True) for i, p in enumerate(source["reruns"])}
         return {name: restrict(labels, pairs) for name, labels in sets.items()}
     return label_sets_from_answers(pd.read_parquet(source["raw"]))
@@ -47,19 +48,19 @@ def label_sets_of(dataset, judge, pairs, bounds):
 
 datasets = {}
 for dataset, judges in params.judges.items():
-    pairs = read_pairs(params.pairs[dataset])
+    pairs = read_pairs(files["pairs"][dataset])
     bounds = {j: (m["min"], m["max"]) for j, m in judges.items()}
     datasets[dataset] = DatasetInputs(
         judges=judges,
         pairs=pairs,
-        labels={j: read_qrels(params.qrels[dataset][j], bounds[j], allow_empty=True) for j in judges},
-        runs={s: [read_run(p) for p in paths] for s, paths in params.runs[dataset].items()},
-        base=read_run(params.pool[dataset]),
-        topics=read_topics(params.topics[dataset]),
+        labels={j: read_qrels(files["qrels"][dataset][j], bounds[j], allow_empty=True) for j in judges},
+        runs={s: [read_run(p) for p in paths] for s, paths in files["runs"][dataset].items()},
+        base=read_run(files["base"][dataset]),
+        topics=read_topics(files["topics"][dataset]),
         per_query=per_query[per_query["dataset"] == dataset],
         # a labels-only dataset has no texts: its length audit is empty, the rest runs on labels
-        texts=provenance_texts([params.passages[dataset]], params.rewrites.get(dataset))[0]
-        if dataset in params.passages else {},
+        texts=provenance_texts([files["passages"][dataset]], files.get("rewrites", {}).get(dataset))[0]
+        if dataset in files.get("passages", {}) else {},
         label_sets={j: sets for j in judges if j != HUMAN if len(sets := label_sets_of(dataset, j, pairs, bounds[j])) >= 2},
     )  # fmt: skip
 tables, heatmaps = audit_tables(datasets, system_families=params.system_families, measure=params.measure,

@@ -1,4 +1,4 @@
-"""Judge audits that need only labels (SPEC section 6; seeds 001 and 004).
+"""Judge audits that need only labels (docs/audits.md; the label, family and length tests of practitioners' LLM-judge checklists, and a three-family judge-panel study, 2026).
 
 They run on every kind of judge -- live LLM judges, recorded label sets, null baselines --
 so a user with nothing but published judge outputs can audit them without a call:

@@ -1,4 +1,4 @@
-"""The label test (seed 001): a judge's labels against the human labels, pair by pair.
+"""The label test: a judge's labels against the human labels, pair by pair.
 
 Per judge: the graded and binary confusion matrices, agreement, *missed failures* (the human
 says non-relevant, the judge relevant: leniency) and *false alarms* (the human says
@@ -62,7 +62,7 @@ def label_test(pairs: pd.DataFrame, human_scale: Scale, judge_scale: Scale, *, l
             if n and (human_scale.low, human_scale.high) == (judge_scale.low, judge_scale.high)
             else math.nan
         ),
-        # the binary confusion matrix: tp, tn, and its two errors, named as seed 001 names them
+        # the binary confusion matrix: tp, tn, and its two errors, named as practitioners' judge checklists name them
         "binary_tp": int(np.sum(~human_non & (judge_rel == 1))),
         "binary_tn": int(np.sum(human_non & (judge_rel == 0))),
         "missed_failures": int(np.sum(human_non & (judge_rel == 1))),

@@ -1,4 +1,4 @@
-"""Length and Simpson's paradox (seed 004): does a judge reward longer passages?
+"""Length and Simpson's paradox (as in a three-family judge-panel study, 2026): does a judge reward longer passages?
 
 For every pair both the human and the judge labelled: the passage length in words, the
 judge's grade and the human grade. Long passages may be more often relevant, so the overall

@@ -1,4 +1,4 @@
-"""Judge panels (seed 004): leave-one-judge-out, and self-preference corrected for strictness.
+"""Judge panels (after a three-family judge-panel study, 2026): leave-one-judge-out, and self-preference corrected for strictness.
 
 A *panel* ranks systems by their mean nDCG@10 over judges (each judge's mean over queries).
 
