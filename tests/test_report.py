@@ -14,6 +14,7 @@ import pytest
 from docutils.core import publish_parts
 
 from conftest import ROOT, snakemake
+
 from voirdire.output import _counts_as_integers, write_table
 
 CAPTIONS = sorted((ROOT / "workflow" / "report").glob("*.rst"))
@@ -23,6 +24,7 @@ CAPTION_TABLES = {
     **{name: rf"tables/[^/]+/{name}\.csv" for name in (
         "datasets", "table1", "table2", "recorded_runs", "significance", "position_bias",
         "label_shift", "substitution", "rewrite_checks", "rewrite_self_preference", "score_shift")},
+    "timings": r"tables/timings\.csv",
     **{f"audit_{name}": rf"audits/[^/]+/{name}\.csv" for name in (
         "label_test", "lojo", "self_preference", "length", "length_systems", "drift", "control_chart",
         "circularity", "calibration")},
@@ -104,6 +106,10 @@ def test_counts_print_as_integers(tmp_path):
         "unparsed_pairs": pd.Series([141, None, 0], dtype=object),  # a count in an object column
         "systems_of_family": [1.0, 1.0, None],  # a count of 0s and 1s
         "n_grade_3": [0.0, 1.0, 1.0],
+        "strictness_systems": [7.0, None, 4.0],  # a statistic's name, ending in what it counts
+        "original_3": [0.0, 1.0, None],  # label counts per grade
+        "padded_wins": [0.0, 1.0, None],  # a share, named like a count
+        "mean_judge_grade_at_human_0": [0.0, 1.0, None],
         "tau_oracles": [1.0, 1.0, -1.0],  # a statistic that happens to be whole
         "mean_grade": [3.0, 2.0, 3.0],
         "coverage": [1.0, 0.5, None],
@@ -112,9 +118,9 @@ def test_counts_print_as_integers(tmp_path):
         "family": ["t5", None, "rank1"],
     })
     shown = _counts_as_integers(frame)
-    for column in ("queries", "unparsed_pairs", "systems_of_family", "n_grade_3"):
+    for column in ("queries", "unparsed_pairs", "systems_of_family", "n_grade_3", "strictness_systems", "original_3"):
         assert str(shown[column].dtype) == "Int64", column
-    for column in ("tau_oracles", "mean_grade", "coverage"):
+    for column in ("tau_oracles", "mean_grade", "coverage", "padded_wins", "mean_judge_grade_at_human_0"):
         assert shown[column].dtype.kind == "f", column
     assert shown["flagged"].dtype == bool
     write_table(frame, tmp_path / "t", title="t", floatfmt=".4f")

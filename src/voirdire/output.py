@@ -132,7 +132,15 @@ _COUNT = re.compile(
 
 
 # "n_..." and "..._count": a count, whatever else the name says ("n_grade_3")
-_COUNTED = re.compile(r"^(n|num)_|_(n|count)$|^count")
+# "original_<g>" / "rewritten_<g>": label counts per grade
+_COUNTED = re.compile(r"^(n|num)_|_(n|count)$|^count|^(original|rewritten)_\d+$")
+# a name ending in what it counts is a count ("strictness_systems", "systems_vs_human")...
+_COUNT_END = re.compile(
+    r"(^|_)(queries|pairs|systems|topics|qrels|documents|docs|passages|lines|draws|resamples|labels|judges|"
+    r"tasks|calls|tokens|samples|groups|conditions|prompts|rewrites|duels|permutations|failures|alarms|tests)$"
+)
+# ...unless it opens as a statistic or is a share named like a count
+_STATISTIC_NAME = re.compile(r"^(mean|median|average|share|rate|fraction|ratio|p|ci)_|^(padded_wins|duel_ties)")
 
 
 def _counts_as_integers(frame: pd.DataFrame) -> pd.DataFrame:
@@ -140,7 +148,8 @@ def _counts_as_integers(frame: pd.DataFrame) -> pd.DataFrame:
 
     A column qualifies when every value present is a whole number (float columns, and object
     columns of numbers: a count beside ``None``), and its name is not that of a statistic
-    (``mean``, ``rate``, ``kappa``, ``ci_low``, ...) unless it starts ``n_`` or ends ``_count``.
+    (``mean``, ``rate``, ``kappa``, ``ci_low``, ...) unless it starts ``n_``, ends ``_count`` or
+    ends in what it counts (``strictness_systems``; not ``mean_...``, ``share_...``, ``padded_wins``).
     Of the rest, a column of -1, 0 and 1 only stays as it is (it may be a correlation or a
     rate) unless its name says it counts (``queries``, ``pairs``, ``systems_of_family``, ...).
     Bools stay bools.
@@ -160,8 +169,12 @@ def _counts_as_integers(frame: pd.DataFrame) -> pd.DataFrame:
         if present.empty or not (present % 1 == 0).all() or not present.map(math.isfinite).all():
             continue
         name = str(column).lower()
-        counted = _COUNTED.search(name) is not None
+        counted = _COUNTED.search(name) is not None or (
+            _COUNT_END.search(name) is not None and _STATISTIC_NAME.search(name) is None
+        )
         if not counted and _STATISTIC.search(name):
+            continue
+        if _STATISTIC_NAME.search(name) and not _COUNTED.search(name):
             continue
         if not counted and not _COUNT.search(name) and present.isin([-1, 0, 1]).all():
             continue
