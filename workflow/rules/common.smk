@@ -249,6 +249,17 @@ def judge_evals(wildcards):
     }
 
 
+def named_inputs(**functions):
+    """A rule's name-keyed inputs from input functions that return nested structures
+    (name -> file, or name -> list of files): each file declared once (voirdire.wf.named); the
+    script reads them back with voirdire.wf.grouped(snakemake.input)."""
+
+    def inputs(wildcards):
+        return named(**{group: function(wildcards) for group, function in functions.items()})
+
+    return inputs
+
+
 def paths(named):
     """The files of a name-keyed input function, as a rule's input list."""
 

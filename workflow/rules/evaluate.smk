@@ -4,7 +4,7 @@
 
 rule evaluate:
     input:
-        runs=paths(system_runs),
+        unpack(named_inputs(runs=system_runs)),
         qrels=L.qrels(D, P, J),
         topics=L.topics(D),
     output:
@@ -16,7 +16,6 @@ rule evaluate:
         judge=one_of(sorted({name for d in PLAN.datasets for name in PLAN.judge_names(d)})),
     params:
         scale=judge_params,
-        runs=system_runs,
         measures=PLAN.measures,
         depth=PLAN.depth,
     log:
@@ -31,12 +30,15 @@ rule evaluate:
 
 rule agreement:
     input:
-        evals=paths(judge_evals),
-        measures=paths(judge_measures),
-        qrels=paths(judge_qrels),
+        unpack(
+            named_inputs(
+                runs=system_runs,
+                qrels=judge_qrels,
+                measures=judge_measures,
+                summaries=judge_summaries,
+            )
+        ),
         pairs=L.pairs(D, P),
-        summaries=paths(judge_summaries),
-        runs=paths(system_runs),
         topics=L.topics(D),
         manifest=L.manifest(),
     output:
@@ -47,11 +49,7 @@ rule agreement:
         pool=L.eval_measures(D, P, "human@pool"),
     params:
         judges=judges_meta,
-        qrels=judge_qrels,
-        evals=judge_evals,
-        measures=judge_measures,
         measure_names=PLAN.measures,
-        summaries=judge_summaries,
         oracles=[str(o) for o in PLAN.oracles],
         alpha=config["evaluation"]["alpha"],
         rbo_p=config["evaluation"]["rbo_p"],
@@ -59,7 +57,6 @@ rule agreement:
         correction=config["evaluation"]["correction"],
         resamples=config["evaluation"]["resamples"],
         seed=config["evaluation"]["seed"],
-        runs=system_runs,
         depth=PLAN.depth,
     log:
         L.log("{dataset}/{provenance}/agreement"),

@@ -9,20 +9,21 @@ from voirdire.evaluation import evaluate_measures
 from voirdire.formats import atomic_write, read_pairs, read_qrels, read_run, read_topics
 from voirdire.judges import HUMAN, Scale, restrict
 from voirdire.report import agreement_tables
-from voirdire.wf import start
+from voirdire.wf import grouped, start
 
 log = start(snakemake)  # noqa: F821
 params = snakemake.params  # noqa: F821
+files = grouped(snakemake.input)  # noqa: F821
 scales = {j: Scale(m["min"], m["max"], m["binary_threshold"]) for j, m in params.judges.items()}
 names = list(scales)
 pairs = read_pairs(snakemake.input.pairs)  # noqa: F821
 labels = {
     j: read_qrels(path, (scales[j].low, scales[j].high), allow_empty=True)
-    for j, path in params.qrels.items()
+    for j, path in files["qrels"].items()
 }
-scores = pd.concat([pd.read_parquet(path) for path in params.measures.values()], ignore_index=True)
+scores = pd.concat([pd.read_parquet(path) for path in files["measures"].values()], ignore_index=True)
 # human@pool: the human labels of the pairs a judge is asked, the reference a label copier matches
-runs = {system: [read_run(path) for path in paths] for system, paths in params.runs.items()}
+runs = {system: [read_run(path) for path in paths] for system, paths in files["runs"].items()}
 pool = evaluate_measures(runs, restrict(labels[HUMAN], pairs), read_topics(snakemake.input.topics),  # noqa: F821
                          params.measure_names, binary_threshold=scales[HUMAN].binary_threshold, depth=params.depth)  # fmt: skip
 pool.insert(0, "judge", "human@pool")
@@ -36,7 +37,7 @@ agreement, significance = agreement_tables(
 with atomic_write(snakemake.output.pool, "wb") as fh:  # noqa: F821
     pool.to_parquet(fh, index=False)
 rows = agreement.to_dict("records")
-summaries = {j: json.loads(Path(path).read_text()) for j, path in params.summaries.items()}
+summaries = {j: json.loads(Path(path).read_text()) for j, path in files.get("summaries", {}).items()}
 for row in rows:
     found = summaries.get(row["judge"], {})
     # LLM judges: answers that stayed unparsed after retries (never counted as 0), and cost

@@ -2,12 +2,12 @@
 
 from voirdire.evaluation import evaluate_measures
 from voirdire.formats import atomic_write, read_qrels, read_run, read_topics
-from voirdire.wf import start
+from voirdire.wf import grouped, start
 
 log = start(snakemake)  # noqa: F821
 params = snakemake.params  # noqa: F821
 # system -> its runs (several: an oracle's random tie-break draws)
-runs = {system: [read_run(path) for path in paths] for system, paths in params.runs.items()}
+runs = {system: [read_run(path) for path in paths] for system, paths in grouped(snakemake.input)["runs"].items()}  # noqa: F821
 scale = params.scale
 qrels = read_qrels(snakemake.input.qrels, (scale["min"], scale["max"]), allow_empty=True)  # noqa: F821
 scores = evaluate_measures(runs, qrels, read_topics(snakemake.input.topics), params.measures,  # noqa: F821
