@@ -469,6 +469,41 @@ def probe_answers(wildcards=None):
     return {(d, j): L.probe_answers(d, j) for d in PLAN.datasets for j in PLAN.probe_judges}
 
 
+def probe_answer_tree(wildcards=None):
+    """Dataset -> probed judge -> its probe answers."""
+    return {d: {j: L.probe_answers(d, j) for j in PLAN.probe_judges} for d in PLAN.datasets}
+
+
+def probe_summary_tree(wildcards=None):
+    """Dataset -> who answered the probes (each probed judge, each LLM padder) -> its summary."""
+    return {
+        d: {j: L.probe_answers(d, j, "summary.json") for j in PLAN.probe_judges}
+        | {f"padder-{p.name}": L.padded(d, p.name, "summary.json") for p in PLAN.padders}
+        for d in PLAN.datasets
+    }
+
+
+def human_qrels_of(wildcards=None):
+    return {d: L.human_qrels(d) for d in PLAN.datasets}
+
+
+def human_scores_of(wildcards=None):
+    return {d: L.eval(d, "original", "human") for d in PLAN.datasets}
+
+
+def original_runs(wildcards=None):
+    """Dataset -> system -> its run files of the original collection."""
+    return {d: system_runs_of(d, "original") for d in PLAN.datasets}
+
+
+def variant_label_tree(wildcards=None):
+    """Dataset -> variants group -> judge -> its qrels (pool, original)."""
+    tree = {}
+    for (d, group, judge), path in variant_labels().items():
+        tree.setdefault(d, {}).setdefault(group, {})[judge] = path
+    return tree
+
+
 def probe_answer_files(wildcards):
     return list(probe_answers().values())
 

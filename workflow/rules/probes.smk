@@ -114,22 +114,20 @@ rule probe_judge:
 # One job for every probe's tables and figures (they read the same answers).
 rule probe_tables:
     input:
-        answers=probe_answer_files,
-        # who answered: the judges' and the LLM padders' returned model versions (fingerprint)
-        summaries=lambda wildcards: [L.probe_answers(d, j, "summary.json") for (d, j) in probe_answers()]
-        + [L.padded(d, p.name, "summary.json") for d in PLAN.datasets for p in PLAN.padders],
-        human=[L.human_qrels(d) for d in PLAN.datasets],
-        human_scores=[L.eval(d, "original", "human") for d in PLAN.datasets],
-        runs=[p for d in PLAN.datasets for paths in system_runs_of(d, "original").values() for p in paths],
+        unpack(
+            named_inputs(
+                answers=probe_answer_tree,
+                summaries=probe_summary_tree,
+                human=human_qrels_of,
+                human_scores=human_scores_of,
+                runs=original_runs,
+            )
+        ),
         manifest=L.manifest(),
     output:
         **probe_table_outputs(),
     params:
         probes=[name for name in ("swap", "pad", "injection", "personas") if name in PROBES],
-        answers=probe_answers,
-        human={d: L.human_qrels(d) for d in PLAN.datasets},
-        human_scores={d: L.eval(d, "original", "human") for d in PLAN.datasets},
-        runs={d: system_runs_of(d, "original") for d in PLAN.datasets},
         alpha=config["evaluation"]["alpha"],
         low=HUMAN_SCALE.low,
         high=HUMAN_SCALE.high,
@@ -148,17 +146,12 @@ rule probe_tables:
 
 rule prompt_sensitivity:
     input:
-        labels=lambda wildcards: list(variant_labels().values()),
-        human=[L.human_qrels(d) for d in PLAN.datasets],
-        runs=[p for d in PLAN.datasets for paths in system_runs_of(d, "original").values() for p in paths],
+        unpack(named_inputs(labels=variant_label_tree, human=human_qrels_of, runs=original_runs)),
         manifest=L.manifest(),
     output:
         **sensitivity_outputs("prompt_sensitivity"),
     params:
-        labels=variant_labels(),
         baselines={g: v["baseline"] for g, v in config.get("variants", {}).items()},
-        human={d: L.human_qrels(d) for d in PLAN.datasets},
-        runs={d: system_runs_of(d, "original") for d in PLAN.datasets},
         low=HUMAN_SCALE.low,
         high=HUMAN_SCALE.high,
         seed=config["evaluation"]["seed"],

@@ -14,10 +14,11 @@ from voirdire.probes import tables as probes
 from voirdire.probes.sensitivity import displacement_heatmap, sensitivity_chart
 from voirdire.probes.shifts import shift_chart, swap_chart
 from voirdire.output import write_table
-from voirdire.wf import start
+from voirdire.wf import grouped, start
 
 log = start(snakemake)  # noqa: F821
 params, out, rule = snakemake.params, snakemake.output, snakemake.rule  # noqa: F821
+files = grouped(snakemake.input)  # noqa: F821
 manifest = sha256(snakemake.input.manifest)  # noqa: F821
 
 
@@ -26,7 +27,8 @@ def qrels(path: str, dataset: str) -> pd.DataFrame:
 
 
 def answers() -> pd.DataFrame:
-    frames = [pd.read_parquet(path).assign(dataset=d, judge=j) for (d, j), path in params.answers.items()]
+    frames = [pd.read_parquet(path).assign(dataset=d, judge=j) for d, judges in files["answers"].items()
+              for j, path in judges.items()]  # fmt: skip
     return pd.concat(frames, ignore_index=True)
 
 
@@ -37,7 +39,7 @@ def table(frame: pd.DataFrame, key: str, title: str) -> None:
 
 def sensitivity(labels, human, baselines, prefix: str, what: str, left_out=None) -> None:
     """Persona or prompt-variant sensitivity: the five tables and the two figures."""
-    runs = {d: {s: [read_run(p) for p in paths] for s, paths in systems.items()} for d, systems in params.runs.items()}
+    runs = {d: {s: [read_run(p) for p in paths] for s, paths in systems.items()} for d, systems in files["runs"].items()}
     queries = {d: sorted(set(labels.loc[labels["dataset"] == d, "query_id"])) for d in runs}
     per_query = pd.concat([
         evaluate_systems(runs[d], part.dropna(subset=["relevance"]).astype({"relevance": int}), queries[d])
@@ -56,15 +58,15 @@ def sensitivity(labels, human, baselines, prefix: str, what: str, left_out=None)
     sensitivity_chart(tables["sensitivity"], getattr(out, f"{prefix}chart"))
 
 
-human = pd.concat([qrels(path, d) for d, path in params.human.items()], ignore_index=True)
+human = pd.concat([qrels(path, d) for d, path in files["human"].items()], ignore_index=True)
 if rule == "prompt_sensitivity":  # each variants group's judges' labels of the pool
-    labels = pd.concat([qrels(path, d).assign(group=g, condition=j) for (d, g, j), path in params.labels.items()],
-                       ignore_index=True)  # fmt: skip
+    labels = pd.concat([qrels(path, d).assign(group=g, condition=j) for d, groups in files["labels"].items()
+                        for g, judges in groups.items() for j, path in judges.items()], ignore_index=True)  # fmt: skip
     sensitivity(labels, human, params.baselines, "", "Prompt sensitivity")
 else:
     found = answers()
     if "swap" in params.probes:
-        scores = pd.concat([pd.read_parquet(p) for p in params.human_scores.values()], ignore_index=True)
+        scores = pd.concat([pd.read_parquet(p) for p in files["human_scores"].values()], ignore_index=True)
         result = probes.swap_results(found, human, scores)
         table(result, "swap", "Swap test: each pair asked in both orders; a win counts only if it survives the swap")
         swap_chart(result, out.swap_png)
@@ -84,11 +86,11 @@ else:
                     "Persona-conditioned judging (every condition and the humans on the same pairs)", left_out)  # fmt: skip
 if rule == "probe_tables":  # what produced these tables: packages, config, and who answered
     answered = {}
-    for path in snakemake.input.summaries:  # noqa: F821
-        summary = json.loads(Path(path).read_text(encoding="utf-8"))
-        who = summary.get("judge") or f"padder {summary.get('assistant')}"
-        answered[f"{Path(path).parent.parent.name}/{who}"] = {"model": summary.get("model"),
-                                                              "model_versions": summary.get("model_versions")}  # fmt: skip
+    for dataset, summaries in files["summaries"].items():
+        for path in summaries.values():
+            summary = json.loads(Path(path).read_text(encoding="utf-8"))
+            who = summary.get("judge") or f"padder {summary.get('assistant')}"
+            answered[f"{dataset}/{who}"] = {"model": summary.get("model"), "model_versions": summary.get("model_versions")}
     with atomic_write(out.fingerprint) as fh:
         json.dump({**fingerprint(params.config), "manifest_sha256": manifest, "answered_by": answered}, fh, indent=2)
 log.info("%s written", rule)
