@@ -167,7 +167,7 @@ rule sample_scores:
 
 rule assistant_tables:
     input:
-        files=paths(assistant_inputs),
+        unpack(assistant_inputs),
         manifest=L.manifest(),
     output:
         label_shift=report(
@@ -195,7 +195,6 @@ rule assistant_tables:
     wildcard_constraints:
         provenance=one_of(REWRITTEN),
     params:
-        files=assistant_inputs,
         datasets=PLAN.datasets,
         sample_judges={d: sample_judges(d) for d in PLAN.datasets},
         judges={d: PLAN.judge_names(d) for d in PLAN.datasets},
@@ -219,7 +218,7 @@ rule assistant_tables:
 
 rule figure5:
     input:
-        files=paths(score_inputs),
+        unpack(score_inputs),
         manifest=L.manifest(),
     output:
         table=report(
@@ -231,7 +230,6 @@ rule figure5:
     wildcard_constraints:
         provenance=one_of(REWRITTEN),
     params:
-        files=score_inputs,
         alpha=config["evaluation"]["alpha"],
     log:
         L.log("{provenance}/figure5"),

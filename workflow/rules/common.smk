@@ -105,14 +105,22 @@ def caller_threads(owner):
 
 
 def served_records(wildcards):
-    """DATASET/NAME -> the summary carrying a served judge's or ranker's server record (for the
+    """Dataset -> served judge or ranker -> the summary carrying its server record (for the
     fingerprint)."""
     p = wildcards.provenance
     files = {}
     for d in PLAN.datasets:
-        files |= {f"{d}/{j.name}": L.judgments(d, p, j.name, "summary.json") for j in PLAN.judges[d] if served_spec(j)}
-        files |= {f"{d}/{r.name}": L.bias(d, p, r.name) for r in PLAN.rankers if served_spec(r)}
+        found = {j.name: L.judgments(d, p, j.name, "summary.json") for j in PLAN.judges[d] if served_spec(j)}
+        found |= {r.name: L.bias(d, p, r.name) for r in PLAN.rankers if served_spec(r)}
+        if found:
+            files[d] = found
     return files
+
+
+def rewrite_summaries(wildcards):
+    """Dataset -> the assistant's rewrite summary (a rewritten-* provenance; none for original)."""
+    p = wildcards.provenance
+    return {} if p == "original" else {d: L.rewrites(d, p, "summary.json") for d in PLAN.datasets}
 
 
 def position_bias_files(wildcards):
@@ -435,9 +443,7 @@ def assistant_inputs(wildcards):
 
 def score_inputs(wildcards):
     p = wildcards.provenance
-    return {
-        f"{d}/{r.name}": L.sample_scores(d, p, r.name) for d in PLAN.datasets for r in PLAN.rewriting_rankers
-    }
+    return named(scores={d: {r.name: L.sample_scores(d, p, r.name) for r in PLAN.rewriting_rankers} for d in PLAN.datasets})
 
 
 # ----------------------------------------------------------------------------- probes

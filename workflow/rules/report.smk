@@ -3,6 +3,9 @@
 
 rule tables:
     input:
+        # rewritten-* provenances: the assistant's model and the version its provider returned;
+        # served judges' and rankers' summaries: the model server's own name and version
+        unpack(named_inputs(rewrites=rewrite_summaries, served=served_records)),
         agreement=all_datasets(L.agreement(D, P, "agreement")),
         significance=all_datasets(L.agreement(D, P, "significance")),
         judge_evals=all_judge_evals,
@@ -11,12 +14,6 @@ rule tables:
         runs_summaries=[L.runs_summary(d) for d in PLAN.datasets] if PLAN.recorded else [],
         manifest=L.manifest(),
         data_summaries=all_datasets(L.data_summary(D)),
-        # rewritten-* provenances: the assistant's model and the version its provider returned
-        rewrites=lambda wildcards: [] if wildcards.provenance == "original" else [
-            L.rewrites(d, wildcards.provenance, "summary.json") for d in PLAN.datasets
-        ],
-        # served judges' and rankers' summaries: the model server's own name and version
-        served=paths(served_records),
     output:
         datasets=report(
             L.table(P, "datasets", "csv"),
@@ -58,7 +55,6 @@ rule tables:
         systems=[str(s) for s in PLAN.systems],
         measures=PLAN.measures,
         depth=PLAN.depth,
-        served=served_records,
         config=as_plain(config),
     log:
         L.log("{provenance}/tables"),

@@ -15,7 +15,7 @@ log = start(snakemake)  # noqa: F821
 params, out = snakemake.params, snakemake.output  # noqa: F821
 provenance = snakemake.wildcards.provenance  # noqa: F821
 assistant = provenance.removeprefix("rewritten-")
-files = params.files
+files = snakemake.input  # noqa: F821  (name-keyed: sample/DATASET, labels/DATASET/PROVENANCE/JUDGE, ...)
 manifest = sha256(snakemake.input.manifest)  # noqa: F821
 alpha = params.alpha
 

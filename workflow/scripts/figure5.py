@@ -7,14 +7,14 @@ from voirdire.assistants.figures import figure5
 from voirdire.formats import read_pairs
 from voirdire.manifest import sha256
 from voirdire.output import write_table
-from voirdire.wf import start
+from voirdire.wf import grouped, start
 
 log = start(snakemake)  # noqa: F821
 out = snakemake.output  # noqa: F821
 assistant = snakemake.wildcards.provenance.removeprefix("rewritten-")  # noqa: F821
 frames = []
-for name, path in snakemake.params.files.items():  # noqa: F821
-    dataset, ranker = name.split("/", 1)
+for dataset, ranker, path in [(d, r, p) for d, rankers in grouped(snakemake.input)["scores"].items()  # noqa: F821
+                               for r, p in rankers.items()]:
     scores = read_pairs(path).astype({"human": int, "original": float, "rewritten": float})
     frames.append(scores.assign(dataset=dataset, assistant=assistant, ranker=ranker))
 scores = pd.concat(frames, ignore_index=True)

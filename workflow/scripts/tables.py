@@ -11,7 +11,7 @@ from voirdire.judges import HUMAN
 from voirdire.manifest import sha256
 from voirdire.output import write_table
 from voirdire.report import table1
-from voirdire.wf import start
+from voirdire.wf import grouped, start
 
 log = start(snakemake)  # noqa: F821
 out = snakemake.output  # noqa: F821
@@ -60,16 +60,18 @@ write_table(
 with atomic_write(out.fingerprint) as fh:
     extra = {"manifest_sha256": manifest}
     assistant = {}  # rewritten-* provenances: who rewrote the sampled passages, and which version
-    for path in snakemake.input.rewrites:  # noqa: F821
+    files = grouped(snakemake.input)  # noqa: F821
+    for dataset, path in files.get("rewrites", {}).items():
         summary = json.loads(Path(path).read_text(encoding="utf-8"))
-        assistant[Path(path).parent.parent.name] = {
+        assistant[dataset] = {
             k: summary.get(k) for k in ("assistant", "kind", "model", "model_versions", "rewrites")
         }
     if assistant:
         extra["assistant"] = assistant
     served = {  # judges and rankers on a model server the workflow started: what it served
-        name: json.loads(Path(path).read_text(encoding="utf-8")).get("served")
-        for name, path in snakemake.params.served.items()  # noqa: F821
+        f"{dataset}/{name}": json.loads(Path(path).read_text(encoding="utf-8")).get("served")
+        for dataset, found in files.get("served", {}).items()
+        for name, path in found.items()
     }
     if served:
         extra["served"] = served
