@@ -12,7 +12,8 @@ default):
   flagged, and the reason when there is no value;
 - the run's wall time, from the Snakemake benchmark files under ``logs/benchmarks/`` when
   there are any: the span from the first job's start to the last job's end (a job's start
-  is its file's time less its seconds), with the jobs' summed seconds beside it.
+  is its file's time less its seconds), with the jobs' summed seconds beside it; when the
+  files come from several runs (a partial rerun), the last run's, with a warning.
 
 Numbers are rounded as the run's own Markdown tables round them, so a quote matches the
 table a reader opens.
@@ -125,7 +126,10 @@ def self_preference(results: Path, provenance: str) -> list[str]:
     return lines
 
 
-def wall_time(results: Path) -> list[str]:
+def wall_time(results: Path, gap: float = 120.0) -> list[str]:
+    """The run's wall time from its benchmark files. Files a later (partial) rerun rewrote sit
+    apart in time: jobs are grouped into runs wherever nothing ran for ``gap`` seconds, and the
+    span of the last run is quoted, with a warning when the files hold more than one."""
     files = sorted((results / "logs" / "benchmarks").rglob("*.tsv"))
     jobs = []
     for path in files:
@@ -133,21 +137,32 @@ def wall_time(results: Path) -> list[str]:
             rows = list(csv.DictReader(fh, delimiter="\t"))
         if not rows:
             continue
-        seconds = max(float(row["s"]) for row in rows)  # repeated benchmarks: one row each
+        seconds = float(rows[-1]["s"])  # repeated benchmarks: the last run
         end = path.stat().st_mtime
         jobs.append((end - seconds, end, seconds, path))
     if not jobs:
         return ["(no benchmark files under logs/benchmarks/)"]
-    start = min(j[0] for j in jobs)
-    end = max(j[1] for j in jobs)
-    total = sum(j[2] for j in jobs)
-    slowest = sorted(jobs, key=lambda j: -j[2])[:5]
+    jobs.sort()
+    runs, covered = [[jobs[0]]], jobs[0][1]
+    for job in jobs[1:]:
+        if job[0] > covered + gap:
+            runs.append([])
+        runs[-1].append(job)
+        covered = max(covered, job[1])
+    last = runs[-1]
+    span = max(j[1] for j in last) - min(j[0] for j in last)
+    total = sum(j[2] for j in last)
+    slowest = sorted(last, key=lambda j: -j[2])[:5]
     lines = [
-        f"- wall time: **{clock(end - start)}** from the first job's start to the last job's end "
-        f"({len(jobs)} jobs with a benchmark file; their seconds summed: {clock(total)})",
+        f"- wall time: **{clock(span)}** from the first job's start to the last job's end "
+        f"({len(last)} jobs with a benchmark file; their seconds summed: {clock(total)})",
         "- slowest jobs: " + ", ".join(
             f"`{j[3].relative_to(results / 'logs' / 'benchmarks').with_suffix('')}` {j[2]:.0f} s" for j in slowest),
     ]
+    if len(runs) > 1:
+        lines.append(f"- warning: the benchmark files come from {len(runs)} runs (gaps of over {gap:.0f} s); "
+                     f"the figures above are the last run's ({len(last)} of {len(jobs)} jobs). Quote a cold run's: "
+                     "remove the results folder and run again.")
     return lines
 
 
