@@ -13,7 +13,7 @@ from voirdire.manifest import sha256
 from voirdire.probes import tables as probes
 from voirdire.probes.sensitivity import displacement_heatmap, sensitivity_chart
 from voirdire.probes.shifts import shift_chart, swap_chart
-from voirdire.output import write_table
+from voirdire.output import pyplot, save_figure, write_table
 from voirdire.wf import grouped, start
 
 log = start(snakemake)  # noqa: F821
@@ -39,6 +39,18 @@ def table(frame: pd.DataFrame, key: str, title: str) -> None:
 
 def sensitivity(labels, human, baselines, prefix: str, what: str, left_out=None) -> None:
     """Persona or prompt-variant sensitivity: the five tables and the two figures."""
+    if labels.empty:  # nothing to compare on the same pairs: say so in every table and figure
+        note = "no pair is human-judged and parsed under every condition, so no condition can be compared"
+        for name in ("agreement", "displacement", "sensitivity", "systems", "consistency"):
+            frame = left_out if name == "agreement" and left_out is not None else pd.DataFrame(columns=["dataset"])
+            write_table(frame, getattr(out, f"{prefix}{name}"), title=f"{what}: {name} ({note})", floatfmt=".3f",
+                        manifest=manifest, empty=note)  # fmt: skip
+        for key in ("heatmap", "chart"):
+            fig = pyplot().figure(figsize=(5, 1.6))
+            fig.text(0.5, 0.5, note, ha="center", va="center", wrap=True, fontsize=9)
+            save_figure(fig, getattr(out, f"{prefix}{key}"))
+        log.warning("%s: %s (left out: %s)", what, note, None if left_out is None else left_out.to_dict("records"))
+        return
     runs = {d: {s: [read_run(p) for p in paths] for s, paths in systems.items()} for d, systems in files["runs"].items()}
     queries = {d: sorted(set(labels.loc[labels["dataset"] == d, "query_id"])) for d in runs}
     per_query = pd.concat([
