@@ -32,6 +32,9 @@ test: install
 	$(BIN)/python -m pytest
 
 lint: install
+	$(BIN)/ruff check src workflow/scripts tests bench
+	$(BIN)/ruff format --check src workflow/scripts tests bench
+	$(BIN)/snakefmt --check Snakefile workflow/rules
 	$(BIN)/snakemake --lint
 	$(BIN)/snakemake --lint --configfile .test/config.yaml
 

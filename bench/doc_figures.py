@@ -50,7 +50,9 @@ def markdown(header: list[str], rows: list[list[str]]) -> list[str]:
 
 
 def provenances(results: Path, wanted: str) -> list[str]:
-    found = sorted(p.name for p in (results / "tables").iterdir() if p.is_dir()) if (results / "tables").is_dir() else []
+    found = (
+        sorted(p.name for p in (results / "tables").iterdir() if p.is_dir()) if (results / "tables").is_dir() else []
+    )
     if wanted == "all":
         return sorted(found, key=lambda name: (name != "original", name))
     return [wanted]
@@ -72,8 +74,9 @@ def table1(results: Path, provenance: str, measure: str | None) -> list[str]:
                 lines += [f"{dataset}: no rows for measure {m!r} (measures: {', '.join(measures)})", ""]
                 continue
             lines += [f"**{dataset}**, {m}:", ""]
-            lines += markdown(["system", *judges],
-                              [[r["system"], *(number(r[j], ".4f") for j in judges)] for _, r in rows.iterrows()])
+            lines += markdown(
+                ["system", *judges], [[r["system"], *(number(r[j], ".4f") for j in judges)] for _, r in rows.iterrows()]
+            )
             lines.append("")
     return lines
 
@@ -92,9 +95,10 @@ def table2(results: Path, provenance: str, measure: str | None) -> list[str]:
     lines = []
     for dataset, block in frame.groupby("dataset", sort=False):
         lines += [f"**{dataset}**:", ""]
-        lines += markdown(["judge", "measure", *columns],
-                          [[r["judge"], r["measure"], *(number(r[c], ".3f") for c in columns)]
-                           for _, r in block.iterrows()])
+        lines += markdown(
+            ["judge", "measure", *columns],
+            [[r["judge"], r["measure"], *(number(r[c], ".3f") for c in columns)] for _, r in block.iterrows()],
+        )
         lines.append("")
     return lines
 
@@ -117,9 +121,16 @@ def self_preference(results: Path, provenance: str) -> list[str]:
                 value = f"{float(corrected):+.4f}"
                 ci = f"{number(r['corrected_ci_low'], '.4f')} .. {number(r['corrected_ci_high'], '.4f')}"
             reason = r.get("reason")
-            rows.append([r["judge"], "" if pd.isna(r.get("family")) else r["family"], value, ci,
-                         "yes" if str(r.get("self_preferring")) == "True" else "no",
-                         "" if reason is None or pd.isna(reason) else reason])
+            rows.append(
+                [
+                    r["judge"],
+                    "" if pd.isna(r.get("family")) else r["family"],
+                    value,
+                    ci,
+                    "yes" if str(r.get("self_preferring")) == "True" else "no",
+                    "" if reason is None or pd.isna(reason) else reason,
+                ]
+            )
         lines += [f"**{dataset}**:", ""]
         lines += markdown(["judge", "family", "corrected", "95% CI", "flagged", "reason"], rows)
         lines.append("")
@@ -156,13 +167,17 @@ def wall_time(results: Path, gap: float = 120.0) -> list[str]:
     lines = [
         f"- wall time: **{clock(span)}** from the first job's start to the last job's end "
         f"({len(last)} jobs with a benchmark file; their seconds summed: {clock(total)})",
-        "- slowest jobs: " + ", ".join(
-            f"`{j[3].relative_to(results / 'logs' / 'benchmarks').with_suffix('')}` {j[2]:.0f} s" for j in slowest),
+        "- slowest jobs: "
+        + ", ".join(
+            f"`{j[3].relative_to(results / 'logs' / 'benchmarks').with_suffix('')}` {j[2]:.0f} s" for j in slowest
+        ),
     ]
     if len(runs) > 1:
-        lines.append(f"- warning: the benchmark files come from {len(runs)} runs (gaps of over {gap:.0f} s); "
-                     f"the figures above are the last run's ({len(last)} of {len(jobs)} jobs). Quote a cold run's: "
-                     "remove the results folder and run again.")
+        lines.append(
+            f"- warning: the benchmark files come from {len(runs)} runs (gaps of over {gap:.0f} s); "
+            f"the figures above are the last run's ({len(last)} of {len(jobs)} jobs). Quote a cold run's: "
+            "remove the results folder and run again."
+        )
     return lines
 
 
@@ -194,8 +209,12 @@ def main(argv: list[str] | None = None) -> int:
     for provenance in provenances(results, args.provenance):
         lines += [f"## Table 1 ({provenance})", "", *table1(results, provenance, args.measure), ""]
         lines += [f"## Table 2: kappa and tau ({provenance})", "", *table2(results, provenance, args.measure), ""]
-        lines += [f"## Self-preference, corrected for strictness ({provenance})", "",
-                  *self_preference(results, provenance), ""]
+        lines += [
+            f"## Self-preference, corrected for strictness ({provenance})",
+            "",
+            *self_preference(results, provenance),
+            "",
+        ]
     lines += ["## Wall time", "", *wall_time(results), ""]
     print("\n".join(line.rstrip() for line in lines).rstrip() + "\n", end="")
     return 0

@@ -140,8 +140,10 @@ def call_counts() -> None:
     if len(sizes) == 2:
         print(f"call count, config/paper.yaml: {sum(sizes.values()):,} unique pairs per judge and provenance")
     else:
-        print("call count, config/paper.yaml: pools not built here (needs the prebuilt index); "
-              "SPEC section 8 gives 5,116 unique pairs vs 135,800 naive (97 queries x 14 systems x 100)")
+        print(
+            "call count, config/paper.yaml: pools not built here (needs the prebuilt index); "
+            "SPEC section 8 gives 5,116 unique pairs vs 135,800 naive (97 queries x 14 systems x 100)"
+        )
 
 
 def main() -> None:

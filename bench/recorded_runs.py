@@ -87,7 +87,9 @@ def main() -> None:
         for path in benchmarks:
             lines = path.read_text().splitlines()
             if len(lines) >= 2:
-                slowest.append((float(lines[1].split("\t")[0]), str(path.relative_to(folder / "results/logs/benchmarks"))))
+                slowest.append(
+                    (float(lines[1].split("\t")[0]), str(path.relative_to(folder / "results/logs/benchmarks")))
+                )
         print(json.dumps({
             "runs": args.runs, "queries": args.queries, "depth": args.depth, "judges": args.judges,
             "measures": len(args.measures), "cores": args.cores, "jobs": jobs,

@@ -246,9 +246,7 @@ class LoopbackServer:
                 status=429,
             )
         if outcome == "500":
-            return web.json_response(
-                {"error": {"message": "upstream failure", "type": "server_error"}}, status=500
-            )
+            return web.json_response({"error": {"message": "upstream failure", "type": "server_error"}}, status=500)
         if outcome == "malformed":
             content = "I think this passage is fairly relevant to the query."
         elif PROBE in str(body.get("model", "")) and (probed := _probe_answer(str(body["model"]), prompt)):

@@ -24,11 +24,7 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 def qrels_with(counts: dict[int, int]) -> pd.DataFrame:
     """``counts[g]`` pairs of grade g, spread over 10 queries."""
-    rows = [
-        (f"q{i % 10}", f"d{g}_{i}", g)
-        for g, count in counts.items()
-        for i in range(count)
-    ]
+    rows = [(f"q{i % 10}", f"d{g}_{i}", g) for g, count in counts.items() for i in range(count)]
     return pd.DataFrame(rows, columns=["query_id", "doc_id", "relevance"])
 
 
@@ -102,9 +98,7 @@ def test_an_empty_rewrite_is_flagged_empty(rewrite):
 
 
 def test_a_refusal_with_a_curly_apostrophe_is_flagged():
-    refusal = (
-        "I can\u2019t rewrite this passage because it describes " + PARAPHRASE[40:]
-    )
+    refusal = "I can\u2019t rewrite this passage because it describes " + PARAPHRASE[40:]
     assert "refusal" in failed(check_rewrite(ORIGINAL, refusal))
     sorry = "I\u2019m sorry, but " + PARAPHRASE
     assert "refusal" in failed(check_rewrite(ORIGINAL, sorry))
@@ -190,9 +184,7 @@ def test_reads_a_beir_jsonl_corpus_and_a_tsv(write):
 
 
 def test_recorded_rewrite_errors_name_the_file_and_line(write):
-    bad_json = write(
-        "bad.jsonl", '{"_id": "d1", "text": "ok"}\n\n{"_id": "d2", "text": \n'
-    )
+    bad_json = write("bad.jsonl", '{"_id": "d1", "text": "ok"}\n\n{"_id": "d2", "text": \n')
     with pytest.raises(InputError, match=r"bad\.jsonl:3"):
         read_recorded_rewrites(bad_json)
     no_text = write("no_text.jsonl", '{"_id": "d1", "title": "t"}\n')
@@ -212,9 +204,7 @@ def test_match_rewrites_rejects_unknown_ids_and_lists_missing_ones():
         match_rewrites(rewrites, ["d1"], {"d1", "d2", "d3"}, "rw/corpus.jsonl")
     assert str(caught.value).startswith("rw/corpus.jsonl: 2 id(s)")
     assert "'zz9'" in str(caught.value)
-    found, missing = match_rewrites(
-        {"d1": "one", "d3": "three", "d5": "five"}, ["d4", "d3", "d1", "d2"], None, "x"
-    )
+    found, missing = match_rewrites({"d1": "one", "d3": "three", "d5": "five"}, ["d4", "d3", "d1", "d2"], None, "x")
     assert found == {"d1": "one", "d3": "three"}
     assert missing == ["d2", "d4"]
 
@@ -234,9 +224,7 @@ def planted_labels() -> pd.DataFrame:
 
 
 def with_judge(base: pd.DataFrame, judge: str, rewritten) -> pd.DataFrame:
-    return base.assign(
-        dataset="dl19", assistant="llama", judge=judge, rewritten=rewritten
-    )
+    return base.assign(dataset="dl19", assistant="llama", judge=judge, rewritten=rewritten)
 
 
 def test_label_shift_recovers_an_inflating_judge_and_clears_a_neutral_one():
@@ -263,11 +251,7 @@ def test_label_shift_recovers_an_inflating_judge_and_clears_a_neutral_one():
     up = row("inflating", "all")
     at_top = int(np.sum(original == 3))  # these cannot rise
     assert up["n"] == up["pairs"] == 200 and up["unlabelled"] == 0
-    assert (
-        up["up_share"] == (200 - at_top) / 200
-        and up["same"] == at_top
-        and up["down"] == 0
-    )
+    assert up["up_share"] == (200 - at_top) / 200 and up["same"] == at_top and up["down"] == 0
     assert up["significant"] and up["direction"] == "up"
     assert up["sign_p"] == pytest.approx(stats.binomtest(200 - at_top, 200 - at_top, 0.5).pvalue)
     assert up["mean_shift"] == pytest.approx((inflated - original).mean())
@@ -286,11 +270,7 @@ def test_label_shift_recovers_an_inflating_judge_and_clears_a_neutral_one():
     assert zero["n"] == 50 and zero["significant"] and zero["direction"] == "up"
     assert zero["up_share"] == np.mean(original[:50] < 3)
     top = row("zero-only", "human=3")
-    assert (
-        not top["significant"]
-        and top["direction"] == "none"
-        and top["sign_p"] == 1.0
-    )
+    assert not top["significant"] and top["direction"] == "none" and top["sign_p"] == 1.0
 
 
 def test_label_shift_counts_unparsed_labels_as_unlabelled():
@@ -339,9 +319,7 @@ def ndcg_table(systems: dict[str, np.ndarray], queries: int = 30) -> pd.DataFram
         for system, values in systems.items()
         for i in range(queries)
     ]
-    return pd.DataFrame(
-        rows, columns=["dataset", "judge", "system", "query_id", "ndcg"]
-    )
+    return pd.DataFrame(rows, columns=["dataset", "judge", "system", "query_id", "ndcg"])
 
 
 def test_substitution_finds_a_planted_shift_and_counts_dropped_queries():
@@ -353,18 +331,14 @@ def test_substitution_finds_a_planted_shift_and_counts_dropped_queries():
     noisy = base["rankgpt"] + rng.normal(0.05, 0.01, 30)
     shifted["rankgpt"] = noisy
     rewritten = ndcg_table(shifted).assign(assistant="llama")
-    rewritten = rewritten[
-        ~((rewritten["system"] == "bm25") & (rewritten["query_id"] == "q3"))
-    ]
+    rewritten = rewritten[~((rewritten["system"] == "bm25") & (rewritten["query_id"] == "q3"))]
     table = substitution(original, rewritten).set_index("system")
     assert list(table.index) == ["bm25", "monot5", "rankgpt"]
     assert (table["assistant"] == "llama").all()
 
     assert table.loc["monot5", "delta"] == pytest.approx(0.05)
     assert table.loc["monot5", "significant"] and table.loc["monot5", "p"] < 1e-6
-    assert table.loc["rankgpt", "delta"] == pytest.approx(
-        (noisy - base["rankgpt"]).mean()
-    )
+    assert table.loc["rankgpt", "delta"] == pytest.approx((noisy - base["rankgpt"]).mean())
     assert table.loc["rankgpt", "significant"] and table.loc["rankgpt", "t"] > 0
 
     same = table.loc["bm25"]
@@ -403,11 +377,7 @@ def test_score_shift_recovers_a_planted_rise_and_ties_zero_differences():
     assert overall["within_tolerance"] == pytest.approx(8 / 60)
     assert overall["mean_diff"] == pytest.approx(diffs.mean())
     assert overall["median_diff"] == pytest.approx(np.median(diffs))
-    assert (
-        overall["significant"]
-        and overall["direction"] == "up"
-        and overall["sign_p"] < 0.001
-    )
+    assert overall["significant"] and overall["direction"] == "up" and overall["sign_p"] < 0.001
     assert list(up["stratum"]) == ["all", "human=0", "human=1", "human=2", "human=3"]
     assert up.loc[up["stratum"] != "all", "n"].sum() == 60
 

@@ -7,15 +7,15 @@ import json
 import pandas as pd
 import pytest
 import yaml
-
 from conftest import ROOT, snakemake
 from loopback import MARKER, REJECT, SILENT, LoopbackServer
+
+from voirdire.assistants.declarations import LLMAssistant
+from voirdire.assistants.job import CHECK_OPTIONS, run_rewrite_job
 from voirdire.assistants.sample import balanced_sample
 from voirdire.formats import read_corpus, read_qrels, read_run
 from voirdire.llm import Endpoint, Store
 from voirdire.llm.calls import CallsIncomplete
-from voirdire.assistants.declarations import LLMAssistant
-from voirdire.assistants.job import CHECK_OPTIONS, run_rewrite_job
 
 DEMO = ROOT / "resources" / "demo"
 OPTIONS = {"min_length_ratio": 0.5, "max_length_ratio": 2.0, "copy_similarity": 0.95}
@@ -55,10 +55,13 @@ def test_rewrites_go_through_the_call_path_and_an_empty_answer_is_flagged_not_us
         assert table.loc[silent, "empty"] and not table.loc[silent, "used"]
         others = table.drop(index=silent)
         assert all(t == f"{originals[d]} {MARKER}" for d, t in others["text"].items())
+
         # the loopback assistant only appends a mark: on a long passage that is a near-copy, which
         # the checks flag; flagged rewrites are kept by default and left out with drop_flagged
         def similarity(a, b):
-            return difflib.SequenceMatcher(None, " ".join(a.lower().split()), " ".join(b.lower().split()), autojunk=False).ratio()
+            return difflib.SequenceMatcher(
+                None, " ".join(a.lower().split()), " ".join(b.lower().split()), autojunk=False
+            ).ratio()
 
         copies = {d for d, t in others["text"].items() if similarity(originals[d], t) >= OPTIONS["copy_similarity"]}
         assert copies  # the demo passages are long enough for some
@@ -182,7 +185,9 @@ def test_an_inflating_judge_is_found_and_a_neutral_one_is_not(tmp_path, monkeypa
 @pytest.mark.workflow
 def test_a_rewrite_file_with_unknown_ids_is_one_line_naming_file_and_id(tmp_path):
     recorded = tmp_path / "rewrites.jsonl"
-    recorded.write_text(json.dumps({"_id": "d0101", "text": "x"}) + "\n" + json.dumps({"_id": "nope", "text": "y"}) + "\n")
+    recorded.write_text(
+        json.dumps({"_id": "d0101", "text": "x"}) + "\n" + json.dumps({"_id": "nope", "text": "y"}) + "\n"
+    )
     config = demo_without_probes()
     config.update(results=str(tmp_path / "results"), systems=["BM25", "Perfect"], rankers={},
                   judges=[{"name": "length", "kind": "baseline", "method": "length"}],

@@ -221,7 +221,9 @@ def test_drift_finds_a_planted_10_percent_flip_and_a_clean_rerun_is_still():
     assert (found.loc["run-3", "flip_rate_ci_low"], found.loc["run-3", "flip_rate_ci_high"]) == pytest.approx(wilson)
     assert found.loc["run-3", "kappa_graded"] < 0.95
     for kappa in ("kappa_graded", "kappa_binary", "kappa_quadratic"):  # over queries: the point is inside
-        assert found.loc["run-3", f"{kappa}_ci_low"] <= found.loc["run-3", kappa] <= found.loc["run-3", f"{kappa}_ci_high"]
+        assert (
+            found.loc["run-3", f"{kappa}_ci_low"] <= found.loc["run-3", kappa] <= found.loc["run-3", f"{kappa}_ci_high"]
+        )
         assert found.loc["run-3", f"{kappa}_ci_high"] < 1.0
     assert found.loc["run-2", "tau_systems"] == pytest.approx(1.0) and found.loc["run-2", "tau_systems_ci_low"] == 1.0
     assert found.loc["run-3", "tau_systems"] == pytest.approx(-1.0)  # its labels reverse the systems
@@ -257,13 +259,17 @@ def test_a_rerun_one_grade_kinder_is_a_paired_shift_and_a_clean_rerun_is_not():
     assert shift["mean_difference"] == pytest.approx(planted)
     assert shift["difference_ci_low"] <= planted <= shift["difference_ci_high"]
     assert shift["up"] == int((HUMAN["relevance"] < 3).sum()) and shift["down"] == 0
-    assert shift["sign_test_p"] == pytest.approx(stats.binomtest(int(shift["up"]), int(shift["up"] + shift["down"])).pvalue)
+    assert shift["sign_test_p"] == pytest.approx(
+        stats.binomtest(int(shift["up"]), int(shift["up"] + shift["down"])).pvalue
+    )
     assert shift["shifted"]
     clean = table.loc["run-2"]
     assert clean["mean_difference"] == 0 and clean["sign_test_p"] == 1.0 and not clean["shifted"]
     # a rerun that moves 6 pairs up and 4 down is within chance: the exact sign test says so
     noisy = first.copy()
-    noisy.loc[:5, "relevance"] = noisy.loc[:5, "relevance"].where(noisy.loc[:5, "relevance"] == 3, noisy.loc[:5, "relevance"] + 1)
+    noisy.loc[:5, "relevance"] = noisy.loc[:5, "relevance"].where(
+        noisy.loc[:5, "relevance"] == 3, noisy.loc[:5, "relevance"] + 1
+    )
     ups = int((noisy["relevance"] > first["relevance"]).sum())
     downs_at = first.index[(first["relevance"] > 0) & (first.index > 5)][:4]
     noisy.loc[downs_at, "relevance"] -= 1
@@ -312,7 +318,9 @@ def test_a_judge_without_signal_loves_its_own_ranking_and_the_humans_do_not():
         judge: evaluate_systems(runs, qrels, queries).groupby("system")["ndcg"].mean() for judge, qrels in labels.items()
     })  # fmt: skip
     table = circularity_table(scores).set_index("ranker")
-    assert table.loc["copy", "self_score"] == pytest.approx(1.0) and table.loc["copy", "inflation"] == pytest.approx(0.0)
+    assert table.loc["copy", "self_score"] == pytest.approx(1.0) and table.loc["copy", "inflation"] == pytest.approx(
+        0.0
+    )
     assert table.loc["noise", "self_score"] == pytest.approx(1.0)  # perfect under its own labels ...
     assert table.loc["noise", "human_score"] < 0.8 and table.loc["noise", "inflation"] > 0.2  # ... not under humans
 
@@ -358,7 +366,10 @@ def test_label_test_rates_carry_statsmodels_wilson_intervals_on_their_own_counts
     # the planted third is inside its interval; a clean judge's zero is at the interval's floor
     assert row["missed_failure_rate_ci_low"] <= 1 / 3 <= row["missed_failure_rate_ci_high"]
     clean = label_test(aligned(HUMAN, judge_from(human)), SCALE, SCALE)
-    assert clean["missed_failure_rate_ci_low"] == pytest.approx(0.0, abs=1e-12) and clean["missed_failure_rate_ci_high"] < 0.03
+    assert (
+        clean["missed_failure_rate_ci_low"] == pytest.approx(0.0, abs=1e-12)
+        and clean["missed_failure_rate_ci_high"] < 0.03
+    )
 
 
 def test_drift_takes_the_audits_scripts_per_query_tables_and_finds_a_rerun_that_reorders_systems():

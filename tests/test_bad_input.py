@@ -113,7 +113,10 @@ def test_qrels_of_unknown_queries_are_an_error_or_a_counted_drop(tmp_path):
 def rankgpt_files(tmp_path, covered):
     """A RankGPT candidates file covering ``covered`` of the demo's first three queries."""
     topics = dict(line.split("\t") for line in (DEMO / "topics.tsv").read_text().splitlines()[:3])
-    texts = {json.loads(line)["id"]: json.loads(line)["contents"] for line in (DEMO / "corpus.jsonl").read_text().splitlines()}
+    texts = {
+        json.loads(line)["id"]: json.loads(line)["contents"]
+        for line in (DEMO / "corpus.jsonl").read_text().splitlines()
+    }
     qrels = [line for line in (DEMO / "qrels.txt").read_text().splitlines() if line.split()[0] in topics]
     entries = [
         {"query": topics[q], "hits": [
@@ -220,7 +223,9 @@ def test_coverage_and_outside_pool_labels_reach_table2_and_a_new_judge_reaches_t
 def test_an_unset_api_key_fails_before_any_job(tmp_path, monkeypatch):
     monkeypatch.delenv("VOIRDIRE_UNSET_KEY", raising=False)
     config = demo_config(tmp_path)
-    config["judges"].append({"name": "api", "kind": "llm", "model": "openai/gpt-4o", "api_key_env": "VOIRDIRE_UNSET_KEY"})
+    config["judges"].append(
+        {"name": "api", "kind": "llm", "model": "openai/gpt-4o", "api_key_env": "VOIRDIRE_UNSET_KEY"}
+    )
     fails_before_any_job(tmp_path, config, "config key 'judges[api].api_key_env'", "VOIRDIRE_UNSET_KEY", "not set")
     assert not (tmp_path / "results" / "demo").exists()  # nothing ran
     dry = snakemake("-n", "--cores", "1", "--configfile", str(tmp_path / "bad.yaml"), check=False)

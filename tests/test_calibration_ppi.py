@@ -106,6 +106,9 @@ def test_one_ppi_call_for_all_systems_equals_one_call_per_system():
     for system in human.columns:
         y, f = human[system].to_numpy(), judge[system].to_numpy()
         theta, low, high = ppi_mean(y[mask], f[mask], f[~mask])
-        assert found.loc[system, ["corrected", "corrected_low", "corrected_high"]].tolist() == pytest.approx([theta, low, high])
+        assert found.loc[system, ["corrected", "corrected_low", "corrected_high"]].tolist() == pytest.approx(
+            [theta, low, high]
+        )
         assert found.loc[system, ["human_only", "human_only_low", "human_only_high"]].tolist() == pytest.approx(
-            list(human_mean(y[mask])))
+            list(human_mean(y[mask]))
+        )

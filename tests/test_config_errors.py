@@ -52,7 +52,9 @@ def one_line_per_mistake(path, *mistakes: tuple[str, ...]) -> list[str]:
             assert text in line, line
     assert "Traceback" not in output and 'File "' not in output, output
     assert "jsonschema" not in output and "common.smk" not in output, output  # not Snakemake's validate
-    other = [line for line in output.splitlines() if line.strip() and not line.startswith(("voirdire: ", SNAKEMAKE_BANNER))]
+    other = [
+        line for line in output.splitlines() if line.strip() and not line.startswith(("voirdire: ", SNAKEMAKE_BANNER))
+    ]
     assert other == [], output
     assert not (path.parent / "results").exists()  # nothing ran
     return lines

@@ -66,7 +66,8 @@ def test_recorded_systems_under_nist_equal_trec_eval_on_the_cut_run(table1, dl19
         # a binary measure binarizes at NIST's threshold 2 (AP@100 is AP(rel=2)@100 here)
         ap = pytrec_eval.RelevanceEvaluator(dict(nist), {"map_cut.100"}, relevance_level=2).evaluate(run)
         assert table1.loc[("AP@100", system), "human"] == pytest.approx(
-            sum(v["map_cut_100"] for v in ap.values()) / len(nist), abs=1e-9)
+            sum(v["map_cut_100"] for v in ap.values()) / len(nist), abs=1e-9
+        )
 
 
 def test_the_needed_pairs_are_the_judged_top_depth_of_every_system(dl19_runs_results, dl19):
@@ -132,7 +133,9 @@ def test_init_then_snakemake_on_labels_only_data(tmp_path, dl19, table1):
             "--family", "monot5=t5", "--family", "rank1=rank1"]  # fmt: skip
     for judge, (file, _) in JUDGES.items():
         args += ["--judge", f"{judge}={dl19 / file}", "--family", f"{judge}={'t5' if 'mono' in judge else 'rank1'}"]
-    out = subprocess.run([sys.executable, "-m", "voirdire.cli", "init", *args], capture_output=True, text=True, cwd=ROOT)
+    out = subprocess.run(
+        [sys.executable, "-m", "voirdire.cli", "init", *args], capture_output=True, text=True, cwd=ROOT
+    )
     assert out.returncode == 0, out.stderr
     snakemake("--cores", "2", "--configfile", str(config), "--config", f"results={tmp_path / 'results'}")
     mine = pd.read_csv(tmp_path / "results/tables/original/table1.csv").set_index(["measure", "system"])

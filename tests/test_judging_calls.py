@@ -11,8 +11,8 @@ import time
 
 import pandas as pd
 import pytest
-
 from loopback import Faults, LoopbackServer, grade_for
+
 from voirdire.judges import LLMJudge
 from voirdire.judging.aggregate import aggregate
 from voirdire.judging.tasks import GradeAccept, judge_calls

@@ -212,9 +212,9 @@ def test_the_path_check_catches_a_planted_hand_built_path():
         "        L.pairs(D, P),\n"
         "    output:\n"
         '        table=f"{R}/tables/{{provenance}}/planted.csv",\n'
-        "    # f\"{R}/in a comment\" is not a path\n"
+        '    # f"{R}/in a comment" is not a path\n'
         "    log:\n"
-        "        L.log(\"planted\"),\n"
+        '        L.log("planted"),\n'
     )
     assert hand_built_paths(rule) == ['line 5: f"{R}/tables/{{provenance}}/planted.csv"']
     assert hand_built_paths('output:\n    L.table(P, "table1"),\n') == []

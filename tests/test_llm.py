@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
 from legacy_inputs import JUDGE, PAIRS, PASSAGES, QUERIES, RANK_DOCS, RANK_QUERY
 from loopback import REJECT, Faults, LoopbackServer
+
 from voirdire.judges import LLMJudge
 from voirdire.judging.aggregate import judgments
 from voirdire.judging.job import run_judging_job
@@ -160,7 +160,9 @@ def test_permanent_errors_fail_at_once_without_aborting_the_others_and_are_redac
 def test_max_in_flight_caps_concurrency_below_the_endpoints(tmp_path):
     with LoopbackServer(latency_s=0.05) as server:
         endpoint = Endpoint("openai/loopback", api_base=server.url, api_key_env="VOIRDIRE_TEST_KEY", concurrency=16)
-        calls = [Call(Request.chat("probe", endpoint.model, [{"role": "user", "content": f"x{i}"}]), "p") for i in range(40)]
+        calls = [
+            Call(Request.chat("probe", endpoint.model, [{"role": "user", "content": f"x{i}"}]), "p") for i in range(40)
+        ]
         with Store(tmp_path / "s.sqlite") as store:
             stats = call_all(endpoint, calls, store, max_in_flight=3, progress=False)
         assert server.peak_in_flight <= 3 and stats.max_in_flight <= 3

@@ -86,9 +86,7 @@ def test_model_dir_is_complete_and_keyed_by_the_gguf_hash(model_ready):
     assert directory.parent == local_llm.default_cache_dir() / "models"
     assert directory.name.startswith(f"{local_llm.MODEL_ID}-")
     assert len(directory.name.rsplit("-", 1)[1]) == 12
-    assert {"config.json", "model.safetensors", "tokenizer.json"} <= {
-        p.name for p in directory.iterdir()
-    }
+    assert {"config.json", "model.safetensors", "tokenizer.json"} <= {p.name for p in directory.iterdir()}
     marker = json.loads((directory / "voirdire-complete.json").read_text())
     assert directory.name.endswith(marker["sha256"][:12])
 
@@ -164,9 +162,7 @@ def test_concurrent_acompletion_is_batched_and_matches_sequential(litellm_regist
     monkeypatch.setattr(provider, "_run_requests", recording_run)
 
     async def ask(messages):
-        response = await litellm.acompletion(
-            model=local_llm.LITELLM_MODEL, messages=messages, max_tokens=12
-        )
+        response = await litellm.acompletion(model=local_llm.LITELLM_MODEL, messages=messages, max_tokens=12)
         return response.choices[0].message.content
 
     async def sequential():

@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from voirdire.audits.panel import comparison_panel, self_preference
 from voirdire.assistants.preference import rewrite_self_preference
+from voirdire.audits.panel import comparison_panel, self_preference
 
 SYSTEMS = {"g-ranker": "gemini", "c-ranker": "claude", "t5-ranker": "t5", "bm25": "bm25", "perfect": "oracle"}
 BASE = {"g-ranker": 0.62, "c-ranker": 0.60, "t5-ranker": 0.58, "bm25": 0.50, "perfect": 0.90}

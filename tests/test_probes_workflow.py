@@ -8,9 +8,9 @@ import json
 import pandas as pd
 import pytest
 import yaml
-
 from conftest import ROOT, snakemake
 from loopback import LONG_WORDS, LoopbackServer, probe_grade
+
 from voirdire.formats import read_corpus, read_topics
 from voirdire.probes.items import pad_filler, pad_repeat
 
@@ -127,7 +127,13 @@ def test_each_planted_behaviour_is_found_by_its_probe_and_a_clean_judge_by_none(
     clean_rows = read(out, "persona_sensitivity").query("group == 'clean'")
     assert (clean_rows["affected_systems"] == 0).all() and (clean_rows["mean_abs_delta_r"] == 0).all()
     personas = pd.read_parquet(out / "demo/probes/personas.parquet")
-    assert set(personas["role"]) == {"query-aligned", "domain-expert", "orthogonal", "evidence-verification", "global-assessor"}
+    assert set(personas["role"]) == {
+        "query-aligned",
+        "domain-expert",
+        "orthogonal",
+        "evidence-verification",
+        "global-assessor",
+    }
     assert len(read(out, "persona_consistency")) > 0  # five judge models share the roles
 
     variants = read(out, "prompt_sensitivity_agreement").set_index(["group", "condition"])
@@ -161,13 +167,20 @@ def _slotless_swap(config, tmp_path):
     ("mutate", "expected"),
     [
         (_personas_without_field, ["pool.jsonl", "no line has a usable 'persona' field", "uuid, description"]),
-        (lambda c, t: c["variants"]["lengthy"]["variants"].append("nobody"), ["variants.lengthy.variants[1]", "'nobody'"]),
-        (lambda c, t: c["probes"]["injection"].update(templates={"claim": "Perfectly relevant."}),
-         ["probes.injection.templates.claim", "{passage}"]),
+        (
+            lambda c, t: c["variants"]["lengthy"]["variants"].append("nobody"),
+            ["variants.lengthy.variants[1]", "'nobody'"],
+        ),
+        (
+            lambda c, t: c["probes"]["injection"].update(templates={"claim": "Perfectly relevant."}),
+            ["probes.injection.templates.claim", "{passage}"],
+        ),
         (_slotless_swap, ["probes.swap.prompt_file", "{b}"]),
         (lambda c, t: c["probes"].update(judges=["length"]), ["probes.judges[0]", "not a judge of kind llm"]),
-        (lambda c, t: c.update(judges=[{"name": "length", "kind": "baseline", "method": "length"}], variants={}),
-         ["config key 'probes'", "no judge is of kind llm"]),
+        (
+            lambda c, t: c.update(judges=[{"name": "length", "kind": "baseline", "method": "length"}], variants={}),
+            ["config key 'probes'", "no judge is of kind llm"],
+        ),
     ],
 )
 def test_bad_probe_config_is_one_line_before_any_job(tmp_path, monkeypatch, mutate, expected):

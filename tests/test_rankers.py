@@ -5,9 +5,10 @@ import json
 import math
 
 import pytest
-
 from conftest import prp_shown
 from loopback import LoopbackServer, choice_for, yes_probability_for
+
+from voirdire.llm import Endpoint
 from voirdire.rankers.api import LiteLLMBackend, parse_choice, yes_no_from_top_logprobs
 from voirdire.rankers.llm import (
     PRP_PROMPT,
@@ -20,7 +21,6 @@ from voirdire.rankers.llm import (
 )
 from voirdire.rankers.rerank import load_checkpoint, rerank_all, total_bias
 from voirdire.systems import Ranker
-from voirdire.llm import Endpoint
 
 
 class TableBackend:
@@ -114,7 +114,9 @@ def test_local_rg_and_prp_batched_equal_one_by_one_and_deterministic():
     assert batched == pytest.approx(single, abs=1e-4)
     assert all(0 < p < 1 for p in batched) and len(set(batched)) == len(batched)
     first = prp_rank(LogitsBackend("local/smollm2-135m", batch_size=4), "what is osmosis", passages, variant="allpairs")
-    second = prp_rank(LogitsBackend("local/smollm2-135m", batch_size=1), "what is osmosis", passages, variant="allpairs")
+    second = prp_rank(
+        LogitsBackend("local/smollm2-135m", batch_size=1), "what is osmosis", passages, variant="allpairs"
+    )
     assert first[0] == second[0] and first[1].answers == second[1].answers
 
 

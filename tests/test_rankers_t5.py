@@ -136,9 +136,7 @@ PASSAGES = _passages(random.Random(1))
 
 @pytest.mark.parametrize("kind", ["rankt5", "monot5"])
 def test_batched_scores_equal_one_by_one(model_dir, kind):
-    batched = T5Scorer(model=str(model_dir), kind=kind, batch_size=3, device="cpu").score(
-        QUERY, PASSAGES
-    )
+    batched = T5Scorer(model=str(model_dir), kind=kind, batch_size=3, device="cpu").score(QUERY, PASSAGES)
     single = T5Scorer(model=str(model_dir), kind=kind, batch_size=1, device="cpu")
     one_by_one = [single.score(QUERY, [p])[0] for p in PASSAGES]
     assert len(batched) == len(PASSAGES)
@@ -200,9 +198,9 @@ def test_rankt5_is_raw_extra_id_10_logit(model_dir, raw):
         logits = _first_step_logits(raw, f"Query: {QUERY} Document: {passage}")
         assert score == pytest.approx(float(logits[token]), abs=1e-5)
     # the override reads another token's logit
-    other = T5Scorer(
-        model=str(model_dir), kind="rankt5", device="cpu", score_token="<extra_id_3>"
-    ).score(QUERY, PASSAGES[:1])[0]
+    other = T5Scorer(model=str(model_dir), kind="rankt5", device="cpu", score_token="<extra_id_3>").score(
+        QUERY, PASSAGES[:1]
+    )[0]
     logits = _first_step_logits(raw, f"Query: {QUERY} Document: {PASSAGES[0]}")
     assert other == pytest.approx(float(logits[tokenizer.convert_tokens_to_ids("<extra_id_3>")]), abs=1e-5)
 
@@ -216,9 +214,9 @@ def test_truncation_scores_the_truncated_text(model_dir, raw):
     # max_length is exactly the length of the head's input (with </s>), so truncating the long
     # passage's input keeps the head's tokens and re-appends </s>: the same ids as the head alone
     length = len(tokenizer(t5.format_input("rankt5", QUERY, head))["input_ids"])
-    truncated = tokenizer(
-        t5.format_input("rankt5", QUERY, long_passage), truncation=True, max_length=length
-    )["input_ids"]
+    truncated = tokenizer(t5.format_input("rankt5", QUERY, long_passage), truncation=True, max_length=length)[
+        "input_ids"
+    ]
     assert truncated == tokenizer(t5.format_input("rankt5", QUERY, head))["input_ids"]
 
     short = T5Scorer(model=str(model_dir), kind="rankt5", max_length=length, device="cpu")
@@ -266,9 +264,7 @@ def test_dtype_and_device_resolution():
 def test_bfloat16_on_cpu_runs(model_dir):
     """The half-precision path (what CUDA uses by default) computes finite, close scores."""
     f32 = T5Scorer(model=str(model_dir), kind="monot5", device="cpu").score(QUERY, PASSAGES[:3])
-    bf16 = T5Scorer(model=str(model_dir), kind="monot5", device="cpu", dtype="bfloat16").score(
-        QUERY, PASSAGES[:3]
-    )
+    bf16 = T5Scorer(model=str(model_dir), kind="monot5", device="cpu", dtype="bfloat16").score(QUERY, PASSAGES[:3])
     assert all(math.isfinite(s) and s <= 0 for s in bf16)
     assert bf16 == pytest.approx(f32, abs=0.1)
 

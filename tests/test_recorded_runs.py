@@ -106,7 +106,9 @@ def test_measures_equal_ir_measures_on_the_same_inputs(write):
     measures = ["nDCG(judged_only=True)@10", "AP@100", "P@2"]
     ours = evaluate_measures({"s": [run]}, qrels, ["q1", "q2"], measures, binary_threshold=2)
     for text in measures:
-        theirs = ir_measures.pytrec_eval.calc_aggregate([for_judge(text, 2)], qrels, run[["query_id", "doc_id", "score"]])
+        theirs = ir_measures.pytrec_eval.calc_aggregate(
+            [for_judge(text, 2)], qrels, run[["query_id", "doc_id", "score"]]
+        )
         mine = ours[ours["measure"] == text]["value"].mean()
         assert mine == pytest.approx(list(theirs.values())[0])
 
@@ -170,7 +172,11 @@ def test_a_folder_key_lists_all_of_its_runs(tmp_path, write):
         ({"judges": [{"name": "n", "kind": "baseline", "method": "length"}]}, "judges[n].kind", "reads passage texts"),
         ({"oracles": {"base": "nope"}}, "oracles.base", "not a recorded run"),
         ({"evaluation": {"measures": ["Foo@10"]}}, "evaluation.measures[0]", "cannot parse"),
-        ({"rankers": {"sysa": {"method": "rg", "model": "m"}}, "runs": {"sysa": {"path": "x"}}}, "runs.sysa", "both a run and a ranker"),
+        (
+            {"rankers": {"sysa": {"method": "rg", "model": "m"}}, "runs": {"sysa": {"path": "x"}}},
+            "runs.sysa",
+            "both a run and a ranker",
+        ),
         ({"runs": {"sysA": {"path": "/nonexistent/run"}}}, "runs.sysA.path", "not found"),
     ],
 )

@@ -11,9 +11,8 @@ from pathlib import Path
 import jinja2
 import pandas as pd
 import pytest
-from docutils.core import publish_parts
-
 from conftest import ROOT, snakemake
+from docutils.core import publish_parts
 
 from voirdire.output import _counts_as_integers, write_table
 
@@ -21,16 +20,42 @@ CAPTIONS = sorted((ROOT / "workflow" / "report").glob("*.rst"))
 
 # caption (stem) -> the tables (paths under a results folder) it is the caption of
 CAPTION_TABLES = {
-    **{name: rf"tables/[^/]+/{name}\.csv" for name in (
-        "datasets", "table1", "table2", "recorded_runs", "significance", "position_bias",
-        "label_shift", "substitution", "rewrite_checks", "rewrite_self_preference", "score_shift")},
+    **{
+        name: rf"tables/[^/]+/{name}\.csv"
+        for name in (
+            "datasets",
+            "table1",
+            "table2",
+            "recorded_runs",
+            "significance",
+            "position_bias",
+            "label_shift",
+            "substitution",
+            "rewrite_checks",
+            "rewrite_self_preference",
+            "score_shift",
+        )
+    },
     "timings": r"tables/timings\.csv",
-    **{f"audit_{name}": rf"audits/[^/]+/{name}\.csv" for name in (
-        "label_test", "lojo", "self_preference", "length", "length_systems", "drift", "control_chart",
-        "circularity", "calibration")},
+    **{
+        f"audit_{name}": rf"audits/[^/]+/{name}\.csv"
+        for name in (
+            "label_test",
+            "lojo",
+            "self_preference",
+            "length",
+            "length_systems",
+            "drift",
+            "control_chart",
+            "circularity",
+            "calibration",
+        )
+    },
     **{f"probe_{name}": rf"audits/original/{name}\.csv" for name in ("swap", "pad", "injection")},
-    **{f"probe_sensitivity_{name}": rf"audits/original/(persona|prompt_sensitivity)_{name}\.csv" for name in (
-        "agreement", "displacement", "sensitivity", "systems", "consistency")},
+    **{
+        f"probe_sensitivity_{name}": rf"audits/original/(persona|prompt_sensitivity)_{name}\.csv"
+        for name in ("agreement", "displacement", "sensitivity", "systems", "consistency")
+    },
 }
 
 
@@ -103,23 +128,25 @@ def test_report_builds_without_system_messages(dl19_results, tmp_path):
 
 
 def test_counts_print_as_integers(tmp_path):
-    frame = pd.DataFrame({
-        "dataset": ["d"] * 3,
-        "queries": [14.0, None, 3.0],  # a count beside a missing value: float
-        "unparsed_pairs": pd.Series([141, None, 0], dtype=object),  # a count in an object column
-        "systems_of_family": [1.0, 1.0, None],  # a count of 0s and 1s
-        "n_grade_3": [0.0, 1.0, 1.0],
-        "strictness_systems": [7.0, None, 4.0],  # a statistic's name, ending in what it counts
-        "original_3": [0.0, 1.0, None],  # label counts per grade
-        "padded_wins": [0.0, 1.0, None],  # a share, named like a count
-        "mean_judge_grade_at_human_0": [0.0, 1.0, None],
-        "tau_oracles": [1.0, 1.0, -1.0],  # a statistic that happens to be whole
-        "mean_grade": [3.0, 2.0, 3.0],
-        "coverage": [1.0, 0.5, None],
-        "flagged": [True, False, True],
-        "reason": [None, "the judge declares no family", None],
-        "family": ["t5", None, "rank1"],
-    })
+    frame = pd.DataFrame(
+        {
+            "dataset": ["d"] * 3,
+            "queries": [14.0, None, 3.0],  # a count beside a missing value: float
+            "unparsed_pairs": pd.Series([141, None, 0], dtype=object),  # a count in an object column
+            "systems_of_family": [1.0, 1.0, None],  # a count of 0s and 1s
+            "n_grade_3": [0.0, 1.0, 1.0],
+            "strictness_systems": [7.0, None, 4.0],  # a statistic's name, ending in what it counts
+            "original_3": [0.0, 1.0, None],  # label counts per grade
+            "padded_wins": [0.0, 1.0, None],  # a share, named like a count
+            "mean_judge_grade_at_human_0": [0.0, 1.0, None],
+            "tau_oracles": [1.0, 1.0, -1.0],  # a statistic that happens to be whole
+            "mean_grade": [3.0, 2.0, 3.0],
+            "coverage": [1.0, 0.5, None],
+            "flagged": [True, False, True],
+            "reason": [None, "the judge declares no family", None],
+            "family": ["t5", None, "rank1"],
+        }
+    )
     shown = _counts_as_integers(frame)
     for column in ("queries", "unparsed_pairs", "systems_of_family", "n_grade_3", "strictness_systems", "original_3"):
         assert str(shown[column].dtype) == "Int64", column
@@ -128,7 +155,9 @@ def test_counts_print_as_integers(tmp_path):
     assert shown["flagged"].dtype == bool
     write_table(frame, tmp_path / "t", title="t", floatfmt=".4f")
     table = (tmp_path / "t.md").read_text(encoding="utf-8")
-    rows = [[cell.strip() for cell in line.strip()[1:-1].split("|")] for line in table.splitlines() if line.startswith("|")]
+    rows = [
+        [cell.strip() for cell in line.strip()[1:-1].split("|")] for line in table.splitlines() if line.startswith("|")
+    ]
     header = {name: i for i, name in enumerate(rows[0])}
     body = rows[2:]
     assert [r[header["queries"]] for r in body] == ["14", "n/a", "3"]
@@ -154,7 +183,10 @@ def test_plan_cost_of_an_unpriced_model_is_na(monkeypatch):
 def test_doc_figures_quotes_the_run(dl19_results):
     result = subprocess.run(
         [sys.executable, str(ROOT / "bench" / "doc_figures.py"), str(dl19_results)],
-        capture_output=True, text=True, check=True, cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
     )
     text = result.stdout
     for heading in ("## Table 1", "## Table 2", "## Self-preference", "## Wall time"):

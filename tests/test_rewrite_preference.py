@@ -19,8 +19,12 @@ def labels(rewrite):
         human = i % 4
         for judge in [*PANEL, "length"]:
             original = int(np.clip(human + rng.integers(-1, 2), 0, 3))
-            rows.append(("dl19", "flash", judge, f"q{i % 7}", f"d{i}", human, float(original), float(rewrite(judge, original))))
-    return pd.DataFrame(rows, columns=["dataset", "assistant", "judge", "query_id", "doc_id", "human", "original", "rewritten"])
+            rows.append(
+                ("dl19", "flash", judge, f"q{i % 7}", f"d{i}", human, float(original), float(rewrite(judge, original)))
+            )
+    return pd.DataFrame(
+        rows, columns=["dataset", "assistant", "judge", "query_id", "doc_id", "human", "original", "rewritten"]
+    )
 
 
 def audit(frame, assistant_family="gemini", panel=PANEL):

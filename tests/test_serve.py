@@ -31,7 +31,9 @@ STAND_IN = f"{sys.executable} {ROOT / 'tests' / 'loopback.py'} serve"
 
 
 def spec(*args: str, **options) -> ServeSpec:
-    return ServeSpec.from_config({"model": "judge-x", "command": STAND_IN, "args": list(args), **options}, key="j.serve")
+    return ServeSpec.from_config(
+        {"model": "judge-x", "command": STAND_IN, "args": list(args), **options}, key="j.serve"
+    )
 
 
 def answers(url: str) -> bool:

@@ -29,8 +29,7 @@ from conftest import ROOT, SHARED_DL19
 
 TOOL = ROOT.parent / "shared" / "tools" / "slurm-single-node.sh"
 COMMAND = (
-    "snakemake --workflow-profile profiles/slurm --configfile .test/config.yaml "
-    "--cores 2 --voirdire-slurm-no-account"
+    "snakemake --workflow-profile profiles/slurm --configfile .test/config.yaml --cores 2 --voirdire-slurm-no-account"
 )
 """The README's command for the DL19 test config on the single-node Slurm (checked below)."""
 

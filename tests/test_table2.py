@@ -45,10 +45,13 @@ def test_kappa_intervals_are_a_cluster_bootstrap_of_sklearns_kappa():
     order = list(dict.fromkeys(queries))
     boot = []
     for weights in times:
-        picked = np.concatenate([np.flatnonzero(queries == q).repeat(int(w)) for q, w in zip(order, weights, strict=True)])
+        picked = np.concatenate(
+            [np.flatnonzero(queries == q).repeat(int(w)) for q, w in zip(order, weights, strict=True)]
+        )
         boot.append(cohen_kappa_score(human[picked], judge[picked], weights="quadratic", labels=[0, 1, 2, 3]))
     assert (row["kappa_quadratic_ci_low"], row["kappa_quadratic_ci_high"]) == pytest.approx(
-        tuple(np.percentile(boot, [2.5, 97.5])))
+        tuple(np.percentile(boot, [2.5, 97.5]))
+    )
     point = cohen_kappa_score(human, judge)
     assert row["kappa_graded_ci_low"] < point < row["kappa_graded_ci_high"]
 

@@ -2,6 +2,8 @@
 
 import json
 import shutil
+import sys
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -10,6 +12,15 @@ from conftest import ROOT, snakemake
 
 
 def test_lint_is_clean_for_every_config():
+    """make lint's checks, once: ruff (lint and format), snakefmt, and Snakemake's own lint."""
+    import subprocess
+
+    bin_dir = Path(sys.executable).parent
+    for command in (["ruff", "check", "src", "workflow/scripts", "tests", "bench"],
+                    ["ruff", "format", "--check", "src", "workflow/scripts", "tests", "bench"],
+                    ["snakefmt", "--check", "Snakefile", "workflow/rules"]):  # fmt: skip
+        result = subprocess.run([str(bin_dir / command[0]), *command[1:]], cwd=ROOT, capture_output=True, text=True)
+        assert result.returncode == 0, f"{' '.join(command)}:\n{result.stdout}\n{result.stderr}"
     for extra in ([], ["--configfile", ".test/config.yaml"], ["--configfile", "config/paper.yaml"]):
         result = snakemake("--lint", *extra)
         assert "Congratulations, your workflow is in a good condition" in result.stdout + result.stderr
@@ -33,19 +44,21 @@ def copy_qrels_with(tmp_path, extra_line):
     return str(path), len(text.splitlines()) + 1
 
 
-
-
 @pytest.mark.parametrize(
     ("mutate", "expected"),
     [
         (lambda c, t: c["systems"].append("Swap[0]"), ["config key 'systems[Swap[0]]'", "positions start at 1"]),
         (lambda c, t: c["systems"].append("Swap[1,1]"), ["config key 'systems[Swap[1,1]]'", "distinct"]),
         # schema errors: one line in the same key notation (list items by name)
-        (lambda c, t: c["datasets"]["demo"].update(source="msmarco"),
-         ["config key 'datasets.demo.source'", "'msmarco'"]),
+        (
+            lambda c, t: c["datasets"]["demo"].update(source="msmarco"),
+            ["config key 'datasets.demo.source'", "'msmarco'"],
+        ),
         (lambda c, t: c["judges"].append({"name": "x", "kind": "gpt"}), ["config key 'judges[x].kind'"]),
-        (lambda c, t: c["datasets"]["demo"].update(corpus="missing.jsonl"),
-         ["config key 'datasets.demo.corpus'", "file not found: missing.jsonl"]),
+        (
+            lambda c, t: c["datasets"]["demo"].update(corpus="missing.jsonl"),
+            ["config key 'datasets.demo.corpus'", "file not found: missing.jsonl"],
+        ),
     ],
 )
 def test_bad_config_fails_before_any_job(tmp_path, mutate, expected):
@@ -102,7 +115,16 @@ def test_demo_end_to_end_then_nothing_to_do(tmp_path):
     out = tmp_path / "results"
     snakemake("--cores", "2", "--config", f"results={out}")
     table1 = pd.read_csv(out / "tables/original/table1.csv")
-    assert list(table1.columns) == ["dataset", "system", "human", "smollm2", "minilm", "assessor-b", "length", "overlap"]
+    assert list(table1.columns) == [
+        "dataset",
+        "system",
+        "human",
+        "smollm2",
+        "minilm",
+        "assessor-b",
+        "length",
+        "overlap",
+    ]
     assert list(table1["system"]) == [
         "BM25", "Perfect", "Swap[3]", "Swap[2]", "Swap[1]", "Swap[2,3]", "Swap[1,2]",
         "rg-smollm2", "prp-smollm2", "dense-minilm"]  # fmt: skip
@@ -111,8 +133,10 @@ def test_demo_end_to_end_then_nothing_to_do(tmp_path):
     assert scores.loc["dense-minilm", "minilm"] > scores.loc["Perfect", "minilm"]
     assert scores.loc["dense-minilm", "human"] < scores.loc["Perfect", "human"]
     bias = (out / "tables/original/position_bias.csv").read_text().splitlines()
-    assert bias[0].startswith("dataset,ranker,variant,model,pairs,prompts,answered,unparsed,answered_both,surviving,"
-                              "order_dependent,first_position_wins,position_consistency,first_position_win_rate,tie_rate")
+    assert bias[0].startswith(
+        "dataset,ranker,variant,model,pairs,prompts,answered,unparsed,answered_both,surviving,"
+        "order_dependent,first_position_wins,position_consistency,first_position_win_rate,tie_rate"
+    )
     assert bias[1].startswith("demo,prp-smollm2,sliding,local/smollm2-135m,")
     assert (out / "figures/original/figure3.png").stat().st_size > 10_000
     audit = pd.read_csv(out / "audits/original/label_test.csv")
@@ -121,9 +145,14 @@ def test_demo_end_to_end_then_nothing_to_do(tmp_path):
     assert length.loc["length", "length_biased"] and not length.loc["assessor-b", "length_biased"]
     fingerprint = json.loads((out / "tables/original/fingerprint.json").read_text())
     assert set(fingerprint["inputs"]) == {
-        "datasets.demo.topics", "datasets.demo.qrels", "datasets.demo.corpus",
-        "judges[smollm2].prompt_file", "judges[assessor-b].qrels",
-        "probes.swap.prompt_file", "probes.swap.lists.prompt_file", "probes.personas.pool",
+        "datasets.demo.topics",
+        "datasets.demo.qrels",
+        "datasets.demo.corpus",
+        "judges[smollm2].prompt_file",
+        "judges[assessor-b].qrels",
+        "probes.swap.prompt_file",
+        "probes.swap.lists.prompt_file",
+        "probes.personas.pool",
     }
     # every probe's table and figure, offline: SmolLM2 and the deterministic padding
     swap = pd.read_csv(out / "audits/original/swap.csv")
@@ -221,7 +250,9 @@ def test_llm_slots_cap_calls_in_flight_across_judging_jobs(tmp_path, monkeypatch
         assert len(server.log) == 2 * pairs
         capped = server.peak_in_flight
         assert 1 <= capped <= 4  # each job was granted 4 of its 8, and the two never overlapped
-        summaries = [json.loads((out / f"demo/judgments/original/{j}.summary.json").read_text()) for j in ("judge-a", "judge-b")]
+        summaries = [
+            json.loads((out / f"demo/judgments/original/{j}.summary.json").read_text()) for j in ("judge-a", "judge-b")
+        ]
         assert all(s["max_in_flight"] <= 4 for s in summaries)
         # the same two jobs under the profile's default cap (32): they overlap, and the peak shows it
         for store in (out / "demo/judgments/original").glob("*.sqlite*"):

@@ -71,8 +71,7 @@ def _exclusive(lock_path: Path, what: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             raise InputError(
-                f"another run is writing {what}; wait for it to finish, or give this run "
-                "another results folder"
+                f"another run is writing {what}; wait for it to finish, or give this run another results folder"
             ) from None
         handle.write(f"{os.getpid()}\n")
         handle.flush()
@@ -131,8 +130,8 @@ def pyserini_searcher(index: str, *, prebuilt: bool, k1: float, b: float):
     else:
         if not index_complete(index) or not any(Path(index).glob("segments_*")):
             raise InputError(
-                f"not a Lucene index directory, or an incomplete one (no {INDEX_MARKER}); "
-                "delete the folder and rerun", path=index
+                f"not a Lucene index directory, or an incomplete one (no {INDEX_MARKER}); delete the folder and rerun",
+                path=index,
             )
         searcher = LuceneSearcher(str(index))
     searcher.set_bm25(k1, b)
@@ -147,18 +146,12 @@ def dataset_searcher(spec: dict, index_marker: str | None, *, k1: float, b: floa
     return pyserini_searcher(index, prebuilt=prebuilt, k1=k1, b=b)
 
 
-def search(
-    searcher, topics: dict[str, str], *, depth: int, threads: int = 1
-) -> pd.DataFrame:
+def search(searcher, topics: dict[str, str], *, depth: int, threads: int = 1) -> pd.DataFrame:
     """BM25 top-``depth`` per query as a run table (query_id, doc_id, rank, score)."""
     qids = list(topics)
-    hits = searcher.batch_search(
-        [topics[q] for q in qids], qids, k=depth, threads=max(1, threads)
-    )
+    hits = searcher.batch_search([topics[q] for q in qids], qids, k=depth, threads=max(1, threads))
     rows = [
-        (qid, hit.docid, rank, float(hit.score))
-        for qid in qids
-        for rank, hit in enumerate(hits.get(qid, []), start=1)
+        (qid, hit.docid, rank, float(hit.score)) for qid in qids for rank, hit in enumerate(hits.get(qid, []), start=1)
     ]
     return pd.DataFrame(rows, columns=RUN_COLUMNS)
 

@@ -287,8 +287,6 @@ class Plan:
         raise ConfigError(f"no system with slug {slug!r}", key="systems")
 
 
-
-
 class _Found:
     """The errors of one check pass. A check runs each item in ``with found.each():``, which
     keeps the item's error and goes on with the next item; a strict one (a check called on its
@@ -436,7 +434,7 @@ def _check_runs(
             if group in rankers:
                 raise ConfigError(f"{group!r} is both a run and a ranker (rankers.{group})", key=key)
             spec = entry["path"]
-            for dataset, raw in (spec.items() if isinstance(spec, dict) else [(d, spec) for d in datasets]):
+            for dataset, raw in spec.items() if isinstance(spec, dict) else [(d, spec) for d in datasets]:
                 if dataset in datasets and not Path(raw).exists():
                     where = f"{key}.path" + (f".{dataset}" if isinstance(spec, dict) else "")
                     raise not_found(raw, where, what="file or folder")
@@ -507,7 +505,9 @@ def _check_labels_only(config: dict, systems: tuple[System, ...], judges: dict[s
         if config.get(section):
             raise ConfigError(f"{where}: the {section} read passage texts", key=section)
     if config["oracles"]["base"] == "BM25" and any(not isinstance(s, (Recorded,)) for s in systems):
-        raise ConfigError(f"{where}: the oracles need a base run; set oracles.base to a recorded run", key="oracles.base")
+        raise ConfigError(
+            f"{where}: the oracles need a base run; set oracles.base to a recorded run", key="oracles.base"
+        )
 
 
 def _check_oracles(config: dict, systems: tuple[System, ...], recorded: dict[str, Recorded]) -> None:
@@ -649,7 +649,9 @@ def _check_probes(
         lists = swap.get("lists")
         if lists is not None:
             with found.each():
-                _check_template(lists.get("prompt_file", LISTS_PROMPT), ("query", "a", "b"), "probes.swap.lists.prompt_file")
+                _check_template(
+                    lists.get("prompt_file", LISTS_PROMPT), ("query", "a", "b"), "probes.swap.lists.prompt_file"
+                )
             if systems_ok:
                 names = [str(s) for s in systems]
                 lists.setdefault("systems", names)
@@ -691,9 +693,13 @@ def _check_variants(config: dict, judges: dict[str, tuple[Judge, ...]], found: _
 
 
 def _check_variant_group(group: str, entry: dict, scales: dict[str, tuple[int, int]]) -> None:
-    for key, name in [("baseline", entry["baseline"])] + [(f"variants[{i}]", v) for i, v in enumerate(entry["variants"])]:
+    for key, name in [("baseline", entry["baseline"])] + [
+        (f"variants[{i}]", v) for i, v in enumerate(entry["variants"])
+    ]:
         if name not in scales:
-            raise ConfigError(f"{name!r} is not a judge (judges: {', '.join(sorted(scales))})", key=f"variants.{group}.{key}")
+            raise ConfigError(
+                f"{name!r} is not a judge (judges: {', '.join(sorted(scales))})", key=f"variants.{group}.{key}"
+            )
         if scales[name] != scales[HUMAN]:
             raise ConfigError(f"judge {name!r} grades on {scales[name]}, the human labels on {scales[HUMAN]}: "
                               "prompt variants are compared grade by grade", key=f"variants.{group}.{key}")  # fmt: skip
@@ -742,7 +748,9 @@ def check(config: dict, *, configfile: str | os.PathLike | Iterable[str | os.Pat
         raise_all(found.errors)
     finally:
         _CONFIG_DIRS.reset(token)
-    return Plan(config=config, systems=systems, judges=judges, assistants=assistants, padders=padders, notes=tuple(notes))
+    return Plan(
+        config=config, systems=systems, judges=judges, assistants=assistants, padders=padders, notes=tuple(notes)
+    )
 
 
 def load_plan(path: str | Path) -> Plan:

@@ -52,8 +52,7 @@ def load_ir_datasets(dataset_id: str, scale: tuple[int, int] = (0, 3)) -> Datase
     if len(bad):
         row = bad.iloc[0]
         raise InputError(
-            f"{dataset_id}: grade {row.relevance} for {row.query_id}/{row.doc_id} is outside "
-            f"{low}..{high}"
+            f"{dataset_id}: grade {row.relevance} for {row.query_id}/{row.doc_id} is outside {low}..{high}"
         )
     return Dataset(topics, qrels)
 

@@ -112,7 +112,9 @@ def evaluate_measures(
                  for r in system_runs]  # fmt: skip
         mean = sum(draws[1:], draws[0]) / len(draws)
         for text in measures:
-            frames.append(pd.DataFrame({"measure": text, "system": system, "query_id": qids, "value": mean[text].values}))
+            frames.append(
+                pd.DataFrame({"measure": text, "system": system, "query_id": qids, "value": mean[text].values})
+            )
     return pd.concat(frames, ignore_index=True)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import platform
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
 
@@ -60,7 +60,7 @@ def input_files(config: dict) -> dict[str, str]:
         for dataset, path in items:
             files[f"judges[{index}].qrels{'.' + dataset if dataset else ''}"] = path
         reruns = judge.get("reruns") or []
-        for dataset, paths in (reruns.items() if isinstance(reruns, dict) else [("", reruns)]):
+        for dataset, paths in reruns.items() if isinstance(reruns, dict) else [("", reruns)]:
             for number, path in enumerate(paths):
                 files[f"judges[{index}].reruns{'.' + dataset if dataset else ''}[{number}]"] = path
         if judge.get("kind") == "llm":
@@ -92,7 +92,7 @@ def fingerprint(config: dict) -> dict:
         java = f"unavailable ({exc.__class__.__name__})"
     return {
         "voirdire": __version__,
-        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "java": java,

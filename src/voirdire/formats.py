@@ -69,8 +69,7 @@ def text_lines(path: str | Path) -> Iterator[tuple[int, str]]:
             except UnicodeDecodeError as exc:
                 bom = 3 if number == 1 and raw.startswith(b"\xef\xbb\xbf") else 0
                 raise InputError(
-                    f"not UTF-8 at byte {offset + exc.start + bom} (line {number}); "
-                    "save the file as UTF-8",
+                    f"not UTF-8 at byte {offset + exc.start + bom} (line {number}); save the file as UTF-8",
                     path=path,
                     line=number,
                 ) from None
@@ -106,9 +105,7 @@ def _lines(path: Path) -> Iterator[tuple[int, list[str]]]:
 # ----------------------------------------------------------------------------- qrels
 
 
-def read_qrels(
-    path: str | Path, scale: tuple[int, int] = (0, 3), *, allow_empty: bool = False
-) -> pd.DataFrame:
+def read_qrels(path: str | Path, scale: tuple[int, int] = (0, 3), *, allow_empty: bool = False) -> pd.DataFrame:
     """Read a TREC qrels file (plain or gzip), checking every grade against ``scale`` (inclusive).
 
     Identical repeated lines are tolerated (kept once); the same (qid, docid) with two
@@ -144,9 +141,7 @@ def read_qrels_counted(
         try:
             grade = int(grade_text)
         except ValueError:
-            raise InputError(
-                f"grade {grade_text!r} is not an integer", path=path, line=number
-            ) from None
+            raise InputError(f"grade {grade_text!r} is not an integer", path=path, line=number) from None
         if not low <= grade <= high:
             if invalid == "drop":
                 out_of_scale += 1
@@ -163,8 +158,7 @@ def read_qrels_counted(
                 conflicts[qid, docid] = conflicts.get((qid, docid), 1) + 1
                 continue
             raise InputError(
-                f"conflicting grades for query {qid} document {docid}: "
-                f"{previous[0]} (line {previous[1]}) and {grade}",
+                f"conflicting grades for query {qid} document {docid}: {previous[0]} (line {previous[1]}) and {grade}",
                 path=path,
                 line=number,
             )
@@ -173,9 +167,9 @@ def read_qrels_counted(
         del seen[pair]
     if not seen and not allow_empty:
         raise InputError("qrels file has no judgments", path=path)
-    frame = pd.DataFrame(
-        [(q, d, g) for (q, d), (g, _) in seen.items()], columns=QRELS_COLUMNS
-    ).astype({"query_id": str, "doc_id": str, "relevance": int})
+    frame = pd.DataFrame([(q, d, g) for (q, d), (g, _) in seen.items()], columns=QRELS_COLUMNS).astype(
+        {"query_id": str, "doc_id": str, "relevance": int}
+    )
     counts = {
         "lines_out_of_scale": out_of_scale,
         "conflicting_pairs": len(conflicts),
@@ -264,8 +258,7 @@ def _read_run_checked(path: Path) -> pd.DataFrame:
             ) from None
         if (qid, docid) in first_line:
             raise InputError(
-                f"document {docid} appears twice for query {qid} "
-                f"(first on line {first_line[qid, docid]})",
+                f"document {docid} appears twice for query {qid} (first on line {first_line[qid, docid]})",
                 path=path,
                 line=number,
             )
@@ -277,9 +270,7 @@ def _read_run_checked(path: Path) -> pd.DataFrame:
 
 
 def _in_rank_order(run: pd.DataFrame) -> pd.DataFrame:
-    return run.sort_values(
-        ["query_id", "score", "rank", "doc_id"], ascending=[True, False, True, True]
-    )
+    return run.sort_values(["query_id", "score", "rank", "doc_id"], ascending=[True, False, True, True])
 
 
 def trec_eval_order(run: pd.DataFrame) -> pd.DataFrame:
@@ -290,10 +281,7 @@ def trec_eval_order(run: pd.DataFrame) -> pd.DataFrame:
 
 def ranked(run: pd.DataFrame) -> dict[str, list[str]]:
     """Docids per query in rank order (score descending, then rank, then docid)."""
-    return {
-        qid: list(group["doc_id"])
-        for qid, group in _in_rank_order(run).groupby("query_id", sort=False)
-    }
+    return {qid: list(group["doc_id"]) for qid, group in _in_rank_order(run).groupby("query_id", sort=False)}
 
 
 def run_from_rankings(rankings: dict[str, list[str]]) -> pd.DataFrame:
@@ -357,9 +345,7 @@ def jsonl_lines(path: str | Path) -> Iterator[tuple[int, Any]]:
         try:
             yield number, json.loads(line)
         except json.JSONDecodeError as exc:
-            raise InputError(
-                f"not valid JSON at column {exc.colno} ({exc.msg})", path=path, line=number
-            ) from None
+            raise InputError(f"not valid JSON at column {exc.colno} ({exc.msg})", path=path, line=number) from None
 
 
 def read_corpus(path: str | Path) -> Iterator[tuple[str, str]]:
@@ -371,9 +357,7 @@ def read_corpus(path: str | Path) -> Iterator[tuple[str, str]]:
         docid = record.get("id", record.get("docid")) if isinstance(record, dict) else None
         text = record.get("contents", record.get("text")) if isinstance(record, dict) else None
         if docid is None or not isinstance(text, str):
-            raise InputError(
-                "corpus record needs an 'id' and a string 'contents'", path=path, line=number
-            )
+            raise InputError("corpus record needs an 'id' and a string 'contents'", path=path, line=number)
         docid = str(docid)
         if docid in seen:
             raise InputError(f"document id {docid} is repeated", path=path, line=number)
@@ -398,9 +382,7 @@ def read_pairs(path: str | Path) -> pd.DataFrame:
 
     Ids stay strings as written: no type guessing, and no id such as ``NA`` read as missing.
     """
-    pairs = pd.read_csv(
-        _require_file(path), sep="\t", dtype=str, keep_default_na=False, encoding="utf-8-sig"
-    )
+    pairs = pd.read_csv(_require_file(path), sep="\t", dtype=str, keep_default_na=False, encoding="utf-8-sig")
     if list(pairs.columns[:2]) != PAIR_COLUMNS:
         raise InputError(f"expected the header {' '.join(PAIR_COLUMNS)}, got {list(pairs.columns)}", path=path, line=1)
     return pairs
@@ -420,9 +402,7 @@ def read_rankgpt(path: str | Path) -> tuple[dict[str, str], pd.DataFrame, dict[s
     try:
         data = json.loads(read_text(path))
     except json.JSONDecodeError as exc:
-        raise InputError(
-            f"not valid JSON at column {exc.colno} ({exc.msg})", path=path, line=exc.lineno
-        ) from None
+        raise InputError(f"not valid JSON at column {exc.colno} ({exc.msg})", path=path, line=exc.lineno) from None
     if not isinstance(data, list) or not data:
         raise InputError("expected a non-empty JSON list of {query, hits}", path=path)
     topics: dict[str, str] = {}
@@ -446,9 +426,7 @@ def read_rankgpt(path: str | Path) -> tuple[dict[str, str], pd.DataFrame, dict[s
             if topics.setdefault(qid, entry["query"]) != entry["query"]:
                 raise InputError(f"{where}: query {qid} has two different texts", path=path)
             if docid in seen:
-                raise InputError(
-                    f"{where}: document {docid} appears twice for query {qid}", path=path
-                )
+                raise InputError(f"{where}: document {docid} appears twice for query {qid}", path=path)
             seen.add(docid)
             texts.setdefault(docid, content)
             rows.append((qid, docid, rank, score))

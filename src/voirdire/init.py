@@ -97,7 +97,9 @@ def init_config(
         notes.append(f"the oracles (Perfect) reorder the top depth of {names[0]!r} by the human labels")
         config["systems"] = ["Perfect", *run_entries]
     else:
-        raise ConfigError("give at least one run (--runs): a labels-only config compares recorded systems", key="--runs")
+        raise ConfigError(
+            "give at least one run (--runs): a labels-only config compares recorded systems", key="--runs"
+        )
     judge_list = []
     for name, path in judge_files.items():
         low, high, threshold = scale_of(path)

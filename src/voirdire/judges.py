@@ -36,10 +36,7 @@ class Scale:
         if self.low >= self.high:
             raise ValueError(f"scale {self.low}..{self.high} is empty or a single grade")
         if not self.low < self.binary_threshold <= self.high:
-            raise ValueError(
-                f"binary threshold {self.binary_threshold} must lie in "
-                f"{self.low + 1}..{self.high}"
-            )
+            raise ValueError(f"binary threshold {self.binary_threshold} must lie in {self.low + 1}..{self.high}")
 
     def __str__(self) -> str:
         return f"{self.low}..{self.high} (relevant >= {self.binary_threshold})"
@@ -197,9 +194,7 @@ def judge_from_config(entry: dict, *, key: str) -> Judge:
         return LLMJudge(
             name=entry["name"], endpoint=endpoint, prompt_file=prompt, scale=scale, family=family, **options
         )
-    raise ConfigError(
-        f"unknown judge kind {kind!r}; expected one of {', '.join(JUDGE_KINDS)}", key=f"{key}.kind"
-    )
+    raise ConfigError(f"unknown judge kind {kind!r}; expected one of {', '.join(JUDGE_KINDS)}", key=f"{key}.kind")
 
 
 def needed_pairs(
@@ -230,7 +225,9 @@ def needed_pairs(
     return pairs.reset_index(drop=True)
 
 
-def recorded_coverage(name: str, path: str | Path, labels: pd.DataFrame, pairs: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
+def recorded_coverage(
+    name: str, path: str | Path, labels: pd.DataFrame, pairs: pd.DataFrame
+) -> tuple[pd.DataFrame, dict]:
     """A recorded judge's labels for exactly ``pairs``, and what the file held beyond them.
 
     Labels of the dataset's queries for passages outside the pool, and labels of other
@@ -262,9 +259,7 @@ def recorded_coverage(name: str, path: str | Path, labels: pd.DataFrame, pairs: 
 
 def restrict(labels: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
     """A judge's labels for exactly ``pairs`` (pairs it did not label stay unjudged)."""
-    return labels.merge(pairs[["query_id", "doc_id"]], on=["query_id", "doc_id"]).reset_index(
-        drop=True
-    )
+    return labels.merge(pairs[["query_id", "doc_id"]], on=["query_id", "doc_id"]).reset_index(drop=True)
 
 
 def with_texts(pairs: pd.DataFrame, texts: Mapping[str, str], *, judge: str, log=None) -> pd.DataFrame:

@@ -52,9 +52,7 @@ def overlap_grades(pairs: pd.DataFrame, texts: dict[str, str], topics: dict[str,
     return pd.Series([grade(row) for row in pairs.itertuples()], index=pairs.index, dtype=int)
 
 
-def null_labels(
-    method: str, pairs: pd.DataFrame, texts: dict[str, str], topics: dict[str, str]
-) -> pd.DataFrame:
+def null_labels(method: str, pairs: pd.DataFrame, texts: dict[str, str], topics: dict[str, str]) -> pd.DataFrame:
     """Qrels of a null judge for exactly ``pairs``."""
     if method == "length":
         grades = length_grades(pairs, texts)

@@ -49,7 +49,9 @@ def per_dataset(frame: pd.DataFrame, width: float, height: float):
     plt = pyplot()
     datasets = list(dict.fromkeys(frame["dataset"])) if len(frame) else [""]
     fig, axes = plt.subplots(1, len(datasets), figsize=(width * len(datasets), height), squeeze=False)
-    panels = [(ax, d, frame[frame["dataset"] == d] if len(frame) else frame) for ax, d in zip(axes[0], datasets, strict=True)]
+    panels = [
+        (ax, d, frame[frame["dataset"] == d] if len(frame) else frame) for ax, d in zip(axes[0], datasets, strict=True)
+    ]
     return fig, panels
 
 
@@ -82,7 +84,12 @@ def save_figure(fig, png: str | Path, pdf: str | Path | None = None) -> None:
 
 
 def write_table(
-    frame: pd.DataFrame, path: str | Path, *, title: str, floatfmt: str = ".4f", manifest: str | None = None,
+    frame: pd.DataFrame,
+    path: str | Path,
+    *,
+    title: str,
+    floatfmt: str = ".4f",
+    manifest: str | None = None,
     empty: str = "no judge besides the human labels is configured",
 ) -> None:
     """Write the table as ``<stem>.csv`` and ``<stem>.md`` (one Markdown section per dataset);
@@ -107,8 +114,7 @@ def write_table(
         for column in shown.columns:
             if _REASON.search(str(column)):
                 shown[column] = shown[column].where(shown[column].notna(), "")
-        lines += [f"## {dataset}", "", shown.to_markdown(
-            index=False, floatfmt=floatfmt, missingval="n/a"), ""]
+        lines += [f"## {dataset}", "", shown.to_markdown(index=False, floatfmt=floatfmt, missingval="n/a"), ""]
     with atomic_write(f"{base}.md") as fh:
         fh.write("\n".join(lines))
 

@@ -119,7 +119,10 @@ def assistant_rows(plan: Plan) -> pd.DataFrame:
             if not isinstance(judge, LLMJudge):
                 continue
             calls = judge_calls(judge, sample, topics, texts, provenance="original")
-            stores = [layout.sample_labels(dataset, "original", judge.name, "sqlite"), layout.store(dataset, "original", judge.name)]
+            stores = [
+                layout.sample_labels(dataset, "original", judge.name, "sqlite"),
+                layout.store(dataset, "original", judge.name),
+            ]
             rows.append(_row(judge.name, judge.model, judge.max_tokens, calls, stores,
                              purpose="judge", provenance="original", pairs="sample", **ids))  # fmt: skip
             for assistant in plan.assistants:
@@ -128,7 +131,9 @@ def assistant_rows(plan: Plan) -> pd.DataFrame:
                 made = Path(rewrites).is_file()
                 changed = set(originals)
                 if made:
-                    prov_texts, changed = provenance_texts([layout.passages(dataset), layout.sample_passages(dataset)], rewrites)
+                    prov_texts, changed = provenance_texts(
+                        [layout.passages(dataset), layout.sample_passages(dataset)], rewrites
+                    )
                 else:
                     prov_texts = texts
                 for name, subset, own in (

@@ -35,7 +35,9 @@ def check_keys(plan: Plan) -> None:
     endpoints = {f"judges[{j.name}]": j.endpoint for js in plan.judges.values() for j in js if isinstance(j, LLMJudge)}
     endpoints.update({f"rankers.{r.name}": r.endpoint for r in plan.rankers if r.endpoint is not None})
     endpoints.update({f"assistants.{a.name}": a.endpoint for a in plan.assistants if isinstance(a, LLMAssistant)})
-    endpoints.update({f"probes.pad.assistants.{a.name}": a.endpoint for a in plan.padders if isinstance(a, LLMAssistant)})
+    endpoints.update(
+        {f"probes.pad.assistants.{a.name}": a.endpoint for a in plan.padders if isinstance(a, LLMAssistant)}
+    )
     for key, endpoint in endpoints.items():
         endpoint.api_key(key=key)  # the call path's own check, run before any job
 

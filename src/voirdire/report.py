@@ -31,9 +31,7 @@ from .stats import (
 
 def system_means(per_query: pd.DataFrame) -> pd.DataFrame:
     """Mean nDCG@10 per (dataset, judge, system)."""
-    return per_query.groupby(["dataset", "judge", "system"], sort=False, as_index=False)[
-        "ndcg"
-    ].mean()
+    return per_query.groupby(["dataset", "judge", "system"], sort=False, as_index=False)["ndcg"].mean()
 
 
 def table1(
@@ -161,9 +159,7 @@ def figure3(table: pd.DataFrame, judges: Sequence[str], png: str | Path, pdf: st
     """nDCG@10 per system under human and each judge, systems in human order (Figure 3)."""
     plt = pyplot()
     datasets = list(dict.fromkeys(table["dataset"]))
-    fig, axes = plt.subplots(
-        1, len(datasets), figsize=(max(6.0, 4.5 * len(datasets)), 4.2), squeeze=False
-    )
+    fig, axes = plt.subplots(1, len(datasets), figsize=(max(6.0, 4.5 * len(datasets)), 4.2), squeeze=False)
     markers = "osD^vP*Xh"
     for ax, dataset in zip(axes[0], datasets, strict=True):
         block = table[table["dataset"] == dataset].sort_values(HUMAN, ascending=False)

@@ -132,7 +132,9 @@ def recorded_from_config(
             )
     for name in families:
         if name not in first:
-            raise ConfigError(f"{name!r} is not one of this entry's runs ({', '.join(sorted(first))})", key=f"{key}.families")
+            raise ConfigError(
+                f"{name!r} is not one of this entry's runs ({', '.join(sorted(first))})", key=f"{key}.families"
+            )
     systems = []
     for name in first:
         if not _SAFE.match(name):

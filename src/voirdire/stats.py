@@ -24,9 +24,7 @@ from sklearn.metrics import cohen_kappa_score
 from .judges import Scale
 
 
-def kappas(
-    human: pd.Series, judge: pd.Series, human_scale: Scale, judge_scale: Scale
-) -> dict[str, float]:
+def kappas(human: pd.Series, judge: pd.Series, human_scale: Scale, judge_scale: Scale) -> dict[str, float]:
     """Cohen's kappa between aligned label series.
 
     Graded and quadratic-weighted kappa compare grades directly and are only defined when
@@ -42,17 +40,13 @@ def kappas(
     result = {
         "kappa_binary": _kappa(human_scale.binary(human), judge_scale.binary(judge), [0, 1]),
         "kappa_graded": _kappa(human, judge, grades) if same_scale else math.nan,
-        "kappa_quadratic": (
-            _kappa(human, judge, grades, weights="quadratic") if same_scale else math.nan
-        ),
+        "kappa_quadratic": (_kappa(human, judge, grades, weights="quadratic") if same_scale else math.nan),
     }
     return result
 
 
 def _kappa(a: pd.Series, b: pd.Series, labels: list[int], weights: str | None = None) -> float:
-    value = cohen_kappa_score(
-        np.asarray(a), np.asarray(b), labels=labels, weights=weights
-    )
+    value = cohen_kappa_score(np.asarray(a), np.asarray(b), labels=labels, weights=weights)
     return float(value)
 
 
@@ -304,7 +298,12 @@ def per_query_confusion(
 
 
 def kappa_intervals(
-    aligned: pd.DataFrame, human_scale: Scale, judge_scale: Scale, *, resamples: int = 1000, seed: int = 42,
+    aligned: pd.DataFrame,
+    human_scale: Scale,
+    judge_scale: Scale,
+    *,
+    resamples: int = 1000,
+    seed: int = 42,
     level: float = 0.95,
 ) -> dict[str, float]:
     """Bootstrap CIs over queries (cluster bootstrap, seeded) of the kappas of :func:`kappas`.
@@ -320,7 +319,11 @@ def kappa_intervals(
         quadratic = np.subtract.outer(np.arange(len(grades)), np.arange(len(grades))) ** 2.0
         for name, weights in (("kappa_graded", 1.0 - np.eye(len(grades))), ("kappa_quadratic", quadratic)):
             plans[name] = (aligned["relevance_human"], aligned["relevance_judge"], grades, weights)
-    row = {f"{name}_ci_{end}": math.nan for name in ("kappa_graded", "kappa_binary", "kappa_quadratic") for end in ("low", "high")}
+    row = {
+        f"{name}_ci_{end}": math.nan
+        for name in ("kappa_graded", "kappa_binary", "kappa_quadratic")
+        for end in ("low", "high")
+    }
     if aligned["query_id"].nunique() < 2:
         return row
     times = None
@@ -345,8 +348,14 @@ def kendall_tau_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def system_agreement_intervals(
-    human: pd.DataFrame, judge: pd.DataFrame, oracles: Sequence[str], *, rbo_p: float = 0.9, resamples: int = 1000,
-    seed: int = 42, level: float = 0.95,
+    human: pd.DataFrame,
+    judge: pd.DataFrame,
+    oracles: Sequence[str],
+    *,
+    rbo_p: float = 0.9,
+    resamples: int = 1000,
+    seed: int = 42,
+    level: float = 0.95,
 ) -> dict[str, float]:
     """Bootstrap CIs over queries of tau (all systems, oracles only) and RBO between the system
     orderings of two aligned query x system tables (their means over the resampled queries)."""

@@ -18,9 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .llm.endpoint import Endpoint
-
 from .errors import ConfigError
+from .llm.endpoint import Endpoint
 from .runs import Recorded
 
 TIE_BREAKS = ("stable", "random")
@@ -120,6 +119,7 @@ def family_of(system: System) -> str | None:
         return system.family
     return "oracle"
 
+
 _SWAP = re.compile(r"^swap\[(.*)\]$", re.IGNORECASE)
 _SWAP_SLUG = re.compile(r"^swap((?:-\d+)+)$")
 
@@ -160,8 +160,7 @@ def parse_system(
     parts = [part.strip() for part in body.split(",")] if body.strip() else []
     if not parts or not all(part.isdigit() for part in parts):
         raise ConfigError(
-            f"malformed swap spec {text!r}: expected Swap[p] or Swap[p,q,..] with positive "
-            "integer positions",
+            f"malformed swap spec {text!r}: expected Swap[p] or Swap[p,q,..] with positive integer positions",
             key=key,
         )
     positions = tuple(int(part) for part in parts)

@@ -14,18 +14,18 @@ rule sample:
         sample=L.sample(D),
         passages=L.sample_passages(D),
         summary=L.sample_summary(D),
+    log:
+        L.log("{dataset}/sample"),
+    benchmark:
+        L.benchmark("{dataset}/sample")
+    conda:
+        "../../envs/bm25.yaml"
+    resources:
+        mem_mb=4000,
     params:
         spec=dataset_spec,
         bm25=config["bm25"],
         rewriting=config["rewriting"],
-    resources:
-        mem_mb=4000,
-    log:
-        L.log("{dataset}/sample"),
-    benchmark:
-        L.benchmark("{dataset}/sample"),
-    conda:
-        "../../envs/bm25.yaml"
     script:
         "../scripts/sample.py"
 
@@ -33,26 +33,34 @@ rule sample:
 rule rewrite:
     input:
         passages=L.sample_passages(D),
-        recorded=lambda wildcards: [str(a.rewrites)] if (a := PLAN.assistant(wildcards.assistant)).kind == "recorded" else [],
+        recorded=lambda wildcards: (
+            [str(a.rewrites)]
+            if (a := PLAN.assistant(wildcards.assistant)).kind == "recorded"
+            else []
+        ),
     output:
         table=L.rewrites(D, "rewritten-{assistant}"),
         summary=L.rewrites(D, "rewritten-{assistant}", "summary.json"),
+    log:
+        L.log("{dataset}/rewrite-{assistant}"),
+    benchmark:
+        L.benchmark("{dataset}/rewrite-{assistant}")
+    conda:
+        "../../envs/voirdire.yaml"
+    threads: lambda wildcards: getattr(PLAN.assistant(wildcards.assistant), "threads", 1)
+    resources:
+        mem_mb=4000,
+        llm_slots=lambda wildcards: llm_slots(
+            getattr(PLAN.assistant(wildcards.assistant), "endpoint", None)
+        ),
     params:
         assistant=lambda wildcards: PLAN.assistant(wildcards.assistant),
         rewriting=config["rewriting"],
         spec=dataset_spec,
         # the assistant's call store: a cache kept across runs, not a declared output
-        store=lambda wildcards: L.rewrites(wildcards.dataset, f"rewritten-{wildcards.assistant}", "sqlite"),
-    threads: lambda wildcards: getattr(PLAN.assistant(wildcards.assistant), "threads", 1)
-    resources:
-        mem_mb=4000,
-        llm_slots=lambda wildcards: llm_slots(getattr(PLAN.assistant(wildcards.assistant), "endpoint", None)),
-    log:
-        L.log("{dataset}/rewrite-{assistant}"),
-    benchmark:
-        L.benchmark("{dataset}/rewrite-{assistant}"),
-    conda:
-        "../../envs/voirdire.yaml"
+        store=lambda wildcards: L.rewrites(
+            wildcards.dataset, f"rewritten-{wildcards.assistant}", "sqlite"
+        ),
     script:
         "../scripts/rewrite.py"
 
@@ -64,13 +72,13 @@ rule fixed_order_run:
         L.run(D, "original", "{fixed}"),
     output:
         L.run(D, "{rewritten}", "{fixed}"),
-    wildcard_constraints:
-        rewritten=one_of(REWRITTEN),
-        fixed=fixed_order_systems(),
     log:
         L.log("{dataset}/{rewritten}/fixed-{fixed}"),
     benchmark:
-        L.benchmark("{dataset}/{rewritten}/fixed-{fixed}"),
+        L.benchmark("{dataset}/{rewritten}/fixed-{fixed}")
+    wildcard_constraints:
+        rewritten=one_of(REWRITTEN),
+        fixed=fixed_order_systems(),
     conda:
         "../../envs/voirdire.yaml"
     shell:
@@ -88,27 +96,34 @@ rule llm_judge_sample:
         topics=L.topics(D),
         prompt=lambda wildcards: str(PLAN.judge(wildcards.dataset, wildcards.judge).prompt_file),
         seeds_done=lambda wildcards: list(sample_judge_seeds(wildcards).values()),
-        served=lambda wildcards: served_input(PLAN.judge(wildcards.dataset, wildcards.judge), 1 + (wildcards.provenance != "original")),
+        served=lambda wildcards: served_input(
+            PLAN.judge(wildcards.dataset, wildcards.judge),
+            1 + (wildcards.provenance != "original"),
+        ),
     output:
         qrels=L.sample_labels(D, P, J),
         raw=L.sample_labels(D, P, J, "parquet"),
         summary=L.sample_labels(D, P, J, "summary.json"),
-    wildcard_constraints:
-        judge=judges_of_kind("llm"),
-    params:
-        judge=lambda wildcards: PLAN.judge(wildcards.dataset, wildcards.judge),
-        store=lambda wildcards: L.sample_labels(wildcards.dataset, wildcards.provenance, wildcards.judge, "sqlite"),
-        seeds=lambda wildcards: list(sample_judge_seeds(wildcards)),
-    threads: lambda wildcards: caller_threads(PLAN.judge(wildcards.dataset, wildcards.judge))
-    resources:
-        mem_mb=4000,
-        llm_slots=lambda wildcards: llm_slots(PLAN.judge(wildcards.dataset, wildcards.judge).endpoint),
     log:
         L.log("{dataset}/{provenance}/sample-judge-{judge}"),
     benchmark:
-        L.benchmark("{dataset}/{provenance}/sample-judge-{judge}"),
+        L.benchmark("{dataset}/{provenance}/sample-judge-{judge}")
+    wildcard_constraints:
+        judge=judges_of_kind("llm"),
     conda:
         "../../envs/voirdire.yaml"
+    threads: lambda wildcards: caller_threads(PLAN.judge(wildcards.dataset, wildcards.judge))
+    resources:
+        mem_mb=4000,
+        llm_slots=lambda wildcards: llm_slots(
+            PLAN.judge(wildcards.dataset, wildcards.judge).endpoint
+        ),
+    params:
+        judge=lambda wildcards: PLAN.judge(wildcards.dataset, wildcards.judge),
+        store=lambda wildcards: L.sample_labels(
+            wildcards.dataset, wildcards.provenance, wildcards.judge, "sqlite"
+        ),
+        seeds=lambda wildcards: list(sample_judge_seeds(wildcards)),
     script:
         "../scripts/llm_judge.py"
 
@@ -121,16 +136,16 @@ rule null_judge_sample:
         topics=L.topics(D),
     output:
         L.sample_labels(D, P, J),
-    wildcard_constraints:
-        judge=judges_of_kind("baseline"),
-    params:
-        method=lambda wildcards: PLAN.judge(wildcards.dataset, wildcards.judge).method,
     log:
         L.log("{dataset}/{provenance}/sample-judge-{judge}"),
     benchmark:
-        L.benchmark("{dataset}/{provenance}/sample-judge-{judge}"),
+        L.benchmark("{dataset}/{provenance}/sample-judge-{judge}")
+    wildcard_constraints:
+        judge=judges_of_kind("baseline"),
     conda:
         "../../envs/voirdire.yaml"
+    params:
+        method=lambda wildcards: PLAN.judge(wildcards.dataset, wildcards.judge).method,
     script:
         "../scripts/null_judge.py"
 
@@ -144,23 +159,25 @@ rule sample_scores:
         served=lambda wildcards: served_input(PLAN.system(wildcards.ranker), 1),
     output:
         L.sample_scores(D, P, "{ranker}"),
+    log:
+        L.log("{dataset}/{provenance}/sample-scores-{ranker}"),
+    benchmark:
+        L.benchmark("{dataset}/{provenance}/sample-scores-{ranker}")
     wildcard_constraints:
         provenance=one_of(REWRITTEN),
         ranker=one_of(r.name for r in PLAN.rewriting_rankers),
-    params:
-        ranker=lambda wildcards: PLAN.system(wildcards.ranker),
-        store=lambda wildcards: L.ranker_store(wildcards.dataset, wildcards.provenance, f"{wildcards.ranker}-sample"),
+    conda:
+        "../../envs/rankers.yaml"
     threads: lambda wildcards: caller_threads(PLAN.system(wildcards.ranker))
     resources:
         mem_mb=lambda wildcards: PLAN.system(wildcards.ranker).mem_mb,
         gpu=lambda wildcards: PLAN.system(wildcards.ranker).gpus,
         llm_slots=lambda wildcards: llm_slots(PLAN.system(wildcards.ranker).endpoint),
-    log:
-        L.log("{dataset}/{provenance}/sample-scores-{ranker}"),
-    benchmark:
-        L.benchmark("{dataset}/{provenance}/sample-scores-{ranker}"),
-    conda:
-        "../../envs/rankers.yaml"
+    params:
+        ranker=lambda wildcards: PLAN.system(wildcards.ranker),
+        store=lambda wildcards: L.ranker_store(
+            wildcards.dataset, wildcards.provenance, f"{wildcards.ranker}-sample"
+        ),
     script:
         "../scripts/sample_scores.py"
 
@@ -171,15 +188,21 @@ rule assistant_tables:
         manifest=L.manifest(),
     output:
         label_shift=report(
-            L.table(P, "label_shift", "csv"), caption="../report/label_shift.rst", category="Assistants"
+            L.table(P, "label_shift", "csv"),
+            caption="../report/label_shift.rst",
+            category="Assistants",
         ),
         label_shift_md=L.table(P, "label_shift", "md"),
         substitution=report(
-            L.table(P, "substitution", "csv"), caption="../report/substitution.rst", category="Assistants"
+            L.table(P, "substitution", "csv"),
+            caption="../report/substitution.rst",
+            category="Assistants",
         ),
         substitution_md=L.table(P, "substitution", "md"),
         checks=report(
-            L.table(P, "rewrite_checks", "csv"), caption="../report/rewrite_checks.rst", category="Assistants"
+            L.table(P, "rewrite_checks", "csv"),
+            caption="../report/rewrite_checks.rst",
+            category="Assistants",
         ),
         checks_md=L.table(P, "rewrite_checks", "md"),
         figure4=report(
@@ -192,8 +215,14 @@ rule assistant_tables:
             category="Assistants",
         ),
         self_preference_md=L.table(P, "rewrite_self_preference", "md"),
+    log:
+        L.log("{provenance}/assistant_tables"),
+    benchmark:
+        L.benchmark("{provenance}/assistant_tables")
     wildcard_constraints:
         provenance=one_of(REWRITTEN),
+    conda:
+        "../../envs/voirdire.yaml"
     params:
         datasets=PLAN.datasets,
         sample_judges={d: sample_judges(d) for d in PLAN.datasets},
@@ -205,13 +234,9 @@ rule assistant_tables:
         families={j.name: j.family for js in PLAN.judges.values() for j in js},
         assistant_family=lambda wildcards: assistant_of(wildcards.provenance).family,
         # the reference panel: judges that read meaning (not the length/overlap baselines)
-        panel=sorted({j.name for js in PLAN.judges.values() for j in js if j.kind in ("llm", "embedding")}),
-    log:
-        L.log("{provenance}/assistant_tables"),
-    benchmark:
-        L.benchmark("{provenance}/assistant_tables"),
-    conda:
-        "../../envs/voirdire.yaml"
+        panel=sorted(
+            {j.name for js in PLAN.judges.values() for j in js if j.kind in ("llm", "embedding")}
+        ),
     script:
         "../scripts/assistant_tables.py"
 
@@ -222,20 +247,24 @@ rule figure5:
         manifest=L.manifest(),
     output:
         table=report(
-            L.table(P, "score_shift", "csv"), caption="../report/score_shift.rst", category="Assistants"
+            L.table(P, "score_shift", "csv"),
+            caption="../report/score_shift.rst",
+            category="Assistants",
         ),
         table_md=L.table(P, "score_shift", "md"),
-        png=report(L.figure(P, "figure5", "png"), caption="../report/figure5.rst", category="Assistants"),
+        png=report(
+            L.figure(P, "figure5", "png"), caption="../report/figure5.rst", category="Assistants"
+        ),
         pdf=L.figure(P, "figure5", "pdf"),
-    wildcard_constraints:
-        provenance=one_of(REWRITTEN),
-    params:
-        alpha=config["evaluation"]["alpha"],
     log:
         L.log("{provenance}/figure5"),
     benchmark:
-        L.benchmark("{provenance}/figure5"),
+        L.benchmark("{provenance}/figure5")
+    wildcard_constraints:
+        provenance=one_of(REWRITTEN),
     conda:
         "../../envs/voirdire.yaml"
+    params:
+        alpha=config["evaluation"]["alpha"],
     script:
         "../scripts/figure5.py"

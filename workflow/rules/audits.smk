@@ -41,6 +41,12 @@ rule audits:
         calibration_md=audit_output("calibration", "md"),
         calibration_png=audit_output("calibration", "png", "calibration"),
         calibration_pdf=audit_output("calibration", "pdf"),
+    log:
+        L.log("{provenance}/audits"),
+    benchmark:
+        L.benchmark("{provenance}/audits")
+    conda:
+        "../../envs/voirdire.yaml"
     params:
         judges=audit_judges,
         system_families={str(s): family_of(s) for s in PLAN.systems},
@@ -49,11 +55,5 @@ rule audits:
         alpha=config["evaluation"]["alpha"],
         # k human-labelled queries (those below the query count minus one), seeded draws per k
         calibration={"ks": [3, 5, 10, 20], "draws": 50},
-    log:
-        L.log("{provenance}/audits"),
-    benchmark:
-        L.benchmark("{provenance}/audits"),
-    conda:
-        "../../envs/voirdire.yaml"
     script:
         "../scripts/audits.py"

@@ -7,15 +7,15 @@ rule bm25_index:
     output:
         # the completion marker, written last: an emptied or partial index folder is rebuilt
         L.index_marker(D),
-    threads: 2
-    resources:
-        mem_mb=4000,
     log:
         L.log("{dataset}/bm25_index"),
     benchmark:
-        L.benchmark("{dataset}/bm25_index"),
+        L.benchmark("{dataset}/bm25_index")
     conda:
         "../../envs/bm25.yaml"
+    threads: 2
+    resources:
+        mem_mb=4000,
     script:
         "../scripts/bm25_index.py"
 
@@ -26,17 +26,17 @@ rule bm25:
     output:
         run=L.pool(D),
         passages=L.passages(D),
-    params:
-        spec=dataset_spec,
-        bm25=config["bm25"],
-    threads: 2
-    resources:
-        mem_mb=4000,
     log:
         L.log("{dataset}/bm25"),
     benchmark:
-        L.benchmark("{dataset}/bm25"),
+        L.benchmark("{dataset}/bm25")
     conda:
         "../../envs/bm25.yaml"
+    threads: 2
+    resources:
+        mem_mb=4000,
+    params:
+        spec=dataset_spec,
+        bm25=config["bm25"],
     script:
         "../scripts/bm25_run.py"

@@ -15,9 +15,18 @@ from voirdire.probes.items import LISTS_PROMPT, PAIRWISE_PROMPT
 from voirdire.systems import family_of
 from voirdire.wf import named
 
-
 # command-line modes that read the workflow without running or planning jobs
-NO_RUN = {"--lint", "--report", "--list", "--list-rules", "--dag", "--rulegraph", "--filegraph", "--summary", "--detailed-summary"}
+NO_RUN = {
+    "--lint",
+    "--report",
+    "--list",
+    "--list-rules",
+    "--dag",
+    "--rulegraph",
+    "--filegraph",
+    "--summary",
+    "--detailed-summary",
+}
 
 try:
     # the project's own schema check (not Snakemake's validate): every error one line, and the
@@ -110,7 +119,11 @@ def served_records(wildcards):
     p = wildcards.provenance
     files = {}
     for d in PLAN.datasets:
-        found = {j.name: L.judgments(d, p, j.name, "summary.json") for j in PLAN.judges[d] if served_spec(j)}
+        found = {
+            j.name: L.judgments(d, p, j.name, "summary.json")
+            for j in PLAN.judges[d]
+            if served_spec(j)
+        }
         found |= {r.name: L.bias(d, p, r.name) for r in PLAN.rankers if served_spec(r)}
         if found:
             files[d] = found
@@ -304,14 +317,20 @@ def all_datasets(pattern):
 def audit_output(name, ext, caption=None):
     """An audit table or figure; with a caption, it joins the report under Audits."""
     path = L.audit(P, name, ext)
-    return report(path, caption=f"../report/audit_{caption}.rst", category="Audits") if caption else path
+    if not caption:
+        return path
+    return report(path, caption=f"../report/audit_{caption}.rst", category="Audits")
 
 
 def audit_judges(wildcards):
     """Dataset -> judge -> scale, kind and family, for every judge of every dataset."""
     return {
         dataset: {
-            judge.name: {**judge_scale(dataset, judge.name), "kind": judge.kind, "family": judge.family}
+            judge.name: {
+                **judge_scale(dataset, judge.name),
+                "kind": judge.kind,
+                "family": judge.family,
+            }
             for judge in PLAN.judges[dataset]
         }
         for dataset in PLAN.datasets
@@ -321,7 +340,10 @@ def audit_judges(wildcards):
 def audit_qrels(wildcards):
     """Dataset -> judge -> qrels file, for every judge of every dataset."""
     return {
-        dataset: {judge: L.qrels(dataset, wildcards.provenance, judge) for judge in PLAN.judge_names(dataset)}
+        dataset: {
+            judge: L.qrels(dataset, wildcards.provenance, judge)
+            for judge in PLAN.judge_names(dataset)
+        }
         for dataset in PLAN.datasets
     }
 
@@ -333,7 +355,9 @@ def audit_drift_sources(wildcards):
     for dataset in PLAN.datasets:
         for judge in PLAN.judges[dataset]:
             if judge.kind == "recorded" and judge.reruns:
-                sources.setdefault(dataset, {})[judge.name] = {"reruns": [str(p) for p in judge.reruns]}
+                sources.setdefault(dataset, {})[judge.name] = {
+                    "reruns": [str(p) for p in judge.reruns]
+                }
             elif judge.kind == "llm":
                 raw = L.judgments(dataset, wildcards.provenance, judge.name, "parquet")
                 sources.setdefault(dataset, {})[judge.name] = {"raw": raw}
@@ -342,10 +366,7 @@ def audit_drift_sources(wildcards):
 
 def audit_runs(wildcards):
     """Dataset -> system -> run files, and dataset -> topics, for re-evaluating drifted labels."""
-    return {
-        dataset: system_runs_of(dataset, wildcards.provenance)
-        for dataset in PLAN.datasets
-    }
+    return {dataset: system_runs_of(dataset, wildcards.provenance) for dataset in PLAN.datasets}
 
 
 def audit_inputs(wildcards):
@@ -443,7 +464,12 @@ def assistant_inputs(wildcards):
 
 def score_inputs(wildcards):
     p = wildcards.provenance
-    return named(scores={d: {r.name: L.sample_scores(d, p, r.name) for r in PLAN.rewriting_rankers} for d in PLAN.datasets})
+    return named(
+        scores={
+            d: {r.name: L.sample_scores(d, p, r.name) for r in PLAN.rewriting_rankers}
+            for d in PLAN.datasets
+        }
+    )
 
 
 # ----------------------------------------------------------------------------- probes
@@ -517,7 +543,9 @@ def probe_answer_files(wildcards):
 def probe_output(name, ext, caption=None):
     """A probe's table or figure (provenance original); with a caption it joins the report under Probes."""
     path = L.audit("original", name, ext)
-    return report(path, caption=f"../report/probe_{caption}.rst", category="Probes") if caption else path
+    if not caption:
+        return path
+    return report(path, caption=f"../report/probe_{caption}.rst", category="Probes")
 
 
 def probe_table_outputs():
@@ -533,14 +561,17 @@ def probe_table_outputs():
     if "personas" in PROBES:
         outputs.update({f"persona_{k}": v for k, v in sensitivity_outputs("persona").items()})
     outputs["fingerprint"] = report(
-        L.audit("original", "probes_fingerprint", "json"), caption="../report/fingerprint.rst", category="Probes"
+        L.audit("original", "probes_fingerprint", "json"),
+        caption="../report/fingerprint.rst",
+        category="Probes",
     )
     return outputs
 
 
 def sensitivity_outputs(prefix):
     """The persona (or prompt-variant) tables and figures: agreement, displacement, sensitivity by
-    condition and by system, direction consistency; the displacement heatmap and sensitivity chart."""
+    condition and by system, direction consistency; the displacement heatmap and sensitivity chart.
+    """
     outputs = {}
     for name in ("agreement", "displacement", "sensitivity", "systems", "consistency"):
         outputs[name] = probe_output(f"{prefix}_{name}", "csv", f"sensitivity_{name}")
@@ -563,7 +594,11 @@ def variant_labels():
 def probe_final_outputs():
     names = []
     if PLAN.probe_judges:
-        names += ["swap"] * ("swap" in PROBES) + ["pad"] * ("pad" in PROBES) + ["injection"] * ("injection" in PROBES)
+        names += (
+            ["swap"] * ("swap" in PROBES)
+            + ["pad"] * ("pad" in PROBES)
+            + ["injection"] * ("injection" in PROBES)
+        )
         if "personas" in PROBES:
             names.append("persona_sensitivity")
     if config.get("variants"):
@@ -588,7 +623,9 @@ def run_outputs():
         tables + figures + audits + [L.table(P, "fingerprint", "json")],
         provenance=PROVENANCES,
     )
-    assistants = [L.table(P, name, "csv") for name in ("label_shift", "substitution", "rewrite_checks")]
+    assistants = [
+        L.table(P, name, "csv") for name in ("label_shift", "substitution", "rewrite_checks")
+    ]
     assistants += [L.figure(P, "figure4", "png")]
     if PLAN.rewriting_rankers:
         assistants += [L.table(P, "score_shift", "csv"), L.figure(P, "figure5", "png")]
@@ -596,6 +633,14 @@ def run_outputs():
 
 
 AUDIT_TABLES = (
-    "label_test", "lojo", "self_preference", "length", "length_systems", "drift", "control_chart", "circularity", "calibration"
+    "label_test",
+    "lojo",
+    "self_preference",
+    "length",
+    "length_systems",
+    "drift",
+    "control_chart",
+    "circularity",
+    "calibration",
 )
 AUDIT_FIGURES = ("confusion", "leniency", "lojo", "length", "drift", "circularity", "calibration")

@@ -8,13 +8,13 @@ rule dataset:
         topics=L.topics(D),
         qrels=L.human_qrels(D),
         summary=L.data_summary(D),
-    params:
-        spec=dataset_spec,
     log:
         L.log("{dataset}/dataset"),
     benchmark:
-        L.benchmark("{dataset}/dataset"),
+        L.benchmark("{dataset}/dataset")
     conda:
         "../../envs/voirdire.yaml"
+    params:
+        spec=dataset_spec,
     script:
         "../scripts/prepare_dataset.py"

@@ -10,20 +10,20 @@ rule evaluate:
     output:
         primary=L.eval(D, P, J),
         measures=L.eval_measures(D, P, J),
+    log:
+        L.log("{dataset}/{provenance}/evaluate-{judge}"),
+    benchmark:
+        L.benchmark("{dataset}/{provenance}/evaluate-{judge}")
     wildcard_constraints:
         # exactly the configured judges' names (a group job on a cluster resolves its target
         # files alone; human@pool's scores, beside them, come from the agreement rule)
         judge=one_of(sorted({name for d in PLAN.datasets for name in PLAN.judge_names(d)})),
+    conda:
+        "../../envs/voirdire.yaml"
     params:
         scale=judge_params,
         measures=PLAN.measures,
         depth=PLAN.depth,
-    log:
-        L.log("{dataset}/{provenance}/evaluate-{judge}"),
-    benchmark:
-        L.benchmark("{dataset}/{provenance}/evaluate-{judge}"),
-    conda:
-        "../../envs/voirdire.yaml"
     script:
         "../scripts/evaluate.py"
 
@@ -47,6 +47,12 @@ rule agreement:
         # the systems under the human labels of the judged pairs only: the reference a
         # label-copying judge matches exactly (Table 1's human@pool column)
         pool=L.eval_measures(D, P, "human@pool"),
+    log:
+        L.log("{dataset}/{provenance}/agreement"),
+    benchmark:
+        L.benchmark("{dataset}/{provenance}/agreement")
+    conda:
+        "../../envs/voirdire.yaml"
     params:
         judges=judges_meta,
         measure_names=PLAN.measures,
@@ -58,11 +64,5 @@ rule agreement:
         resamples=config["evaluation"]["resamples"],
         seed=config["evaluation"]["seed"],
         depth=PLAN.depth,
-    log:
-        L.log("{dataset}/{provenance}/agreement"),
-    benchmark:
-        L.benchmark("{dataset}/{provenance}/agreement"),
-    conda:
-        "../../envs/voirdire.yaml"
     script:
         "../scripts/agreement.py"

@@ -7,14 +7,14 @@ rule needed_pairs:
         unpack(pairs_inputs),
     output:
         L.pairs(D, P),
-    params:
-        depth=PLAN.depth,
     log:
         L.log("{dataset}/{provenance}/needed_pairs"),
     benchmark:
-        L.benchmark("{dataset}/{provenance}/needed_pairs"),
+        L.benchmark("{dataset}/{provenance}/needed_pairs")
     conda:
         "../../envs/voirdire.yaml"
+    params:
+        depth=PLAN.depth,
     script:
         "../scripts/needed_pairs.py"
 
@@ -27,7 +27,7 @@ rule human_judge:
     log:
         L.log("{dataset}/{provenance}/judge-human"),
     benchmark:
-        L.benchmark("{dataset}/{provenance}/judge-human"),
+        L.benchmark("{dataset}/{provenance}/judge-human")
     conda:
         "../../envs/voirdire.yaml"
     shell:
@@ -41,17 +41,19 @@ rule recorded_judge:
     output:
         qrels=L.qrels(D, P, J),
         summary=L.judgments(D, P, J, "summary.json"),
-    wildcard_constraints:
-        judge=judges_of_kind("recorded"),
-    params:
-        scale=judge_params,
-        invalid_labels=lambda wildcards: PLAN.judge(wildcards.dataset, wildcards.judge).invalid_labels,
     log:
         L.log("{dataset}/{provenance}/judge-{judge}"),
     benchmark:
-        L.benchmark("{dataset}/{provenance}/judge-{judge}"),
+        L.benchmark("{dataset}/{provenance}/judge-{judge}")
+    wildcard_constraints:
+        judge=judges_of_kind("recorded"),
     conda:
         "../../envs/voirdire.yaml"
+    params:
+        scale=judge_params,
+        invalid_labels=lambda wildcards: PLAN.judge(
+            wildcards.dataset, wildcards.judge
+        ).invalid_labels,
     script:
         "../scripts/recorded_judge.py"
 
@@ -63,16 +65,16 @@ rule null_judge:
         topics=L.topics(D),
     output:
         L.qrels(D, P, J),
-    wildcard_constraints:
-        judge=judges_of_kind("baseline"),
-    params:
-        method=lambda wildcards: PLAN.judge(wildcards.dataset, wildcards.judge).method,
     log:
         L.log("{dataset}/{provenance}/judge-{judge}"),
     benchmark:
-        L.benchmark("{dataset}/{provenance}/judge-{judge}"),
+        L.benchmark("{dataset}/{provenance}/judge-{judge}")
+    wildcard_constraints:
+        judge=judges_of_kind("baseline"),
     conda:
         "../../envs/voirdire.yaml"
+    params:
+        method=lambda wildcards: PLAN.judge(wildcards.dataset, wildcards.judge).method,
     script:
         "../scripts/null_judge.py"
 
@@ -85,31 +87,35 @@ rule llm_judge:
         prompt=lambda wildcards: str(PLAN.judge(wildcards.dataset, wildcards.judge).prompt_file),
         seeds_done=lambda wildcards: list(judge_seeds(wildcards).values()),
         # a served model: its server's record (layer 1 waits for the original's answers)
-        served=lambda wildcards: served_input(PLAN.judge(wildcards.dataset, wildcards.judge), int(wildcards.provenance != "original")),
+        served=lambda wildcards: served_input(
+            PLAN.judge(wildcards.dataset, wildcards.judge), int(wildcards.provenance != "original")
+        ),
     output:
         qrels=L.qrels(D, P, J),
         raw=L.judgments(D, P, J, "parquet"),
         summary=L.judgments(D, P, J, "summary.json"),
+    log:
+        L.log("{dataset}/{provenance}/judge-{judge}"),
+    benchmark:
+        L.benchmark("{dataset}/{provenance}/judge-{judge}")
     wildcard_constraints:
         judge=judges_of_kind("llm"),
+    # usually the longest job and on the critical path (the rewritten collection's judging and
+    # every table wait for it): start it before the rankers
+    priority: 50
+    conda:
+        "../../envs/voirdire.yaml"
+    threads: lambda wildcards: caller_threads(PLAN.judge(wildcards.dataset, wildcards.judge))
+    resources:
+        mem_mb=4000,
+        llm_slots=lambda wildcards: llm_slots(
+            PLAN.judge(wildcards.dataset, wildcards.judge).endpoint
+        ),
     params:
         judge=lambda wildcards: PLAN.judge(wildcards.dataset, wildcards.judge),
         # the judgment store: a cache kept across runs, so it is not a declared output
         store=lambda wildcards: L.store(wildcards.dataset, wildcards.provenance, wildcards.judge),
         seeds=lambda wildcards: list(judge_seeds(wildcards)),
-    # usually the longest job and on the critical path (the rewritten collection's judging and
-    # every table wait for it): start it before the rankers
-    priority: 50
-    threads: lambda wildcards: caller_threads(PLAN.judge(wildcards.dataset, wildcards.judge))
-    resources:
-        mem_mb=4000,
-        llm_slots=lambda wildcards: llm_slots(PLAN.judge(wildcards.dataset, wildcards.judge).endpoint),
-    log:
-        L.log("{dataset}/{provenance}/judge-{judge}"),
-    benchmark:
-        L.benchmark("{dataset}/{provenance}/judge-{judge}"),
-    conda:
-        "../../envs/voirdire.yaml"
     script:
         "../scripts/llm_judge.py"
 
@@ -123,20 +129,20 @@ rule embedding_judge:
         topics=L.topics(D),
         sample=[L.sample(D)] if PLAN.assistants else [],
     output:
-        qrels=L.qrels(D, P, J),
         **({"sample_labels": L.sample_labels(D, P, J)} if PLAN.assistants else {}),
-    wildcard_constraints:
-        judge=judges_of_kind("embedding"),
-    params:
-        judge=lambda wildcards: PLAN.judge(wildcards.dataset, wildcards.judge),
-    threads: 2
-    resources:
-        mem_mb=2000,
+        qrels=L.qrels(D, P, J),
     log:
         L.log("{dataset}/{provenance}/judge-{judge}"),
     benchmark:
-        L.benchmark("{dataset}/{provenance}/judge-{judge}"),
+        L.benchmark("{dataset}/{provenance}/judge-{judge}")
+    wildcard_constraints:
+        judge=judges_of_kind("embedding"),
     conda:
         "../../envs/voirdire.yaml"
+    threads: 2
+    resources:
+        mem_mb=2000,
+    params:
+        judge=lambda wildcards: PLAN.judge(wildcards.dataset, wildcards.judge),
     script:
         "../scripts/embedding_judge.py"

@@ -8,15 +8,15 @@ rule oracle:
         qrels=L.human_qrels(D),
     output:
         L.run(D, P, "{oracle}"),
+    log:
+        L.log("{dataset}/{provenance}/oracle-{oracle}"),
+    benchmark:
+        L.benchmark("{dataset}/{provenance}/oracle-{oracle}")
+    conda:
+        "../../envs/voirdire.yaml"
     params:
         depth=PLAN.depth,
         tie_break=config["oracles"]["tie_break"],
         seed=config["oracles"]["seed"],
-    log:
-        L.log("{dataset}/{provenance}/oracle-{oracle}"),
-    benchmark:
-        L.benchmark("{dataset}/{provenance}/oracle-{oracle}"),
-    conda:
-        "../../envs/voirdire.yaml"
     script:
         "../scripts/oracle.py"

@@ -11,16 +11,18 @@ rule plan:
         sample_passages=[L.sample_passages(d) for d in PLAN.datasets if PLAN.assistants],
         # the judge probes' samples and personas (their calls are planned before any call)
         probes=[L.probe_sample(d) for d in PLAN.datasets if PLAN.probe_judges],
-        personas=[L.personas(d) for d in PLAN.datasets if PLAN.probe_judges and "personas" in PROBES],
+        personas=[
+            L.personas(d) for d in PLAN.datasets if PLAN.probe_judges and "personas" in PROBES
+        ],
     output:
         L.plan("original"),
-    params:
-        config=as_plain(config),
     log:
         L.log("plan"),
     benchmark:
-        L.benchmark("plan"),
+        L.benchmark("plan")
     conda:
         "../../envs/voirdire.yaml"
+    params:
+        config=as_plain(config),
     script:
         "../scripts/plan.py"

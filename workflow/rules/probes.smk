@@ -9,20 +9,22 @@ rule probe_sample:
     input:
         pairs=L.pairs(D, "original"),
         qrels=L.human_qrels(D),
-        runs=lambda wildcards: [p for paths in system_runs_of(wildcards.dataset, "original").values() for p in paths],
+        runs=lambda wildcards: [
+            p for paths in system_runs_of(wildcards.dataset, "original").values() for p in paths
+        ],
     output:
         L.probe_sample(D),
+    log:
+        L.log("{dataset}/probes/sample"),
+    benchmark:
+        L.benchmark("{dataset}/probes/sample")
+    conda:
+        "../../envs/voirdire.yaml"
     params:
         probes=PROBES,
         runs=lambda wildcards: system_runs_of(wildcards.dataset, "original"),
         list_systems=PROBES.get("swap", {}).get("lists", {}).get("systems", []),
         low=lambda wildcards: PLAN.judge(wildcards.dataset, "human").scale.low,
-    log:
-        L.log("{dataset}/probes/sample"),
-    benchmark:
-        L.benchmark("{dataset}/probes/sample"),
-    conda:
-        "../../envs/voirdire.yaml"
     script:
         "../scripts/probe_sample.py"
 
@@ -34,17 +36,17 @@ rule personas:
         pool=PROBES.get("personas", {}).get("pool", []),
     output:
         L.personas(D),
-    params:
-        personas=PROBES.get("personas"),
-    threads: 1
-    resources:
-        mem_mb=2000,
     log:
         L.log("{dataset}/probes/personas"),
     benchmark:
-        L.benchmark("{dataset}/probes/personas"),
+        L.benchmark("{dataset}/probes/personas")
     conda:
         "../../envs/voirdire.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+    params:
+        personas=PROBES.get("personas"),
     script:
         "../scripts/personas.py"
 
@@ -56,21 +58,21 @@ rule pad:
     output:
         table=L.padded(D, "{padder}"),
         summary=L.padded(D, "{padder}", "summary.json"),
+    log:
+        L.log("{dataset}/probes/pad-{padder}"),
+    benchmark:
+        L.benchmark("{dataset}/probes/pad-{padder}")
     wildcard_constraints:
         padder=one_of(p.name for p in PLAN.padders),
-    params:
-        padder=lambda wildcards: PLAN.padder(wildcards.padder),
-        store=lambda wildcards: L.padded(wildcards.dataset, wildcards.padder, "sqlite"),
+    conda:
+        "../../envs/voirdire.yaml"
     threads: lambda wildcards: PLAN.padder(wildcards.padder).threads
     resources:
         mem_mb=4000,
         llm_slots=lambda wildcards: llm_slots(PLAN.padder(wildcards.padder).endpoint),
-    log:
-        L.log("{dataset}/probes/pad-{padder}"),
-    benchmark:
-        L.benchmark("{dataset}/probes/pad-{padder}"),
-    conda:
-        "../../envs/voirdire.yaml"
+    params:
+        padder=lambda wildcards: PLAN.padder(wildcards.padder),
+        store=lambda wildcards: L.padded(wildcards.dataset, wildcards.padder, "sqlite"),
     script:
         "../scripts/pad.py"
 
@@ -89,24 +91,26 @@ rule probe_judge:
     output:
         answers=L.probe_answers(D, J),
         summary=L.probe_answers(D, J, "summary.json"),
+    log:
+        L.log("{dataset}/probes/judge-{judge}"),
+    benchmark:
+        L.benchmark("{dataset}/probes/judge-{judge}")
     wildcard_constraints:
         judge=one_of(PLAN.probe_judges),
+    conda:
+        "../../envs/voirdire.yaml"
+    threads: lambda wildcards: caller_threads(PLAN.judge(wildcards.dataset, wildcards.judge))
+    resources:
+        mem_mb=4000,
+        llm_slots=lambda wildcards: llm_slots(
+            PLAN.judge(wildcards.dataset, wildcards.judge).endpoint
+        ),
     params:
         judge=lambda wildcards: PLAN.judge(wildcards.dataset, wildcards.judge),
         probes=PROBES,
         padded=lambda wildcards: {p.name: L.padded(wildcards.dataset, p.name) for p in PLAN.padders},
         store=lambda wildcards: L.probe_answers(wildcards.dataset, wildcards.judge, "sqlite"),
         seeds=lambda wildcards: [L.store(wildcards.dataset, "original", wildcards.judge)],
-    threads: lambda wildcards: caller_threads(PLAN.judge(wildcards.dataset, wildcards.judge))
-    resources:
-        mem_mb=4000,
-        llm_slots=lambda wildcards: llm_slots(PLAN.judge(wildcards.dataset, wildcards.judge).endpoint),
-    log:
-        L.log("{dataset}/probes/judge-{judge}"),
-    benchmark:
-        L.benchmark("{dataset}/probes/judge-{judge}"),
-    conda:
-        "../../envs/voirdire.yaml"
     script:
         "../scripts/probe_judge.py"
 
@@ -126,6 +130,12 @@ rule probe_tables:
         manifest=L.manifest(),
     output:
         **probe_table_outputs(),
+    log:
+        L.log("probes/tables"),
+    benchmark:
+        L.benchmark("probes/tables")
+    conda:
+        "../../envs/voirdire.yaml"
     params:
         probes=[name for name in ("swap", "pad", "injection", "personas") if name in PROBES],
         alpha=config["evaluation"]["alpha"],
@@ -134,12 +144,6 @@ rule probe_tables:
         seed=PROBES.get("personas", {}).get("seed", 42),
         rbo_p=config["evaluation"]["rbo_p"],
         config=as_plain(config),
-    log:
-        L.log("probes/tables"),
-    benchmark:
-        L.benchmark("probes/tables"),
-    conda:
-        "../../envs/voirdire.yaml"
     script:
         "../scripts/probe_tables.py"
 
@@ -150,17 +154,17 @@ rule prompt_sensitivity:
         manifest=L.manifest(),
     output:
         **sensitivity_outputs("prompt_sensitivity"),
+    log:
+        L.log("probes/prompt_sensitivity"),
+    benchmark:
+        L.benchmark("probes/prompt_sensitivity")
+    conda:
+        "../../envs/voirdire.yaml"
     params:
         baselines={g: v["baseline"] for g, v in config.get("variants", {}).items()},
         low=HUMAN_SCALE.low,
         high=HUMAN_SCALE.high,
         seed=config["evaluation"]["seed"],
         rbo_p=config["evaluation"]["rbo_p"],
-    log:
-        L.log("probes/prompt_sensitivity"),
-    benchmark:
-        L.benchmark("probes/prompt_sensitivity"),
-    conda:
-        "../../envs/voirdire.yaml"
     script:
         "../scripts/probe_tables.py"

@@ -6,32 +6,42 @@ rule rerank:
     input:
         unpack(texts_inputs),
         # a rewritten collection: the original orderings, kept for queries the rewrites miss
-        unpack(lambda wildcards: {} if wildcards.provenance == "original" else {
-            "original_run": L.run(wildcards.dataset, "original", wildcards.ranker)
-        }),
+        unpack(
+            lambda wildcards: (
+                {}
+                if wildcards.provenance == "original"
+                else {"original_run": L.run(wildcards.dataset, "original", wildcards.ranker)}
+            )
+        ),
         pool=L.pool(D),
         topics=L.topics(D),
-        served=lambda wildcards: served_input(PLAN.system(wildcards.ranker), int(wildcards.provenance != "original")),
+        served=lambda wildcards: served_input(
+            PLAN.system(wildcards.ranker), int(wildcards.provenance != "original")
+        ),
     output:
         run=L.run(D, P, "{ranker}"),
         bias=L.bias(D, P, "{ranker}"),
+    log:
+        L.log("{dataset}/{provenance}/rerank-{ranker}"),
+    benchmark:
+        L.benchmark("{dataset}/{provenance}/rerank-{ranker}")
     wildcard_constraints:
         ranker=ranker_names(),
-    params:
-        ranker=lambda wildcards: PLAN.system(wildcards.ranker),
-        # per-query checkpoint (resume after a kill) and the API answer cache: not outputs
-        checkpoint=lambda wildcards: L.checkpoint(wildcards.dataset, wildcards.provenance, wildcards.ranker),
-        store=lambda wildcards: L.ranker_store(wildcards.dataset, wildcards.provenance, wildcards.ranker),
+    conda:
+        "../../envs/rankers.yaml"
     threads: lambda wildcards: caller_threads(PLAN.system(wildcards.ranker))
     resources:
         mem_mb=lambda wildcards: PLAN.system(wildcards.ranker).mem_mb,
         gpu=lambda wildcards: PLAN.system(wildcards.ranker).gpus,
         llm_slots=lambda wildcards: llm_slots(PLAN.system(wildcards.ranker).endpoint),
-    log:
-        L.log("{dataset}/{provenance}/rerank-{ranker}"),
-    benchmark:
-        L.benchmark("{dataset}/{provenance}/rerank-{ranker}"),
-    conda:
-        "../../envs/rankers.yaml"
+    params:
+        ranker=lambda wildcards: PLAN.system(wildcards.ranker),
+        # per-query checkpoint (resume after a kill) and the API answer cache: not outputs
+        checkpoint=lambda wildcards: L.checkpoint(
+            wildcards.dataset, wildcards.provenance, wildcards.ranker
+        ),
+        store=lambda wildcards: L.ranker_store(
+            wildcards.dataset, wildcards.provenance, wildcards.ranker
+        ),
     script:
         "../scripts/rerank.py"

@@ -51,17 +51,17 @@ rule tables:
             caption="../report/fingerprint.rst",
             category="Reproducibility",
         ),
+    log:
+        L.log("{provenance}/tables"),
+    benchmark:
+        L.benchmark("{provenance}/tables")
+    conda:
+        "../../envs/voirdire.yaml"
     params:
         systems=[str(s) for s in PLAN.systems],
         measures=PLAN.measures,
         depth=PLAN.depth,
         config=as_plain(config),
-    log:
-        L.log("{provenance}/tables"),
-    benchmark:
-        L.benchmark("{provenance}/tables"),
-    conda:
-        "../../envs/voirdire.yaml"
     script:
         "../scripts/tables.py"
 
@@ -69,8 +69,6 @@ rule tables:
 rule figure3:
     input:
         table1=L.table(P, "table1", "csv"),
-    params:
-        measure=PLAN.measures[0],
     output:
         png=report(
             L.figure(P, "figure3", "png"),
@@ -81,9 +79,11 @@ rule figure3:
     log:
         L.log("{provenance}/figure3"),
     benchmark:
-        L.benchmark("{provenance}/figure3"),
+        L.benchmark("{provenance}/figure3")
     conda:
         "../../envs/voirdire.yaml"
+    params:
+        measure=PLAN.measures[0],
     script:
         "../scripts/figure3.py"
 
@@ -102,7 +102,7 @@ rule position_bias:
     log:
         L.log("{provenance}/position_bias"),
     benchmark:
-        L.benchmark("{provenance}/position_bias"),
+        L.benchmark("{provenance}/position_bias")
     conda:
         "../../envs/voirdire.yaml"
     script:
@@ -120,11 +120,11 @@ rule timings:
             category="Reproducibility",
         ),
         md=L.timings("md"),
-    params:
-        folder=L.benchmarks(),
     log:
         L.log("timings"),
     conda:
         "../../envs/voirdire.yaml"
+    params:
+        folder=L.benchmarks(),
     script:
         "../scripts/timings.py"

@@ -11,14 +11,14 @@ if PLAN.recorded:
         output:
             **{s.slug: L.run(D, "original", s.slug) for s in PLAN.recorded},
             summary=L.runs_summary(D),
-        params:
-            systems=recorded_params,
-            depth=PLAN.depth,
         log:
             L.log("{dataset}/recorded_runs"),
         benchmark:
-            L.benchmark("{dataset}/recorded_runs"),
+            L.benchmark("{dataset}/recorded_runs")
         conda:
             "../../envs/voirdire.yaml"
+        params:
+            systems=recorded_params,
+            depth=PLAN.depth,
         script:
             "../scripts/recorded_runs.py"

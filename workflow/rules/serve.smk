@@ -7,21 +7,21 @@
 rule serve:
     output:
         service(L.served("{server}", "{layer}")),
+    log:
+        L.log("serve/{server}.{layer}"),
     wildcard_constraints:
         server=one_of(SERVED),
         layer="[0-2]",
-    params:
-        python=sys.executable,
-        spec=lambda wildcards: json.dumps(dataclasses.asdict(SERVED[wildcards.server])),
-        server_log=L.log("serve/{server}.{layer}.server"),
+    conda:
+        "../../envs/voirdire.yaml"
     threads: 1
     resources:
         gpu=lambda wildcards: SERVED[wildcards.server].gpus,
         mem_mb=lambda wildcards: SERVED[wildcards.server].mem_mb,
-    log:
-        L.log("serve/{server}.{layer}"),
-    conda:
-        "../../envs/voirdire.yaml"
+    params:
+        python=sys.executable,
+        spec=lambda wildcards: json.dumps(dataclasses.asdict(SERVED[wildcards.server])),
+        server_log=L.log("serve/{server}.{layer}.server"),
     # a shell job, exec'd: Snakemake terminates a service that is a shell command, and the
     # SIGTERM then reaches the server's keeper, which stops the server
     shell:

@@ -11,30 +11,27 @@ from voirdire.judges import HUMAN, Scale, restrict
 from voirdire.report import agreement_tables
 from voirdire.wf import grouped, start
 
-log = start(snakemake)  # noqa: F821
-params = snakemake.params  # noqa: F821
-files = grouped(snakemake.input)  # noqa: F821
+log = start(snakemake)
+params = snakemake.params
+files = grouped(snakemake.input)
 scales = {j: Scale(m["min"], m["max"], m["binary_threshold"]) for j, m in params.judges.items()}
 names = list(scales)
-pairs = read_pairs(snakemake.input.pairs)  # noqa: F821
-labels = {
-    j: read_qrels(path, (scales[j].low, scales[j].high), allow_empty=True)
-    for j, path in files["qrels"].items()
-}
+pairs = read_pairs(snakemake.input.pairs)
+labels = {j: read_qrels(path, (scales[j].low, scales[j].high), allow_empty=True) for j, path in files["qrels"].items()}
 scores = pd.concat([pd.read_parquet(path) for path in files["measures"].values()], ignore_index=True)
 # human@pool: the human labels of the pairs a judge is asked, the reference a label copier matches
 runs = {system: [read_run(path) for path in paths] for system, paths in files["runs"].items()}
-pool = evaluate_measures(runs, restrict(labels[HUMAN], pairs), read_topics(snakemake.input.topics),  # noqa: F821
+pool = evaluate_measures(runs, restrict(labels[HUMAN], pairs), read_topics(snakemake.input.topics),
                          params.measure_names, binary_threshold=scales[HUMAN].binary_threshold, depth=params.depth)  # fmt: skip
 pool.insert(0, "judge", "human@pool")
-pool.insert(0, "dataset", snakemake.wildcards.dataset)  # noqa: F821
+pool.insert(0, "dataset", snakemake.wildcards.dataset)
 agreement, significance = agreement_tables(
-    dataset=snakemake.wildcards.dataset,  # noqa: F821
+    dataset=snakemake.wildcards.dataset,
     labels=labels, scales=scales, pairs=pairs, scores=scores, measures=params.measure_names,
     oracles=params.oracles, alpha=params.alpha, rbo_p=params.rbo_p, pool_scores=pool,
     correction=params.correction, resamples=params.resamples, seed=params.seed,
 )  # fmt: skip
-with atomic_write(snakemake.output.pool, "wb") as fh:  # noqa: F821
+with atomic_write(snakemake.output.pool, "wb") as fh:
     pool.to_parquet(fh, index=False)
 rows = agreement.to_dict("records")
 summaries = {j: json.loads(Path(path).read_text()) for j, path in files.get("summaries", {}).items()}
@@ -52,7 +49,7 @@ for row in rows:
         log.warning("%s labels %.1f%% of the needed pairs, under min_coverage %.0f%%: its scores rest on "
                     "fewer documents than the humans'", row["judge"], 100 * row["coverage"], 100 * params.min_coverage)  # fmt: skip
 agreement = pd.DataFrame(rows)
-with atomic_write(snakemake.output.agreement, "wb") as fh:  # noqa: F821
+with atomic_write(snakemake.output.agreement, "wb") as fh:
     agreement.to_parquet(fh, index=False)
-with atomic_write(snakemake.output.significance, "wb") as fh:  # noqa: F821
+with atomic_write(snakemake.output.significance, "wb") as fh:
     significance.to_parquet(fh, index=False)

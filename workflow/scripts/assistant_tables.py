@@ -11,12 +11,12 @@ from voirdire.manifest import sha256
 from voirdire.output import write_table
 from voirdire.wf import start
 
-log = start(snakemake)  # noqa: F821
-params, out = snakemake.params, snakemake.output  # noqa: F821
-provenance = snakemake.wildcards.provenance  # noqa: F821
+log = start(snakemake)
+params, out = snakemake.params, snakemake.output
+provenance = snakemake.wildcards.provenance
 assistant = provenance.removeprefix("rewritten-")
-files = snakemake.input  # noqa: F821  (name-keyed: sample/DATASET, labels/DATASET/PROVENANCE/JUDGE, ...)
-manifest = sha256(snakemake.input.manifest)  # noqa: F821
+files = snakemake.input  # (name-keyed: sample/DATASET, labels/DATASET/PROVENANCE/JUDGE, ...)
+manifest = sha256(snakemake.input.manifest)
 alpha = params.alpha
 
 
@@ -53,8 +53,10 @@ for dataset in params.datasets:
         "in_pool_pairs": int(pool["doc_id"].isin(used).sum()),
     }
     log.info("%s: %s", dataset, in_pool[dataset])
-labels = pd.concat(label_rows, ignore_index=True) if label_rows else pd.DataFrame(
-    columns=["dataset", "assistant", "judge", "query_id", "doc_id", "human", "original", "rewritten"]
+labels = (
+    pd.concat(label_rows, ignore_index=True)
+    if label_rows
+    else pd.DataFrame(columns=["dataset", "assistant", "judge", "query_id", "doc_id", "human", "original", "rewritten"])
 )
 shift = label_shift(labels, alpha=alpha)
 write_table(shift, out.label_shift, manifest=manifest, empty="no judge reads the texts",
@@ -68,6 +70,7 @@ write_table(preference, out.self_preference, manifest=manifest, empty="no judge 
                   f"other families), {provenance}; flagged when the judge shares the assistant's family and the 95% CI "
                   f"lies above 0: {tested} tests at one-sided alpha 0.025, chance alone would flag about "
                   f"{tested * 0.025:.2f}")  # fmt: skip
+
 
 # --- experiments 2 and 3: every system under every judge, original collection vs rewritten one
 def per_query(prov: str, extra: dict) -> pd.DataFrame:

@@ -21,11 +21,11 @@ from voirdire.output import write_table
 from voirdire.texts import provenance_texts
 from voirdire.wf import grouped, start
 
-log = start(snakemake)  # noqa: F821
-params, out = snakemake.params, snakemake.output  # noqa: F821
-files = grouped(snakemake.input)  # noqa: F821
-manifest = sha256(snakemake.input.manifest)  # noqa: F821
-per_query = pd.read_parquet(snakemake.input.per_query)  # noqa: F821
+log = start(snakemake)
+params, out = snakemake.params, snakemake.output
+files = grouped(snakemake.input)
+manifest = sha256(snakemake.input.manifest)
+per_query = pd.read_parquet(snakemake.input.per_query)
 ALPHA = params.alpha
 
 
@@ -74,7 +74,9 @@ write_table(tables["lojo"], out.lojo, floatfmt=".3f", manifest=manifest,
             title="Leave one judge out: does each adjacent pair of the panel ranking hold without the judge? "
                   "(margins with 95% bootstrap CIs over queries)")  # fmt: skip
 preference = tables["self_preference"]
-preference_tests = int(preference["reason"].isna().sum()) if len(preference) and "reason" in preference else len(preference)
+preference_tests = (
+    int(preference["reason"].isna().sum()) if len(preference) and "reason" in preference else len(preference)
+)
 write_table(preference, out.self_preference, floatfmt=".4f", manifest=manifest,
             title="Self-preference corrected for strictness, against a panel of judges of other families "
                   f"(per-query {params.measure}, 95% bootstrap CIs; flagged when the CI lies above 0; "
@@ -88,11 +90,17 @@ write_table(tables["length_systems"], out.length_systems, floatfmt=".3f", manife
                   "(a tier flagged only when the overall r lies outside its Fisher-z 95% interval, sign reversed)")  # fmt: skip
 shift_tests = len(tables["control_chart"])
 for name, title in (
-    ("drift", "Drift: each later label set of a judge against its first (re-runs, samples): flip rate "
-              "(95% Wilson CI over pairs), kappa and tau (95% bootstrap CIs over queries)"),
-    ("control_chart", "Paired shift: each later run's grades against the first run's on the same pairs "
-                      "(mean difference with a 95% bootstrap CI over queries; exact sign test of up vs down, "
-                      f"shifted when p < alpha; {chance(shift_tests, ALPHA)})"),
+    (
+        "drift",
+        "Drift: each later label set of a judge against its first (re-runs, samples): flip rate "
+        "(95% Wilson CI over pairs), kappa and tau (95% bootstrap CIs over queries)",
+    ),
+    (
+        "control_chart",
+        "Paired shift: each later run's grades against the first run's on the same pairs "
+        "(mean difference with a 95% bootstrap CI over queries; exact sign test of up vs down, "
+        f"shifted when p < alpha; {chance(shift_tests, ALPHA)})",
+    ),
 ):
     frame = tables[name]
     frame = frame[["dataset", "judge"] + [c for c in frame.columns if c not in ("dataset", "judge")]]

@@ -6,9 +6,9 @@ from voirdire.judges import HUMAN
 from voirdire.report import figure3
 from voirdire.wf import start
 
-log = start(snakemake)  # noqa: F821
-table = pd.read_csv(snakemake.input.table1, dtype={"dataset": str, "system": str})  # noqa: F821
-table = table[table["measure"] == snakemake.params.measure].drop(columns=["measure", "human@pool"], errors="ignore")  # noqa: F821
+log = start(snakemake)
+table = pd.read_csv(snakemake.input.table1, dtype={"dataset": str, "system": str})
+table = table[table["measure"] == snakemake.params.measure].drop(columns=["measure", "human@pool"], errors="ignore")
 judges = [HUMAN] + [c for c in table.columns if c not in ("dataset", "system", HUMAN)]
-figure3(table, judges, snakemake.output.png, snakemake.output.pdf)  # noqa: F821
+figure3(table, judges, snakemake.output.png, snakemake.output.pdf)
 log.info("figure for %d datasets, judges %s", table["dataset"].nunique(), judges)

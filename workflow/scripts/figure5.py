@@ -9,17 +9,18 @@ from voirdire.manifest import sha256
 from voirdire.output import write_table
 from voirdire.wf import grouped, start
 
-log = start(snakemake)  # noqa: F821
-out = snakemake.output  # noqa: F821
-assistant = snakemake.wildcards.provenance.removeprefix("rewritten-")  # noqa: F821
+log = start(snakemake)
+out = snakemake.output
+assistant = snakemake.wildcards.provenance.removeprefix("rewritten-")
 frames = []
-for dataset, ranker, path in [(d, r, p) for d, rankers in grouped(snakemake.input)["scores"].items()  # noqa: F821
-                               for r, p in rankers.items()]:
+for dataset, ranker, path in [
+    (d, r, p) for d, rankers in grouped(snakemake.input)["scores"].items() for r, p in rankers.items()
+]:
     scores = read_pairs(path).astype({"human": int, "original": float, "rewritten": float})
     frames.append(scores.assign(dataset=dataset, assistant=assistant, ranker=ranker))
 scores = pd.concat(frames, ignore_index=True)
-table = score_shift(scores, alpha=snakemake.params.alpha)  # noqa: F821
-write_table(table, out.table, manifest=sha256(snakemake.input.manifest),  # noqa: F821
-            title=f"Figure 5: pointwise rankers' scores of the sample, {snakemake.wildcards.provenance} - original")  # noqa: F821  # fmt: skip
+table = score_shift(scores, alpha=snakemake.params.alpha)
+write_table(table, out.table, manifest=sha256(snakemake.input.manifest),
+            title=f"Figure 5: pointwise rankers' scores of the sample, {snakemake.wildcards.provenance} - original")  # fmt: skip
 figure5(scores, out.png, out.pdf)
 log.info("\n%s", table.to_string())

@@ -6,32 +6,32 @@ the provenance's: the pool's (and the sample's) passages, with an assistant's re
 
 import os
 
-from voirdire.judges import with_texts
 from voirdire.formats import read_pairs, read_topics
+from voirdire.judges import with_texts
 from voirdire.judging.job import run_judging_job
 from voirdire.texts import provenance_texts
 from voirdire.wf import serving, start
 
-log = start(snakemake)  # noqa: F821
+log = start(snakemake)
 # a local model uses exactly the cores Snakemake gave this job (oversubscribed torch threads
 # slow generation by 5-20x when another job shares the cores)
-os.environ.setdefault("VOIRDIRE_TORCH_THREADS", str(snakemake.threads))  # noqa: F821
-texts, substituted = provenance_texts(snakemake.input.passages, snakemake.input.get("rewrites"))  # noqa: F821
-with serving(snakemake, snakemake.params.judge) as (judge, served):  # noqa: F821
+os.environ.setdefault("VOIRDIRE_TORCH_THREADS", str(snakemake.threads))
+texts, substituted = provenance_texts(snakemake.input.passages, snakemake.input.get("rewrites"))
+with serving(snakemake, snakemake.params.judge) as (judge, served):
     result = run_judging_job(
         judge,
-        pairs=with_texts(read_pairs(snakemake.input.pairs), texts, judge=judge.name, log=log),  # noqa: F821
+        pairs=with_texts(read_pairs(snakemake.input.pairs), texts, judge=judge.name, log=log),
         texts=texts,
-        topics=read_topics(snakemake.input.topics),  # noqa: F821
-        store_path=snakemake.params.store,  # noqa: F821
-        provenance=snakemake.wildcards.provenance,  # noqa: F821
-        qrels_out=snakemake.output.qrels,  # noqa: F821
-        raw_out=snakemake.output.raw,  # noqa: F821
-        summary_out=snakemake.output.summary,  # noqa: F821
+        topics=read_topics(snakemake.input.topics),
+        store_path=snakemake.params.store,
+        provenance=snakemake.wildcards.provenance,
+        qrels_out=snakemake.output.qrels,
+        raw_out=snakemake.output.raw,
+        summary_out=snakemake.output.summary,
         # the job's share of `--resources llm_slots=N`: never more calls in flight than granted
-        max_in_flight=snakemake.resources.llm_slots or None,  # noqa: F821
+        max_in_flight=snakemake.resources.llm_slots or None,
         # finished stores of the same judge: answers to unchanged texts are copied, not asked again
-        seeds=snakemake.params.seeds,  # noqa: F821
+        seeds=snakemake.params.seeds,
         served=served,
     )
 log.info("summary: %s (%d passages rewritten)", result, len(substituted))

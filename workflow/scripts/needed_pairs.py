@@ -6,11 +6,11 @@ from voirdire.formats import atomic_write, read_qrels, read_run
 from voirdire.judges import needed_pairs
 from voirdire.wf import start
 
-log = start(snakemake)  # noqa: F821
-pool = read_run(snakemake.input.pool) if "pool" in snakemake.input.keys() else None  # noqa: F821
-runs = [read_run(path) for path in snakemake.input.get("recorded", [])]  # noqa: F821
-pairs = needed_pairs(read_qrels(snakemake.input.qrels), pool=pool, runs=runs, depth=snakemake.params.depth)  # noqa: F821
-with atomic_write(snakemake.output[0]) as fh:  # noqa: F821
+log = start(snakemake)
+pool = read_run(snakemake.input.pool) if "pool" in snakemake.input.keys() else None
+runs = [read_run(path) for path in snakemake.input.get("recorded", [])]
+pairs = needed_pairs(read_qrels(snakemake.input.qrels), pool=pool, runs=runs, depth=snakemake.params.depth)
+with atomic_write(snakemake.output[0]) as fh:
     pairs.to_csv(fh, sep="\t", index=False)
 outside = int((~pairs["in_pool"]).sum()) if pool is not None else None
 log.info("%d pairs over %d queries%s", len(pairs), pairs["query_id"].nunique(),

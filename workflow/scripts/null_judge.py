@@ -6,18 +6,18 @@ the sample's together, so per-query quartiles have the same footing, and keeps t
 
 import pandas as pd
 
-from voirdire.judges import with_texts
 from voirdire.formats import read_pairs, read_topics, write_qrels
+from voirdire.judges import with_texts
 from voirdire.null_judges import null_labels
 from voirdire.texts import provenance_texts
 from voirdire.wf import start
 
-log = start(snakemake)  # noqa: F821
-texts, _ = provenance_texts(snakemake.input.passages, snakemake.input.get("rewrites"))  # noqa: F821
-pairs = with_texts(read_pairs(snakemake.input.pairs), texts, judge=snakemake.wildcards.judge, log=log)  # noqa: F821
-context = pd.concat([read_pairs(p) for p in snakemake.input.get("context", [])] + [pairs])  # noqa: F821
+log = start(snakemake)
+texts, _ = provenance_texts(snakemake.input.passages, snakemake.input.get("rewrites"))
+pairs = with_texts(read_pairs(snakemake.input.pairs), texts, judge=snakemake.wildcards.judge, log=log)
+context = pd.concat([read_pairs(p) for p in snakemake.input.get("context", [])] + [pairs])
 context = context[["query_id", "doc_id"]].drop_duplicates().reset_index(drop=True)
-labels = null_labels(snakemake.params.method, context, texts, read_topics(snakemake.input.topics))  # noqa: F821
+labels = null_labels(snakemake.params.method, context, texts, read_topics(snakemake.input.topics))
 labels = labels.merge(pairs[["query_id", "doc_id"]].drop_duplicates(), on=["query_id", "doc_id"])
-write_qrels(labels, snakemake.output[0])  # noqa: F821
-log.info("%s: grade counts %s", snakemake.params.method, labels["relevance"].value_counts().sort_index().to_dict())  # noqa: F821
+write_qrels(labels, snakemake.output[0])
+log.info("%s: grade counts %s", snakemake.params.method, labels["relevance"].value_counts().sort_index().to_dict())

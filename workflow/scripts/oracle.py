@@ -6,22 +6,19 @@ from voirdire.formats import ranked, read_qrels, read_run, run_from_rankings, wr
 from voirdire.systems import oracle_rankings, parse_system
 from voirdire.wf import start
 
-log = start(snakemake)  # noqa: F821
-name = snakemake.wildcards.oracle  # noqa: F821
+log = start(snakemake)
+name = snakemake.wildcards.oracle
 slug, _, draw = name.partition("~r")
 oracle = parse_system(slug)
-qrels = read_qrels(snakemake.input.qrels)  # noqa: F821
-labels = {
-    qid: dict(zip(group["doc_id"], group["relevance"], strict=True))
-    for qid, group in qrels.groupby("query_id")
-}
+qrels = read_qrels(snakemake.input.qrels)
+labels = {qid: dict(zip(group["doc_id"], group["relevance"], strict=True)) for qid, group in qrels.groupby("query_id")}
 rankings = oracle_rankings(
     oracle,
-    ranked(cut(read_run(snakemake.input.pool), snakemake.params.depth)),  # noqa: F821
+    ranked(cut(read_run(snakemake.input.pool), snakemake.params.depth)),
     labels,
-    tie_break=snakemake.params.tie_break,  # noqa: F821
-    seed=snakemake.params.seed,  # noqa: F821
+    tie_break=snakemake.params.tie_break,
+    seed=snakemake.params.seed,
     draw=int(draw or 0),
 )
-write_run(run_from_rankings(rankings), snakemake.output[0], tag=str(oracle))  # noqa: F821
-log.info("%s (tie-break %s, draw %s) over %d queries", oracle, snakemake.params.tie_break, draw or 0, len(rankings))  # noqa: F821
+write_run(run_from_rankings(rankings), snakemake.output[0], tag=str(oracle))
+log.info("%s (tie-break %s, draw %s) over %d queries", oracle, snakemake.params.tie_break, draw or 0, len(rankings))

@@ -8,16 +8,18 @@ from voirdire.formats import read_passages
 from voirdire.probes.job import run_pad_job
 from voirdire.wf import start
 
-log = start(snakemake)  # noqa: F821
-os.environ.setdefault("VOIRDIRE_TORCH_THREADS", str(snakemake.threads))  # noqa: F821
-texts = read_passages(snakemake.input.passages)  # noqa: F821
-with open(snakemake.input.sample, encoding="utf-8") as fh:  # noqa: F821
+log = start(snakemake)
+os.environ.setdefault("VOIRDIRE_TORCH_THREADS", str(snakemake.threads))
+texts = read_passages(snakemake.input.passages)
+with open(snakemake.input.sample, encoding="utf-8") as fh:
     originals = {row["doc_id"]: texts[row["doc_id"]] for row in json.load(fh)["pad"]}
 summary = run_pad_job(
-    snakemake.params.padder, originals, store_path=snakemake.params.store,  # noqa: F821
-    out=snakemake.output.table, summary_out=snakemake.output.summary,  # noqa: F821
-    max_in_flight=snakemake.resources.llm_slots or None,  # noqa: F821
+    snakemake.params.padder, originals, store_path=snakemake.params.store,
+    out=snakemake.output.table, summary_out=snakemake.output.summary,
+    max_in_flight=snakemake.resources.llm_slots or None,
 )  # fmt: skip
 if summary["checks"].get("flagged"):
-    log.warning("%d of %d paddings are flagged: %s", summary["checks"]["flagged"], summary["passages"], summary["checks"])
+    log.warning(
+        "%d of %d paddings are flagged: %s", summary["checks"]["flagged"], summary["passages"], summary["checks"]
+    )
 log.info("summary: %s", summary)

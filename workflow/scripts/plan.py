@@ -7,9 +7,9 @@ from voirdire.formats import atomic_write
 from voirdire.plan import render
 from voirdire.wf import start
 
-log = start(snakemake)  # noqa: F821
-text = render(check(snakemake.params.config))  # noqa: F821
-with atomic_write(snakemake.output[0]) as fh:  # noqa: F821
+log = start(snakemake)
+text = render(check(snakemake.params.config))
+with atomic_write(snakemake.output[0]) as fh:
     fh.write("# Judging plan (before any call)\n\n" + text + "\n")
 print(text, file=sys.__stdout__)
 log.info("\n%s", text)

@@ -9,17 +9,17 @@ from voirdire.manifest import sha256
 from voirdire.output import write_table
 from voirdire.wf import start
 
-log = start(snakemake)  # noqa: F821
+log = start(snakemake)
 rows = []
-for path in snakemake.input.bias:  # noqa: F821
+for path in snakemake.input.bias:
     found = json.loads(Path(path).read_text())
     rows.append({"dataset": Path(path).parents[2].name, "ranker": found["ranker"],
                  "variant": found["variant"], "model": found["model"], **(found["bias"] or {})})  # fmt: skip
 write_table(
     pd.DataFrame(rows),
-    snakemake.output.csv,  # noqa: F821
+    snakemake.output.csv,
     title="Position bias of the PRP rankers (each pair asked in both orders)",
     floatfmt=".3f",
-    manifest=sha256(snakemake.input.manifest),  # noqa: F821
+    manifest=sha256(snakemake.input.manifest),
 )
 log.info("%d rows", len(rows))

@@ -6,10 +6,10 @@ from voirdire.data import load_dataset
 from voirdire.formats import atomic_write, write_qrels, write_topics
 from voirdire.wf import start
 
-log = start(snakemake)  # noqa: F821 - injected by Snakemake
-dataset = load_dataset(snakemake.params.spec, name=snakemake.wildcards.dataset)  # noqa: F821
-write_topics(dataset.topics, snakemake.output.topics)  # noqa: F821
-write_qrels(dataset.qrels, snakemake.output.qrels)  # noqa: F821
-with atomic_write(snakemake.output.summary) as fh:  # noqa: F821
-    json.dump({"dataset": snakemake.wildcards.dataset, **dataset.summary()}, fh, indent=2)  # noqa: F821
+log = start(snakemake)
+dataset = load_dataset(snakemake.params.spec, name=snakemake.wildcards.dataset)
+write_topics(dataset.topics, snakemake.output.topics)
+write_qrels(dataset.qrels, snakemake.output.qrels)
+with atomic_write(snakemake.output.summary) as fh:
+    json.dump({"dataset": snakemake.wildcards.dataset, **dataset.summary()}, fh, indent=2)
 log.info("%s", dataset.summary())

@@ -10,26 +10,26 @@ from voirdire.formats import read_passages, read_topics
 from voirdire.probes.job import padded_texts, run_probe_job
 from voirdire.wf import serving, start
 
-log = start(snakemake)  # noqa: F821
-os.environ.setdefault("VOIRDIRE_TORCH_THREADS", str(snakemake.threads))  # noqa: F821
-with open(snakemake.input.sample, encoding="utf-8") as fh:  # noqa: F821
+log = start(snakemake)
+os.environ.setdefault("VOIRDIRE_TORCH_THREADS", str(snakemake.threads))
+with open(snakemake.input.sample, encoding="utf-8") as fh:
     sample = json.load(fh)
-padded = {name: padded_texts(path) for name, path in snakemake.params.padded.items()}  # noqa: F821
-personas = pd.read_parquet(snakemake.input.personas) if snakemake.input.get("personas") else None  # noqa: F821
-with serving(snakemake, snakemake.params.judge) as (judge, _):  # noqa: F821
+padded = {name: padded_texts(path) for name, path in snakemake.params.padded.items()}
+personas = pd.read_parquet(snakemake.input.personas) if snakemake.input.get("personas") else None
+with serving(snakemake, snakemake.params.judge) as (judge, _):
     summary = run_probe_job(
         judge,
         sample=sample,
-        topics=read_topics(snakemake.input.topics),  # noqa: F821
-        texts=read_passages(snakemake.input.passages),  # noqa: F821
-        options=snakemake.params.probes,  # noqa: F821
-        store_path=snakemake.params.store,  # noqa: F821
-        out=snakemake.output.answers,  # noqa: F821
-        summary_out=snakemake.output.summary,  # noqa: F821
+        topics=read_topics(snakemake.input.topics),
+        texts=read_passages(snakemake.input.passages),
+        options=snakemake.params.probes,
+        store_path=snakemake.params.store,
+        out=snakemake.output.answers,
+        summary_out=snakemake.output.summary,
         padded=padded,
         personas=personas,
-        seeds=snakemake.params.seeds,  # noqa: F821
-        max_in_flight=snakemake.resources.llm_slots or None,  # noqa: F821
+        seeds=snakemake.params.seeds,
+        max_in_flight=snakemake.resources.llm_slots or None,
     )
 for probe, counts in summary["probes"].items():
     if counts["unparsed"]:

@@ -7,19 +7,19 @@ from voirdire.formats import atomic_write, ranked, read_pairs, read_qrels, read_
 from voirdire.probes.items import draw_probes
 from voirdire.wf import start
 
-log = start(snakemake)  # noqa: F821
-options = snakemake.params.probes  # noqa: F821
+log = start(snakemake)
+options = snakemake.params.probes
 # system -> query -> its ranking (an oracle's first tie-break draw)
-rankings = {system: ranked(read_run(paths[0])) for system, paths in snakemake.params.runs.items()}  # noqa: F821
+rankings = {system: ranked(read_run(paths[0])) for system, paths in snakemake.params.runs.items()}
 drawn = draw_probes(
     options,
-    pairs=read_pairs(snakemake.input.pairs),  # noqa: F821
-    human=read_qrels(snakemake.input.qrels),  # noqa: F821
+    pairs=read_pairs(snakemake.input.pairs),
+    human=read_qrels(snakemake.input.qrels),
     rankings=rankings,
-    list_systems=snakemake.params.list_systems,  # noqa: F821
-    low=snakemake.params.low,  # noqa: F821
+    list_systems=snakemake.params.list_systems,
+    low=snakemake.params.low,
 )
-with atomic_write(snakemake.output[0]) as fh:  # noqa: F821
+with atomic_write(snakemake.output[0]) as fh:
     json.dump(drawn, fh, indent=1, default=int)
 for probe in ("swap", "pad", "injection"):
     part = drawn["summary"].get(probe) or {}

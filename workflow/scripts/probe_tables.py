@@ -10,16 +10,16 @@ from voirdire.evaluation import evaluate_systems
 from voirdire.fingerprint import fingerprint
 from voirdire.formats import atomic_write, read_qrels, read_run
 from voirdire.manifest import sha256
+from voirdire.output import pyplot, save_figure, write_table
 from voirdire.probes import tables as probes
 from voirdire.probes.sensitivity import displacement_heatmap, sensitivity_chart
 from voirdire.probes.shifts import shift_chart, swap_chart
-from voirdire.output import pyplot, save_figure, write_table
 from voirdire.wf import grouped, start
 
-log = start(snakemake)  # noqa: F821
-params, out, rule = snakemake.params, snakemake.output, snakemake.rule  # noqa: F821
-files = grouped(snakemake.input)  # noqa: F821
-manifest = sha256(snakemake.input.manifest)  # noqa: F821
+log = start(snakemake)
+params, out, rule = snakemake.params, snakemake.output, snakemake.rule
+files = grouped(snakemake.input)
+manifest = sha256(snakemake.input.manifest)
 
 
 def qrels(path: str, dataset: str) -> pd.DataFrame:
@@ -51,7 +51,9 @@ def sensitivity(labels, human, baselines, prefix: str, what: str, left_out=None)
             save_figure(fig, getattr(out, f"{prefix}{key}"))
         log.warning("%s: %s (left out: %s)", what, note, None if left_out is None else left_out.to_dict("records"))
         return
-    runs = {d: {s: [read_run(p) for p in paths] for s, paths in systems.items()} for d, systems in files["runs"].items()}
+    runs = {
+        d: {s: [read_run(p) for p in paths] for s, paths in systems.items()} for d, systems in files["runs"].items()
+    }
     queries = {d: sorted(set(labels.loc[labels["dataset"] == d, "query_id"])) for d in runs}
     per_query = pd.concat([
         evaluate_systems(runs[d], part.dropna(subset=["relevance"]).astype({"relevance": int}), queries[d])
@@ -88,7 +90,11 @@ else:
         shift_chart(result.rename(columns={"padding": "condition"}), out.pad_png, "Pad test")
     if "injection" in params.probes:
         result = probes.injection_results(found, human, params.alpha)
-        table(result, "injection", "Injection probe: a relevance claim or the query's terms added to non-relevant passages")
+        table(
+            result,
+            "injection",
+            "Injection probe: a relevance claim or the query's terms added to non-relevant passages",
+        )
         shift_chart(result.rename(columns={"template": "condition"}), out.injection_png, "Injection probe")
     if "personas" in params.probes:  # every role and the humans on the same pairs: human-judged, parsed everywhere
         labels, left_out = probes.common_pairs(probes.persona_labels(found), human)
@@ -102,7 +108,10 @@ if rule == "probe_tables":  # what produced these tables: packages, config, and 
         for path in summaries.values():
             summary = json.loads(Path(path).read_text(encoding="utf-8"))
             who = summary.get("judge") or f"padder {summary.get('assistant')}"
-            answered[f"{dataset}/{who}"] = {"model": summary.get("model"), "model_versions": summary.get("model_versions")}
+            answered[f"{dataset}/{who}"] = {
+                "model": summary.get("model"),
+                "model_versions": summary.get("model_versions"),
+            }
     with atomic_write(out.fingerprint) as fh:
         json.dump({**fingerprint(params.config), "manifest_sha256": manifest, "answered_by": answered}, fh, indent=2)
 log.info("%s written", rule)

@@ -6,20 +6,20 @@ from voirdire.formats import atomic_write, read_pairs, read_qrels_counted, write
 from voirdire.judges import recorded_coverage
 from voirdire.wf import start
 
-log = start(snakemake)  # noqa: F821
-params = snakemake.params  # noqa: F821
-pairs = read_pairs(snakemake.input.pairs)  # noqa: F821
-raw, dropped = read_qrels_counted(snakemake.input.labels, (params.scale["min"], params.scale["max"]),  # noqa: F821
+log = start(snakemake)
+params = snakemake.params
+pairs = read_pairs(snakemake.input.pairs)
+raw, dropped = read_qrels_counted(snakemake.input.labels, (params.scale["min"], params.scale["max"]),
                                   invalid=params.invalid_labels)  # fmt: skip
-labels, summary = recorded_coverage(snakemake.wildcards.judge, snakemake.input.labels, raw, pairs)  # noqa: F821
+labels, summary = recorded_coverage(snakemake.wildcards.judge, snakemake.input.labels, raw, pairs)
 summary["invalid_labels_dropped"] = dropped["lines_out_of_scale"] + dropped["conflicting_lines"]
 summary |= dropped
 if summary["invalid_labels_dropped"]:
     log.warning("invalid_labels: drop: %d lines graded outside %d..%d and %d pairs graded twice with different "
                 "grades (%d lines, both sides) left out of %s", dropped["lines_out_of_scale"], params.scale["min"],
-                params.scale["max"], dropped["conflicting_pairs"], dropped["conflicting_lines"], snakemake.input.labels)  # noqa: F821  # fmt: skip
-write_qrels(labels, snakemake.output.qrels)  # noqa: F821
-with atomic_write(snakemake.output.summary) as fh:  # noqa: F821
+                params.scale["max"], dropped["conflicting_pairs"], dropped["conflicting_lines"], snakemake.input.labels)  # fmt: skip
+write_qrels(labels, snakemake.output.qrels)
+with atomic_write(snakemake.output.summary) as fh:
     json.dump(summary, fh, indent=2)
 log.info("%s", summary)
 if summary["pairs_labelled"] < summary["pairs"]:
@@ -30,4 +30,4 @@ if summary["labels_outside_pool"]:
 if len(raw) and raw["relevance"].max() < params.scale["binary_threshold"]:
     log.warning("no label in %s reaches binary_threshold %d (its grades go up to %d): every pair counts as "
                 "non-relevant in binary kappa and binary measures; is the judge's scale declared?",
-                snakemake.input.labels, params.scale["binary_threshold"], raw["relevance"].max())  # noqa: F821  # fmt: skip
+                snakemake.input.labels, params.scale["binary_threshold"], raw["relevance"].max())  # fmt: skip

@@ -6,16 +6,16 @@ from voirdire.formats import atomic_write, read_run, read_topics, write_run
 from voirdire.runs import normalise_run
 from voirdire.wf import start
 
-log = start(snakemake)  # noqa: F821
-topics = read_topics(snakemake.input.topics)  # noqa: F821
-depth = snakemake.params.depth  # noqa: F821
+log = start(snakemake)
+topics = read_topics(snakemake.input.topics)
+depth = snakemake.params.depth
 summaries = []
-for name, spec in snakemake.params.systems.items():  # noqa: F821
-    path = snakemake.input[spec["input"]]  # noqa: F821
+for name, spec in snakemake.params.systems.items():
+    path = snakemake.input[spec["input"]]
     run, summary = normalise_run(
         read_run(path), topics, depth=depth, unknown_queries=spec["unknown_queries"], name=name, path=path
     )
-    write_run(run, snakemake.output[spec["output"]], tag=name)  # noqa: F821
+    write_run(run, snakemake.output[spec["output"]], tag=name)
     summaries.append(summary)
     if summary["unknown_queries_dropped"]:
         log.warning("%s: dropped %d lines of %d queries that are not topics", name, summary["lines_dropped_unknown"],
@@ -26,7 +26,9 @@ for name, spec in snakemake.params.systems.items():  # noqa: F821
         log.warning("%s: %d queries have tied scores in the top 10; ordered as trec_eval does (score, then doc id "
                     "descending), not by the file's rank column", name, summary["queries_tied_top10"])  # fmt: skip
     if summary["documents_below_depth"]:
-        log.info("%s: cut at depth %d (%d documents below it are not scored)", name, depth, summary["documents_below_depth"])
-with atomic_write(snakemake.output.summary) as fh:  # noqa: F821
-    json.dump({"dataset": snakemake.wildcards.dataset, "depth": depth, "runs": summaries}, fh, indent=2)  # noqa: F821
+        log.info(
+            "%s: cut at depth %d (%d documents below it are not scored)", name, depth, summary["documents_below_depth"]
+        )
+with atomic_write(snakemake.output.summary) as fh:
+    json.dump({"dataset": snakemake.wildcards.dataset, "depth": depth, "runs": summaries}, fh, indent=2)
 log.info("%d recorded runs read", len(summaries))

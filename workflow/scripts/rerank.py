@@ -16,28 +16,28 @@ from voirdire.rankers.rerank import rerank_all, total_bias, unchanged_queries
 from voirdire.texts import provenance_texts
 from voirdire.wf import serving, start
 
-log = start(snakemake)  # noqa: F821
-os.environ.setdefault("VOIRDIRE_TORCH_THREADS", str(snakemake.threads))  # noqa: F821
-ranker = snakemake.params.ranker  # noqa: F821
-pools = ranked(read_run(snakemake.input.pool))  # noqa: F821
-texts, substituted = provenance_texts(snakemake.input.passages, snakemake.input.get("rewrites"))  # noqa: F821
-topics = read_topics(snakemake.input.topics)  # noqa: F821
-checkpoint = Path(snakemake.params.checkpoint)  # noqa: F821
+log = start(snakemake)
+os.environ.setdefault("VOIRDIRE_TORCH_THREADS", str(snakemake.threads))
+ranker = snakemake.params.ranker
+pools = ranked(read_run(snakemake.input.pool))
+texts, substituted = provenance_texts(snakemake.input.passages, snakemake.input.get("rewrites"))
+topics = read_topics(snakemake.input.topics)
+checkpoint = Path(snakemake.params.checkpoint)
 rankings = {}
-if "original_run" in snakemake.input.keys():  # noqa: F821, SIM118 - a Namedlist: `in` would test its values
+if "original_run" in snakemake.input.keys():  # a Namedlist: `in` would test its values, not its names
     # a query whose reranked head holds no rewritten passage keeps its original ordering
     kept = unchanged_queries(pools, ranker.depth, substituted)
-    rankings = {q: r for q, r in ranked(read_run(snakemake.input.original_run)).items() if q in kept}  # noqa: F821
+    rankings = {q: r for q, r in ranked(read_run(snakemake.input.original_run)).items() if q in kept}
     log.info("%d of %d queries have no rewritten passage in their top %d: original orderings kept",
              len(rankings), len(pools), ranker.depth)  # fmt: skip
-with serving(snakemake, ranker) as (ranker, served):  # noqa: F821
+with serving(snakemake, ranker) as (ranker, served):
     records = rerank_all(
         ranker, {q: p for q, p in pools.items() if q not in rankings}, topics, texts, checkpoint,
-        store_path=snakemake.params.store, max_in_flight=snakemake.resources.llm_slots or None,  # noqa: F821
+        store_path=snakemake.params.store, max_in_flight=snakemake.resources.llm_slots or None,
     )  # fmt: skip
 rankings |= {q: record["ranking"] for q, record in records.items()}
-write_run(run_from_rankings({q: rankings[q] for q in pools}), snakemake.output.run, tag=ranker.name)  # noqa: F821
-with atomic_write(snakemake.output.bias) as fh:  # noqa: F821
+write_run(run_from_rankings({q: rankings[q] for q in pools}), snakemake.output.run, tag=ranker.name)
+with atomic_write(snakemake.output.bias) as fh:
     json.dump({"ranker": ranker.name, "method": ranker.method, "variant": ranker.variant if ranker.method == "prp" else None,
                "model": ranker.model, "bias": total_bias(records.values()), "served": served},
               fh, indent=2)  # fmt: skip

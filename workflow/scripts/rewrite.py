@@ -2,19 +2,19 @@
 
 import os
 
-from voirdire.formats import read_corpus, read_passages, read_rankgpt
 from voirdire.assistants.job import CHECK_OPTIONS, run_recorded_rewrites, run_rewrite_job
+from voirdire.formats import read_corpus, read_passages, read_rankgpt
 from voirdire.wf import start
 
-log = start(snakemake)  # noqa: F821
-os.environ.setdefault("VOIRDIRE_TORCH_THREADS", str(snakemake.threads))  # noqa: F821
-assistant, settings = snakemake.params.assistant, snakemake.params.rewriting  # noqa: F821
-originals = read_passages(snakemake.input.passages)  # noqa: F821
+log = start(snakemake)
+os.environ.setdefault("VOIRDIRE_TORCH_THREADS", str(snakemake.threads))
+assistant, settings = snakemake.params.assistant, snakemake.params.rewriting
+originals = read_passages(snakemake.input.passages)
 options = {k: settings[k] for k in CHECK_OPTIONS}
-common = dict(out=snakemake.output.table, summary_out=snakemake.output.summary, options=options,  # noqa: F821
+common = dict(out=snakemake.output.table, summary_out=snakemake.output.summary, options=options,
               drop_flagged=settings["drop_flagged"])  # fmt: skip
 if assistant.kind == "recorded":
-    spec = snakemake.params.spec  # noqa: F821
+    spec = snakemake.params.spec
     # which ids are passages of the dataset: the corpus's (a RankGPT file: its candidates')
     if "corpus" in spec:
         known = {doc_id for doc_id, _ in read_corpus(spec["corpus"])}
@@ -29,8 +29,8 @@ if assistant.kind == "recorded":
                     summary["missing"], assistant.rewrites, summary["missing_ids"][0])  # fmt: skip
 else:
     summary = run_rewrite_job(
-        assistant, originals, store_path=snakemake.params.store,  # noqa: F821
-        max_in_flight=snakemake.resources.llm_slots or None, **common,  # noqa: F821
+        assistant, originals, store_path=snakemake.params.store,
+        max_in_flight=snakemake.resources.llm_slots or None, **common,
     )  # fmt: skip
 checks = summary["checks"]
 if checks.get("flagged"):

@@ -13,19 +13,19 @@ from voirdire.output import write_table
 from voirdire.report import table1
 from voirdire.wf import grouped, start
 
-log = start(snakemake)  # noqa: F821
-out = snakemake.output  # noqa: F821
-manifest = sha256(snakemake.input.manifest)  # noqa: F821
-per_query = pd.concat([pd.read_parquet(p) for p in snakemake.input.judge_evals], ignore_index=True)  # noqa: F821
+log = start(snakemake)
+out = snakemake.output
+manifest = sha256(snakemake.input.manifest)
+per_query = pd.concat([pd.read_parquet(p) for p in snakemake.input.judge_evals], ignore_index=True)
 judges = [HUMAN] + [j for j in dict.fromkeys(per_query["judge"]) if j != HUMAN]
 with atomic_write(out.per_query, "wb") as fh:
     per_query.to_parquet(fh, index=False)
 
-datasets = pd.DataFrame([json.loads(Path(p).read_text()) for p in snakemake.input.data_summaries])  # noqa: F821
+datasets = pd.DataFrame([json.loads(Path(p).read_text()) for p in snakemake.input.data_summaries])
 write_table(datasets, out.datasets, title="Datasets: topics and qrels used, and what a drop setting left out",
             manifest=manifest)  # fmt: skip
-params = snakemake.params  # noqa: F821
-scores = pd.concat([pd.read_parquet(p) for p in [*snakemake.input.judge_measures, *snakemake.input.pool]],  # noqa: F821
+params = snakemake.params
+scores = pd.concat([pd.read_parquet(p) for p in [*snakemake.input.judge_measures, *snakemake.input.pool]],
                    ignore_index=True)  # fmt: skip
 write_table(
     table1(scores, params.systems, [HUMAN, "human@pool", *judges[1:]], params.measures),
@@ -35,14 +35,14 @@ write_table(
     manifest=manifest,
 )
 recorded = [row | {"dataset": json.loads(Path(p).read_text())["dataset"]}
-            for p in snakemake.input.runs_summaries for row in json.loads(Path(p).read_text())["runs"]]  # noqa: F821  # fmt: skip
+            for p in snakemake.input.runs_summaries for row in json.loads(Path(p).read_text())["runs"]]  # fmt: skip
 recorded = pd.DataFrame(recorded)
 if len(recorded):
     recorded = recorded[["dataset"] + [c for c in recorded.columns if c != "dataset"]]
 write_table(recorded, out.recorded_runs, manifest=manifest, empty="no recorded runs (runs:) are listed",
             title="Recorded runs: what reading each run file changed (unknown queries dropped, topics missing "
             "and scored 0, queries with tied scores in the top 10, documents below the depth)")  # fmt: skip
-agreement = pd.concat([pd.read_parquet(p) for p in snakemake.input.agreement], ignore_index=True)  # noqa: F821
+agreement = pd.concat([pd.read_parquet(p) for p in snakemake.input.agreement], ignore_index=True)
 write_table(
     agreement,
     out.table2,
@@ -51,7 +51,7 @@ write_table(
     manifest=manifest,
 )
 write_table(
-    pd.concat([pd.read_parquet(p) for p in snakemake.input.significance], ignore_index=True),  # noqa: F821
+    pd.concat([pd.read_parquet(p) for p in snakemake.input.significance], ignore_index=True),
     out.significance,
     title="Paired t-tests for every pair of systems: human vs judge",
     floatfmt=".4g",
@@ -60,12 +60,10 @@ write_table(
 with atomic_write(out.fingerprint) as fh:
     extra = {"manifest_sha256": manifest}
     assistant = {}  # rewritten-* provenances: who rewrote the sampled passages, and which version
-    files = grouped(snakemake.input)  # noqa: F821
+    files = grouped(snakemake.input)
     for dataset, path in files.get("rewrites", {}).items():
         summary = json.loads(Path(path).read_text(encoding="utf-8"))
-        assistant[dataset] = {
-            k: summary.get(k) for k in ("assistant", "kind", "model", "model_versions", "rewrites")
-        }
+        assistant[dataset] = {k: summary.get(k) for k in ("assistant", "kind", "model", "model_versions", "rewrites")}
     if assistant:
         extra["assistant"] = assistant
     served = {  # judges and rankers on a model server the workflow started: what it served
@@ -75,5 +73,5 @@ with atomic_write(out.fingerprint) as fh:
     }
     if served:
         extra["served"] = served
-    json.dump({**fingerprint(snakemake.params.config), **extra}, fh, indent=2)  # noqa: F821
+    json.dump({**fingerprint(snakemake.params.config), **extra}, fh, indent=2)
 log.info("tables written for %d datasets", per_query["dataset"].nunique())

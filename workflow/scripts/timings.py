@@ -4,10 +4,10 @@ from voirdire.output import write_table
 from voirdire.timing import read_benchmarks, slowest
 from voirdire.wf import start
 
-log = start(snakemake)  # noqa: F821
-jobs = read_benchmarks(snakemake.params.folder)  # noqa: F821
+log = start(snakemake)
+jobs = read_benchmarks(snakemake.params.folder)
 table = slowest(jobs).assign(dataset="all jobs")
-write_table(table, snakemake.output.csv, floatfmt=".2f",  # noqa: F821
+write_table(table, snakemake.output.csv, floatfmt=".2f",
             title=f"Where the time went: the slowest of {len(jobs)} jobs (Snakemake benchmark files; wall "
             f"seconds summed over jobs: {jobs['wall_s'].sum():.1f})", empty="no benchmark file found")  # fmt: skip
 log.info("%d jobs, %.1f s of job wall time; slowest: %s", len(jobs), jobs["wall_s"].sum(),

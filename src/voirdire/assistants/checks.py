@@ -80,20 +80,14 @@ def check_rewrite(
         row["refusal"] = bool(_REFUSAL.search(rewrite.strip()[:_REFUSAL_WINDOW]))
         a, b = _normalised(original), _normalised(rewrite)
         row["copy"] = bool(a) and (
-            a == b
-            or difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
-            >= copy_similarity
+            a == b or difflib.SequenceMatcher(None, a, b, autojunk=False).ratio() >= copy_similarity
         )
         words = len(original.split())
         if words:
             row["length_ratio"] = len(rewrite.split()) / words
-            row["length_out_of_range"] = (
-                not min_ratio <= row["length_ratio"] <= max_ratio
-            )
+            row["length_out_of_range"] = not min_ratio <= row["length_ratio"] <= max_ratio
         first_line = rewrite.strip().split("\n", 1)[0]
-        row["preamble"] = bool(
-            _OPENING.search(first_line) or _CLOSING.search(_last_sentence(rewrite))
-        )
+        row["preamble"] = bool(_OPENING.search(first_line) or _CLOSING.search(_last_sentence(rewrite)))
     row["flagged"] = any(row[c] for c in CHECKS)
     return {
         "empty": row["empty"],
@@ -110,9 +104,7 @@ def check_rewrites(frame: pd.DataFrame, **options) -> pd.DataFrame:
     """:func:`check_rewrite` on every row of ``frame`` (doc_id, original, text), in order;
     ``reasons`` names the failed checks, comma-joined ("" for a clean rewrite)."""
     rows = []
-    for doc_id, original, text in zip(
-        frame["doc_id"], frame["original"], frame["text"], strict=True
-    ):
+    for doc_id, original, text in zip(frame["doc_id"], frame["original"], frame["text"], strict=True):
         row = {"doc_id": doc_id, **check_rewrite(original, text, **options)}
         row["reasons"] = ",".join(c for c in CHECKS if row[c])
         rows.append(row)

@@ -62,9 +62,7 @@ def _shift_row(block: pd.DataFrame, grades: Sequence[int], alpha: float) -> dict
     return row
 
 
-def label_shift(
-    labels: pd.DataFrame, *, alpha: float = 0.05, grades: Sequence[int] = (0, 1, 2, 3)
-) -> pd.DataFrame:
+def label_shift(labels: pd.DataFrame, *, alpha: float = 0.05, grades: Sequence[int] = (0, 1, 2, 3)) -> pd.DataFrame:
     """Experiment 1: the judge's labels of the original passages against its labels of the
     rewrites, per (dataset, assistant, judge) over all pairs and within each human grade.
 
@@ -105,9 +103,7 @@ def _paired_t(after: np.ndarray, before: np.ndarray) -> tuple[float, float]:
     return float(test.statistic), float(test.pvalue)
 
 
-def substitution(
-    original: pd.DataFrame, rewritten: pd.DataFrame, *, alpha: float = 0.05
-) -> pd.DataFrame:
+def substitution(original: pd.DataFrame, rewritten: pd.DataFrame, *, alpha: float = 0.05) -> pd.DataFrame:
     """Experiments 2-3: each system's per-query nDCG@10 with its passages as retrieved and
     with them replaced by an assistant's rewrites, paired by (dataset, judge, system, query).
 
@@ -121,10 +117,7 @@ def substitution(
         "dataset", "assistant", "judge", "system", "queries", "queries_dropped",
         "ndcg_original", "ndcg_rewritten", "delta", "t", "p", "significant",
     ]  # fmt: skip
-    orders = {
-        name: _order(original[name], rewritten[name])
-        for name in ("dataset", "judge", "system")
-    }
+    orders = {name: _order(original[name], rewritten[name]) for name in ("dataset", "judge", "system")}
     orders["assistant"] = _order(rewritten["assistant"])
     rows = []
     for assistant, after in rewritten.groupby("assistant", sort=False):
@@ -156,13 +149,9 @@ def substitution(
     table = pd.DataFrame(rows, columns=columns)
     if table.empty:
         return table
-    rank = pd.DataFrame(
-        {name: table[name].map(order) for name, order in orders.items()}
-    )
+    rank = pd.DataFrame({name: table[name].map(order) for name, order in orders.items()})
     keys = ["dataset", "assistant", "judge", "system"]
-    return table.loc[rank.sort_values(keys, kind="mergesort").index].reset_index(
-        drop=True
-    )
+    return table.loc[rank.sort_values(keys, kind="mergesort").index].reset_index(drop=True)
 
 
 # ----------------------------------------------------------------------------- experiment 3
@@ -177,9 +166,7 @@ def _within(diff: np.ndarray, tolerance: float) -> np.ndarray:
 
 def _score_row(block: pd.DataFrame, tolerance: float, alpha: float) -> dict:
     scored = block.dropna(subset=["original", "rewritten"])
-    diff = scored["rewritten"].to_numpy(dtype=float) - scored["original"].to_numpy(
-        dtype=float
-    )
+    diff = scored["rewritten"].to_numpy(dtype=float) - scored["original"].to_numpy(dtype=float)
     n = len(diff)
     within = _within(diff, tolerance)
     higher = int(np.sum(~within & (diff > 0)))
@@ -201,9 +188,7 @@ def _score_row(block: pd.DataFrame, tolerance: float, alpha: float) -> dict:
     }
 
 
-def score_shift(
-    scores: pd.DataFrame, *, tolerance: float = 0.01, alpha: float = 0.05
-) -> pd.DataFrame:
+def score_shift(scores: pd.DataFrame, *, tolerance: float = 0.01, alpha: float = 0.05) -> pd.DataFrame:
     """Experiment 3: rewritten - original ranker score per pair, per (dataset, assistant,
     ranker) over all pairs and within each human grade.
 

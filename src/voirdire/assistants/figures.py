@@ -45,23 +45,15 @@ def figure4(
         ax.set_xticks(x, [str(g) for g in grades])
         ax.set_xlabel("judge grade")
         ax.set_ylabel("pairs")
-        ax.set_title(
-            f"{row['judge']} · {row['dataset']} · {row['assistant']}", fontsize=9
-        )
+        ax.set_title(f"{row['judge']} · {row['dataset']} · {row['assistant']}", fontsize=9)
         p = row["sign_p"]
-        note = (
-            f"shift {row['mean_shift']:+.2f}, sign test p = {p:.2g}"
-            if row["n"]
-            else "n = 0"
-        )
+        note = f"shift {row['mean_shift']:+.2f}, sign test p = {p:.2g}" if row["n"] else "n = 0"
         ax.text(0.02, 0.97, note, transform=ax.transAxes, va="top", fontsize=7)
         ax.legend(fontsize=7, loc="upper right")
     save_figure(fig, png, pdf)
 
 
-def figure5(
-    scores: pd.DataFrame, png: str | Path, pdf: str | Path, *, tolerance: float = 0.01
-) -> None:
+def figure5(scores: pd.DataFrame, png: str | Path, pdf: str | Path, *, tolerance: float = 0.01) -> None:
     """Figure 5: histograms of rewritten - original ranker scores, one panel per (dataset,
     assistant, ranker), with the mean, median, share within ±tolerance and sign-test p."""
     fig, axes, overall = _panels(score_shift(scores, tolerance=tolerance), 3.2, "no scores")
@@ -77,9 +69,7 @@ def figure5(
         ax.axvline(0, color="black", lw=0.8)
         ax.set_xlabel("score of rewrite − score of original")
         ax.set_ylabel("pairs")
-        ax.set_title(
-            f"{row['ranker']} · {row['dataset']} · {row['assistant']}", fontsize=9
-        )
+        ax.set_title(f"{row['ranker']} · {row['dataset']} · {row['assistant']}", fontsize=9)
         note = (
             f"mean {row['mean_diff']:+.3g}\nmedian {row['median_diff']:+.3g}\n"
             f"within ±{tolerance:g}: {row['within_tolerance']:.0%}\n"

@@ -40,9 +40,7 @@ def _tsv_records(path: Path) -> Iterator[tuple[int, str, str]]:
             continue
         doc_id, sep, text = line.partition("\t")
         if not sep or not doc_id.strip():
-            raise InputError(
-                "a rewrite line must be 'id<TAB>text'", path=path, line=number
-            )
+            raise InputError("a rewrite line must be 'id<TAB>text'", path=path, line=number)
         if first and (doc_id.strip().lower(), text.strip().lower()) in _TSV_HEADERS:
             first = False
             continue  # a header line
@@ -66,18 +64,13 @@ def read_recorded_rewrites(path: str | Path) -> dict[str, str]:
     elif suffix in (".tsv", ".txt"):
         records = _tsv_records(path)
     else:
-        records = (
-            _jsonl_records(path)
-            if _first_content_line(path).startswith("{")
-            else _tsv_records(path)
-        )
+        records = _jsonl_records(path) if _first_content_line(path).startswith("{") else _tsv_records(path)
     rewrites: dict[str, str] = {}
     lines: dict[str, int] = {}
     for number, doc_id, text in records:
         if doc_id in rewrites and rewrites[doc_id] != text:
             raise InputError(
-                f"passage {doc_id!r} has two different rewrites "
-                f"(first on line {lines[doc_id]})",
+                f"passage {doc_id!r} has two different rewrites (first on line {lines[doc_id]})",
                 path=path,
                 line=number,
             )

@@ -54,9 +54,7 @@ def balanced_sample(
         pool = table[table["relevance"] == grade]
         if len(pool) > per_grade:
             rng = np.random.default_rng([seed, position])
-            pool = pool.iloc[
-                np.sort(rng.choice(len(pool), size=per_grade, replace=False))
-            ]
+            pool = pool.iloc[np.sort(rng.choice(len(pool), size=per_grade, replace=False))]
         drawn.append(pool)
         available = int((table["relevance"] == grade).sum())
         per[str(grade)] = {

@@ -133,7 +133,9 @@ def drift(
             "run": name, "against": names[0], "pairs": len(both), "queries": int(both["query_id"].nunique()),
             "flips": flips, "flip_rate": flips / len(both) if len(both) else math.nan,
         }  # fmt: skip
-        low, high = proportion_confint(flips, len(both), alpha=1 - level, method="wilson") if len(both) else (math.nan,) * 2
+        low, high = (
+            proportion_confint(flips, len(both), alpha=1 - level, method="wilson") if len(both) else (math.nan,) * 2
+        )
         row["flip_rate_ci_low"], row["flip_rate_ci_high"] = float(low), float(high)
         row.update(kappas(both["relevance_a"], both["relevance_b"], scale, scale))
         row.update(kappa_cis(both, scale, resamples=resamples, seed=seed, level=level))

@@ -17,7 +17,7 @@ def confusion_heatmaps(tables: Mapping[tuple[str, str], pd.DataFrame], png: str 
     cols = min(4, len(keys))
     rows = (len(keys) + cols - 1) // cols
     fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.9 * rows), squeeze=False)
-    for ax in axes.flat[len(tables):]:
+    for ax in axes.flat[len(tables) :]:
         ax.axis("off")
     for ax, (dataset, judge) in zip(axes.flat, tables, strict=False):
         counts = tables[dataset, judge]
@@ -41,8 +41,12 @@ def circularity_heatmap(table: pd.DataFrame, png: str | Path) -> None:
         matrix = block[[c for c in block.columns if c.startswith("under_")]]
         ax.imshow(matrix.to_numpy(dtype=float), cmap="viridis", vmin=0, vmax=1)
         for (i, j), value in pd.DataFrame(matrix.to_numpy(dtype=float)).stack().items():
-            ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=7, color="white" if value < 0.6 else "black")
-        ax.set_xticks(range(matrix.shape[1]), [c.removeprefix("under_") for c in matrix.columns], rotation=45, ha="right")
+            ax.text(
+                j, i, f"{value:.2f}", ha="center", va="center", fontsize=7, color="white" if value < 0.6 else "black"
+            )
+        ax.set_xticks(
+            range(matrix.shape[1]), [c.removeprefix("under_") for c in matrix.columns], rotation=45, ha="right"
+        )
         ax.set_yticks(range(matrix.shape[0]), matrix.index)
         ax.set_xlabel("scored under")
         ax.set_ylabel("ranking by")
@@ -83,7 +87,10 @@ def drift_chart(shifts: pd.DataFrame, drifted: pd.DataFrame, png: str | Path) ->
         x = list(range(len(flips)))
         if len(rows):
             rows = rows.set_index("run").loc[flips["run"]]
-            err = [rows["mean_difference"] - rows["difference_ci_low"], rows["difference_ci_high"] - rows["mean_difference"]]
+            err = [
+                rows["mean_difference"] - rows["difference_ci_low"],
+                rows["difference_ci_high"] - rows["mean_difference"],
+            ]
             ax.errorbar(x, rows["mean_difference"], yerr=err, marker="o", capsize=3, label="mean grade difference")
             ax.axhline(0, color="grey", lw=0.8)
             ax.set_ylabel("mean grade vs the first set")
@@ -144,7 +151,7 @@ def length_chart(deciles: pd.DataFrame, png: str | Path) -> None:
     cols = min(4, len(keys))
     rows = (len(keys) + cols - 1) // cols
     fig, axes = plt.subplots(rows, cols, figsize=(3.4 * cols, 2.8 * rows), squeeze=False, sharey=True)
-    for ax in axes.flat[len(keys):]:
+    for ax in axes.flat[len(keys) :]:
         ax.axis("off")
     for ax, (dataset, judge) in zip(axes.flat, keys, strict=False):
         block = deciles[(deciles["dataset"] == dataset) & (deciles["judge"] == judge)]

@@ -73,7 +73,10 @@ def label_test(pairs: pd.DataFrame, human_scale: Scale, judge_scale: Scale, *, l
     same_scale = (human_scale.low, human_scale.high) == (judge_scale.low, judge_scale.high)
     counts = {
         "agreement_binary": (int(np.sum(human_rel == judge_rel)), n),
-        "agreement_graded": (int(np.sum(pairs["human"].to_numpy() == pairs["judge"].to_numpy())), n if same_scale else 0),
+        "agreement_graded": (
+            int(np.sum(pairs["human"].to_numpy() == pairs["judge"].to_numpy())),
+            n if same_scale else 0,
+        ),
         "missed_failure_rate": (row["missed_failures"], int(human_non.sum())),
         "false_alarm_rate": (row["false_alarms"], int((~human_non).sum())),
     }

@@ -96,7 +96,9 @@ def audit_tables(
                           .pivot_table(index="query_id", columns="system", values="ndcg")
                           for name, labels in sets.items()}  # fmt: skip
                 rows["drift"].append(drift(sets, scale, tables, seed=seed).assign(dataset=dataset, judge=judge))
-                rows["control_chart"].append(paired_shift(sets, alpha=alpha, seed=seed).assign(dataset=dataset, judge=judge))
+                rows["control_chart"].append(
+                    paired_shift(sets, alpha=alpha, seed=seed).assign(dataset=dataset, judge=judge)
+                )
         block = data.per_query
         # length across systems vs within tiers (families) of systems, on each judge's judged top 10
         lengths = {j: system_lengths(data.runs, data.texts, judged=data.labels[j]) for j in judges}
@@ -114,7 +116,9 @@ def audit_tables(
                                                        include_humans=include_humans, seed=seed).assign(dataset=dataset))  # fmt: skip
         wide = block.pivot_table(index="query_id", columns=["judge", "system"], values="ndcg")
         for judge in others:
-            curve = calibration_curve(wide[HUMAN], wide[judge], ks=calibration["ks"], draws=calibration["draws"], seed=seed)
+            curve = calibration_curve(
+                wide[HUMAN], wide[judge], ks=calibration["ks"], draws=calibration["draws"], seed=seed
+            )
             rows["calibration"].append(curve.assign(dataset=dataset, judge=judge))
     tables = {}
     for name, found in rows.items():

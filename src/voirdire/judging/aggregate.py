@@ -49,9 +49,7 @@ def aggregate(judgments: pd.DataFrame) -> pd.DataFrame:
         labels = [int(v) for v in group["label"].dropna()]
         label = majority(labels)
         rows.append((qid, docid, label, len(group), len(labels), len(set(labels)) > 1))
-    frame = pd.DataFrame(
-        rows, columns=["query_id", "doc_id", "relevance", "samples", "parsed", "disagree"]
-    )
+    frame = pd.DataFrame(rows, columns=["query_id", "doc_id", "relevance", "samples", "parsed", "disagree"])
     frame["relevance"] = frame["relevance"].astype("Int64")
     return frame
 

@@ -52,6 +52,7 @@ client raises "Missing credentials" before sending anything; litellm wraps it as
 def is_permanent(error: BaseException) -> bool:
     return type(error).__name__ in PERMANENT_ERRORS or any(m in str(error) for m in PERMANENT_MESSAGES)
 
+
 CONNECTION_FAILURES = ("APIConnectionError", "Timeout", "APITimeoutError")
 """Errors that say the endpoint is not answering at all (refused, unreachable, hanging)."""
 CONNECTION_MESSAGES = ("Connection error",)
@@ -60,6 +61,7 @@ CONNECTION_MESSAGES = ("Connection error",)
 
 def is_connection_failure(error: BaseException) -> bool:
     return type(error).__name__ in CONNECTION_FAILURES or any(m in str(error) for m in CONNECTION_MESSAGES)
+
 
 OK, UNPARSED = "ok", "unparsed"
 
@@ -282,7 +284,10 @@ def _reread(call: Call, old: Record, accept: Accept, **ledger: Any) -> Record:
     """A stored answer under ``call``'s key and ids, read again by ``accept``; its ledger kept
     unless ``ledger`` overrides a field."""
     answer = Answer.from_record(old)
-    kept = {name: getattr(old, name) for name in ("attempts", "prompt_tokens", "completion_tokens", "cost", "latency_s", "created")}
+    kept = {
+        name: getattr(old, name)
+        for name in ("attempts", "prompt_tokens", "completion_tokens", "cost", "latency_s", "created")
+    }
     return _record(call, answer, accept(answer), **(kept | ledger))
 
 
@@ -410,7 +415,7 @@ async def _call_missing(
         async with semaphore:
             started = time.perf_counter()
             prompt_tokens = completion_tokens = attempts = 0
-            for attempts in range(1, reasks + 2):
+            for attempts in range(1, reasks + 2):  # noqa: B007 - read after the loop
                 answer = Answer.from_response(await send(call.request))
                 prompt_tokens += answer.prompt_tokens
                 completion_tokens += answer.completion_tokens

@@ -216,7 +216,11 @@ def run_service(spec: ServeSpec, service_file: str | Path, server_log: str | Pat
     server_log.parent.mkdir(parents=True, exist_ok=True)
     with open(server_log, "ab") as out:
         process = subprocess.Popen(
-            argv, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=_die_with_parent,  # noqa: PLW1509 - one thread
+            argv,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=_die_with_parent,  # noqa: PLW1509 - one thread
         )
     stopping = False
 
@@ -262,8 +266,7 @@ def attach(service_file: str | Path, timeout_s: float, *, poll_s: float = 0.5) -
     while not path.is_file():
         if time.monotonic() > deadline:
             raise ServeError(
-                f"the model server did not become ready within {timeout_s:.0f} s "
-                f"(no {path}); see the serve job's log"
+                f"the model server did not become ready within {timeout_s:.0f} s (no {path}); see the serve job's log"
             )
         time.sleep(poll_s)
     record = _read(path)

@@ -183,9 +183,7 @@ class Store:
                 moved = self._db.total_changes - before
                 self._db.execute("ALTER TABLE judgments RENAME TO judgments_v0_1")
                 self._db.execute("INSERT OR REPLACE INTO meta VALUES ('migrated_from', '0.1')")
-            self._db.execute(
-                "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,)
-            )
+            self._db.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
             self._db.execute("COMMIT")
         except BaseException:
             self._db.execute("ROLLBACK")
@@ -211,9 +209,7 @@ class Store:
     def put(self, record: Record) -> bool:
         """Insert one answer, committed at once; False if its key was already stored."""
         marks = ",".join("?" * len(COLUMNS))
-        cursor = self._db.execute(
-            f"INSERT OR IGNORE INTO calls ({','.join(COLUMNS)}) VALUES ({marks})", record.row()
-        )
+        cursor = self._db.execute(f"INSERT OR IGNORE INTO calls ({','.join(COLUMNS)}) VALUES ({marks})", record.row())
         return cursor.rowcount == 1
 
     def get(self, keys: Iterable[str]) -> Iterator[Record]:

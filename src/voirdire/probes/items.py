@@ -109,9 +109,7 @@ def sample_queries(queries: Sequence[str], n: int | None, seed: int, salt: int) 
     return sorted(_rng(seed, salt).choice(ordered, size=n, replace=False).tolist())
 
 
-def list_pairs(
-    rankings: Mapping[str, Mapping[str, Sequence[str]]], queries: Sequence[str], depth: int
-) -> pd.DataFrame:
+def list_pairs(rankings: Mapping[str, Mapping[str, Sequence[str]]], queries: Sequence[str], depth: int) -> pd.DataFrame:
     """Every pair of systems' top-``depth`` lists for each query: (query_id, system_a, system_b,
     docs_a, docs_b); a pair whose two lists are identical is left out (nothing to prefer)."""
     rows = []

@@ -168,19 +168,35 @@ def probe_calls(
         pairwise = PairTemplate.from_file(_pairwise_prompt(options))
         for row in sample["swap"]:
             q = row["query_id"]
-            items = {"probe": "swap", "condition": "passages", "query_id": q, "first": row["doc_a"], "second": row["doc_b"]}
-            pairs += _pair_calls(judge, pairwise, topics[q], texts[row["doc_a"]], texts[row["doc_b"]], items, answer_tokens)
+            items = {
+                "probe": "swap",
+                "condition": "passages",
+                "query_id": q,
+                "first": row["doc_a"],
+                "second": row["doc_b"],
+            }
+            pairs += _pair_calls(
+                judge, pairwise, topics[q], texts[row["doc_a"]], texts[row["doc_b"]], items, answer_tokens
+            )
     if sample.get("lists"):
         lists = PairTemplate.from_file(options["swap"]["lists"].get("prompt_file") or LISTS_PROMPT)
         chars = options["swap"]["lists"]["chars"]
         for row in sample["lists"]:
             q = row["query_id"]
             a, b = render_list(row["docs_a"], texts, chars), render_list(row["docs_b"], texts, chars)
-            items = {"probe": "lists", "condition": "lists", "query_id": q, "first": row["system_a"], "second": row["system_b"]}
+            items = {
+                "probe": "lists",
+                "condition": "lists",
+                "query_id": q,
+                "first": row["system_a"],
+                "second": row["system_b"],
+            }
             pairs += _pair_calls(judge, lists, topics[q], a, b, items, answer_tokens)
     if sample.get("pad"):
         pairwise = PairTemplate.from_file(_pairwise_prompt(options)) if options["pad"]["pairwise"] else None
-        padders = {m: {d["doc_id"]: pad(m, texts[d["doc_id"]]) for d in sample["pad"]} for m in options["pad"]["methods"]}
+        padders = {
+            m: {d["doc_id"]: pad(m, texts[d["doc_id"]]) for d in sample["pad"]} for m in options["pad"]["methods"]
+        }
         padders.update(padded or {})
         for row in sample["pad"]:
             q, doc = row["query_id"], row["doc_id"]

@@ -79,7 +79,9 @@ def swap_summary(answers: Iterable[tuple[str | None, str | None]]) -> dict[str, 
     return {**counts, **swap_rates(counts)}
 
 
-def swap_intervals(answers: Iterable[tuple[str | None, str | None]], confidence: float = 0.95) -> dict[str, float | int]:
+def swap_intervals(
+    answers: Iterable[tuple[str | None, str | None]], confidence: float = 0.95
+) -> dict[str, float | int]:
     """Intervals and the position test of a set of pairs, each given as its two answers ``(ab, ba)``."""
     from scipy.stats import binomtest
     from statsmodels.stats.proportion import proportion_confint

@@ -72,7 +72,9 @@ def swap_results(answers: pd.DataFrame, human: pd.DataFrame, human_scores: pd.Da
 
 def _paired(labels: pd.DataFrame, human: pd.DataFrame) -> pd.DataFrame:
     """Each changed grade beside the same judge's grade of the unchanged text and the human grade."""
-    original = labels[labels["condition"] == "original"].drop(columns="condition").rename(columns={"relevance": "original"})
+    original = (
+        labels[labels["condition"] == "original"].drop(columns="condition").rename(columns={"relevance": "original"})
+    )
     changed = labels[labels["condition"] != "original"].rename(columns={"relevance": "changed"})
     keys = ["dataset", "judge", "query_id", "doc_id"]
     joined = changed.merge(original, on=keys, how="left")
@@ -99,7 +101,9 @@ def pad_results(answers: pd.DataFrame, human: pd.DataFrame, alpha: float) -> pd.
     table = label_shift(_paired(grades(answers, "pad"), human), alpha)
     duels = pairs(answers, "pad-pairwise")
     if len(duels):
-        duels = duels.merge(human.rename(columns={"relevance": "human"}), on=["dataset", "query_id", "doc_id"], how="left")
+        duels = duels.merge(
+            human.rename(columns={"relevance": "human"}), on=["dataset", "query_id", "doc_id"], how="left"
+        )
         duels["won"] = [swap_outcome(ab, ba) == SECOND for ab, ba in zip(duels["ab"], duels["ba"], strict=True)]
         duels["tie"] = [swap_outcome(ab, ba) == TIE for ab, ba in zip(duels["ab"], duels["ba"], strict=True)]
         keys = ["dataset", "judge", "condition"]

@@ -78,7 +78,9 @@ class LiteLLMBackend:
         model = self.endpoint.model
         return [
             (
-                Request.chat("rank", model, messages, accept=f"{method}:{'logprobs' if method == 'rg' else 'choice'}", **params),
+                Request.chat(
+                    "rank", model, messages, accept=f"{method}:{'logprobs' if method == 'rg' else 'choice'}", **params
+                ),
                 canonical_hash({"model": model, **params, "messages": messages, "purpose": method}),
             )
             for messages in conversations

@@ -19,6 +19,7 @@ from typing import Any
 
 from ..llm import local as local_llm
 
+
 @functools.lru_cache(maxsize=2)
 def load(model: str, dtype: str = "auto", device_map: str | None = None) -> tuple[Any, Any]:
     """Model and tokenizer for ``model``: the local SmolLM2, or a transformers causal LM."""
@@ -40,9 +41,7 @@ def load(model: str, dtype: str = "auto", device_map: str | None = None) -> tupl
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     loader = AutoModelForSeq2SeqLM if encoder_decoder else AutoModelForCausalLM
-    loaded = loader.from_pretrained(
-        model, dtype=torch_dtype, device_map=device_map or ("auto" if cuda else None)
-    )
+    loaded = loader.from_pretrained(model, dtype=torch_dtype, device_map=device_map or ("auto" if cuda else None))
     loaded.eval()
     return loaded, tokenizer
 
@@ -59,9 +58,7 @@ def candidate_logprobs(
     loaded, tokenizer = load(model, dtype)
     if loaded.config.is_encoder_decoder:
         return seq2seq_logprobs(loaded, tokenizer, conversations, candidates, batch_size=batch_size)
-    return local_llm.logprobs_with(
-        loaded, tokenizer, conversations, candidates, batch_size=batch_size
-    )
+    return local_llm.logprobs_with(loaded, tokenizer, conversations, candidates, batch_size=batch_size)
 
 
 def seq2seq_logprobs(

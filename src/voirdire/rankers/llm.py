@@ -25,10 +25,7 @@ from typing import Protocol
 
 from ..probes.swap import FIRST, SECOND, swap_counts, swap_outcome
 
-RG_PROMPT = (
-    "Passage: {passage}\nQuery: {query}\n"
-    "Does the passage answer the query? Answer 'Yes' or 'No'."
-)
+RG_PROMPT = "Passage: {passage}\nQuery: {query}\nDoes the passage answer the query? Answer 'Yes' or 'No'."
 PRP_PROMPT = (
     'Given a query "{query}", which of the following two passages is more relevant to the '
     'query?\n\nPassage A: "{a}"\n\nPassage B: "{b}"\n\n'
@@ -77,9 +74,7 @@ class LogitsBackend:
     def _logprobs(self, conversations, candidates):
         from .causal import candidate_logprobs
 
-        return candidate_logprobs(
-            self.model, conversations, candidates, batch_size=self.batch_size, dtype=self.dtype
-        )
+        return candidate_logprobs(self.model, conversations, candidates, batch_size=self.batch_size, dtype=self.dtype)
 
     def yes_probabilities(self, conversations, items: Items = None):
         return [p_yes(lp["Yes"], lp["No"]) for lp in self._logprobs(conversations, ["Yes", "No"])]

@@ -80,9 +80,7 @@ def resolve_dtype(dtype: str, device: str) -> str:
     return dtype
 
 
-def load(
-    model: str, device: str, dtype: str
-) -> tuple[T5ForConditionalGeneration, PreTrainedTokenizerBase]:
+def load(model: str, device: str, dtype: str) -> tuple[T5ForConditionalGeneration, PreTrainedTokenizerBase]:
     """The model (eval mode, on ``device``, in ``dtype``) and its tokenizer, loaded once per process.
 
     ``device`` and ``dtype`` must be concrete (see :func:`resolve_device`, :func:`resolve_dtype`).
@@ -169,9 +167,7 @@ class T5Scorer:
         token_ids = self._token_ids(tokenizer)
 
         texts = [format_input(self.kind, query, passage) for query, passage in pairs]
-        encoded = tokenizer(
-            texts, truncation=True, max_length=self.max_length, add_special_tokens=True
-        )["input_ids"]
+        encoded = tokenizer(texts, truncation=True, max_length=self.max_length, add_special_tokens=True)["input_ids"]
         # longest first; ties keep input order, so the batching is deterministic
         order = sorted(range(len(encoded)), key=lambda i: -len(encoded[i]))
         start = model.config.decoder_start_token_id
@@ -185,9 +181,7 @@ class T5Scorer:
         with torch.inference_mode():
             for batch in tqdm(batches, desc=f"{self.kind} batches", disable=not self.progress):
                 input_ids, attention_mask = _pad([encoded[i] for i in batch], pad, device)
-                decoder_input_ids = torch.full(
-                    (len(batch), 1), start, dtype=torch.long, device=device
-                )
+                decoder_input_ids = torch.full((len(batch), 1), start, dtype=torch.long, device=device)
                 logits = model(
                     input_ids=input_ids,
                     attention_mask=attention_mask,

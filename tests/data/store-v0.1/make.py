@@ -1,6 +1,6 @@
 """Write the v0.1 store files with voirdire 0.1.0's own code (run once, at commit a2dca7d).
 
-    VOIRDIRE_TEST_KEY=sk-x python tests/data/store-v0.1/make.py
+VOIRDIRE_TEST_KEY=sk-x python tests/data/store-v0.1/make.py
 """
 
 import sys
@@ -12,13 +12,13 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
 
 from legacy_inputs import JUDGE, PAIRS, PASSAGES, QUERIES, RANK_DOCS, RANK_QUERY  # noqa: E402
-
 from voirdire.engine import build_tasks, judge_all  # noqa: E402  (0.1.0 only)
-from voirdire.judges import LLMJudge  # noqa: E402
 from voirdire.loopback import LoopbackServer  # noqa: E402
+from voirdire.store import Store  # noqa: E402
+
+from voirdire.judges import LLMJudge  # noqa: E402
 from voirdire.rankers.api import LiteLLMBackend  # noqa: E402
 from voirdire.rankers.llm import prp_rank, rg_scores  # noqa: E402
-from voirdire.store import Store  # noqa: E402
 
 with LoopbackServer() as server:
     judge = LLMJudge(api_base=server.url, **JUDGE)

@@ -59,9 +59,7 @@ def _load_from(directory: str) -> tuple[PreTrainedModel, PreTrainedTokenizerBase
     tokenizer.padding_side = "left"
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
-    model = AutoModelForCausalLM.from_pretrained(
-        directory, dtype=torch.float32, local_files_only=True
-    )
+    model = AutoModelForCausalLM.from_pretrained(directory, dtype=torch.float32, local_files_only=True)
     model.eval()
     return model, tokenizer
 
@@ -126,8 +124,7 @@ def _normalise(conversation: Conversation) -> list[dict[str, str]]:
 def _encode(tokenizer: PreTrainedTokenizerBase, conversations: Sequence[Conversation]) -> Any:
     """Chat template with the generation prompt, then one left-padded batch with attention mask."""
     prompts = [
-        tokenizer.apply_chat_template(_normalise(c), tokenize=False, add_generation_prompt=True)
-        for c in conversations
+        tokenizer.apply_chat_template(_normalise(c), tokenize=False, add_generation_prompt=True) for c in conversations
     ]
     # The template already writes every special token, so add none.
     return tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False)

@@ -117,9 +117,7 @@ class _MicroBatcher:
                         future.set_result(generation)
 
 
-_batchers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _MicroBatcher] = (
-    weakref.WeakKeyDictionary()
-)
+_batchers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _MicroBatcher] = weakref.WeakKeyDictionary()
 
 
 def _batcher() -> _MicroBatcher:
@@ -179,9 +177,7 @@ def _provider_class() -> type:
         def _request(self, model: str, messages: list, optional_params: dict) -> _Request:
             name = model.split("/", 1)[1] if model.startswith(f"{PROVIDER}/") else model
             if name != MODEL_ID:
-                raise CustomLLMError(
-                    status_code=404, message=f"unknown local model {model!r}; have {MODEL_ID!r}"
-                )
+                raise CustomLLMError(status_code=404, message=f"unknown local model {model!r}; have {MODEL_ID!r}")
             try:
                 normalised = _normalise(messages)
             except (ValueError, KeyError, TypeError) as error:
@@ -235,9 +231,7 @@ def register() -> None:
 
     handler = provider()
     entries = litellm.custom_provider_map
-    if not any(
-        e.get("provider") == PROVIDER and e.get("custom_handler") is handler for e in entries
-    ):
+    if not any(e.get("provider") == PROVIDER and e.get("custom_handler") is handler for e in entries):
         entries[:] = [e for e in entries if e.get("provider") != PROVIDER]
         entries.append({"provider": PROVIDER, "custom_handler": handler})
     custom_llm_setup()
