@@ -33,6 +33,6 @@ include: "workflow/rules/probes.smk"
 
 
 rule all:
+    default_target: True
     input:
         get_final_output(),
-    default_target: True
