@@ -26,24 +26,34 @@ def dl19() -> Path:
     return SHARED_DL19
 
 
+def _dl19_run(tmp_path_factory, needed: str, configfile: str, name: str) -> Path:
+    """A DL19 test config run once per session into its own folder (skips without ../shared)."""
+    if not (SHARED_DL19 / needed).is_file():
+        pytest.skip(f"real TREC DL 2019 data ({needed}) not found at {SHARED_DL19} (../shared absent)")
+    out = tmp_path_factory.mktemp(name)
+    snakemake("--cores", "2", "--configfile", configfile, "--config", f"results={out}")
+    return out
+
+
 @pytest.fixture(scope="session")
 def dl19_results(tmp_path_factory) -> Path:
     """The DL19 test config run locally once per session (test_dl19 reads it, test_slurm compares)."""
-    if not (SHARED_DL19 / "qrels.nist.txt").is_file():
-        pytest.skip(f"real TREC DL 2019 data not found at {SHARED_DL19} (../shared absent)")
-    out = tmp_path_factory.mktemp("dl19")
-    snakemake("--cores", "2", "--configfile", ".test/config.yaml", "--config", f"results={out}")
-    return out
+    return _dl19_run(tmp_path_factory, "qrels.nist.txt", ".test/config.yaml", "dl19")
 
 
 @pytest.fixture(scope="session")
 def dl19_runs_results(tmp_path_factory) -> Path:
     """The DL19 config with two public reranker runs as recorded systems (.test/runs.yaml), once."""
-    if not (SHARED_DL19 / "run.monot5-3b.txt").is_file():
-        pytest.skip(f"real TREC DL 2019 runs not found at {SHARED_DL19} (../shared absent)")
-    out = tmp_path_factory.mktemp("dl19-runs")
-    snakemake("--cores", "2", "--configfile", ".test/runs.yaml", "--config", f"results={out}")
-    return out
+    return _dl19_run(tmp_path_factory, "run.monot5-3b.txt", ".test/runs.yaml", "dl19-runs")
+
+
+def read_trec_qrels(path) -> dict[str, dict[str, int]]:
+    """qid -> docid -> grade, read independently of the project's readers."""
+    qrels: dict[str, dict[str, int]] = {}
+    for line in open(path):
+        qid, _, docid, grade = line.split()
+        qrels.setdefault(qid, {})[docid] = int(grade)
+    return qrels
 
 
 @pytest.fixture

@@ -68,3 +68,12 @@ def test_inflation_interval_is_a_bootstrap_of_the_per_query_gap():
     boot = query_resamples(20, 500, 9) @ (own - human).to_numpy() / 20
     assert (row["inflation_ci_low"], row["inflation_ci_high"]) == pytest.approx(tuple(np.percentile(boot, [2.5, 97.5])))
     assert row["inflation_p"] == pytest.approx(stats.ttest_rel(own, human).pvalue)
+
+
+def test_the_humans_join_the_self_preference_panel_only_when_asked():
+    families = {"system_families": {"base": "a", "shuffled": "b"}, "calibration": {"ks": [3], "draws": 2}}
+    without, _ = audit_tables({"toy": small_dataset()}, **families)
+    with_humans, _ = audit_tables({"toy": small_dataset()}, include_humans=True, **families)
+    panel = without["self_preference"].set_index("judge")["panel"]
+    assert HUMAN not in panel["copy"] and "lenient" in panel["copy"]
+    assert HUMAN in with_humans["self_preference"].set_index("judge").loc["copy", "panel"]

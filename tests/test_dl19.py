@@ -11,6 +11,7 @@ from collections import defaultdict
 import pandas as pd
 import pytest
 import pytrec_eval
+from conftest import read_trec_qrels
 from scipy.stats import kendalltau
 from sklearn.metrics import cohen_kappa_score
 
@@ -23,12 +24,7 @@ def results(dl19_results):
     return dl19_results
 
 
-def read_qrels(path):
-    qrels = defaultdict(dict)
-    for line in open(path):
-        qid, _, docid, grade = line.split()
-        qrels[qid][docid] = int(grade)
-    return qrels
+read_qrels = read_trec_qrels
 
 
 def raw(dl19):

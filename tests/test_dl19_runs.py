@@ -13,19 +13,14 @@ from collections import defaultdict
 import pandas as pd
 import pytest
 import pytrec_eval
-from conftest import ROOT, snakemake
+from conftest import ROOT, read_trec_qrels, snakemake
 
 RUNS = {"monot5": "run.monot5-3b.txt", "rank1": "run.rank1-7b.txt"}
 JUDGES = {"monot5-3b": ("qrels.monot5-3b.txt", "monot5"), "rank1-7b": ("qrels.rank1-7b.txt", "rank1")}
 NDCG = "nDCG(judged_only=True)@10"
 
 
-def qrels_of(path):
-    qrels = defaultdict(dict)
-    for line in open(path):
-        qid, _, docid, grade = line.split()
-        qrels[qid][docid] = int(grade)
-    return qrels
+qrels_of = read_trec_qrels
 
 
 def top_depth(path, depth=100):
@@ -154,7 +149,7 @@ def test_every_job_has_a_benchmark_and_the_report_table_lists_the_slowest(dl19_r
             for p in (dl19_runs_results / "logs").rglob("*.log") if "benchmarks" not in p.parts}  # fmt: skip
     jobs = read_benchmarks(dl19_runs_results / "logs/benchmarks")
     assert set(jobs["job"]) == logs - {"timings"}  # the timings job reads the others' files
-    assert (jobs["wall_s"] > 0).all() and jobs["wall_s"].is_monotonic_decreasing
+    assert (jobs["wall_s"] >= 0).all() and jobs["wall_s"].max() > 0 and jobs["wall_s"].is_monotonic_decreasing
     table = pd.read_csv(dl19_runs_results / "tables/timings.csv")
     assert table["job"].iloc[0] == jobs["job"].iloc[0]
     assert table["wall_s"].sum() == pytest.approx(jobs["wall_s"].sum())

@@ -118,7 +118,9 @@ def test_demo_end_to_end_then_nothing_to_do(tmp_path):
     assert list(table1.columns) == [
         "dataset",
         "system",
+        "measure",
         "human",
+        "human@pool",
         "smollm2",
         "minilm",
         "assessor-b",
@@ -161,9 +163,15 @@ def test_demo_end_to_end_then_nothing_to_do(tmp_path):
     pad = pd.read_csv(out / "audits/original/pad.csv", dtype={"human": str})
     assert set(pad["padding"]) == {"repeat", "smollm2"} and set(pad["human"]) == {"all", "0", "1", "2", "3"}
     injection = pd.read_csv(out / "audits/original/injection.csv", dtype={"human": str})
-    assert set(injection["template"]) == {"claim", "terms"} and (injection["n"] == 3).all()
+    assert set(injection["template"]) == {"claim", "terms"} and (injection["pairs"] == 3).all()
+    # personas: every condition on the same human-judged pairs; SmolLM2 (deterministic) leaves none
+    # parsed under all six conditions, and the table says what was left out, never a silent score
     personas = pd.read_csv(out / "audits/original/persona_agreement.csv")
-    assert len(personas) == 6 and personas["baseline"].sum() == 1  # five roles and the plain prompt
+    drawn = personas[["left_out_unjudged", "left_out_unparsed", "pairs_common"]].sum(axis=1)
+    assert (personas["pairs_drawn"] == drawn).all() and (personas["pairs_drawn"] > 0).all()
+    assert (personas["pairs_common"] == 0).all() and "no pair is human-judged and parsed under every condition" in (
+        out / "audits/original/persona_agreement.md"
+    ).read_text()
     variants = pd.read_csv(out / "audits/original/prompt_sensitivity_sensitivity.csv")
     assert set(variants["group"]) == {"assessors"}
     for figure in ("swap", "pad", "injection", "persona_heatmap", "persona_chart", "prompt_sensitivity_chart"):

@@ -46,13 +46,14 @@ rule audits:
     benchmark:
         L.benchmark("{provenance}/audits")
     conda:
-        "../../envs/voirdire.yaml"
+        "../envs/voirdire.yaml"
     params:
         judges=audit_judges,
         system_families={str(s): family_of(s) for s in PLAN.systems},
         measure=PLAN.measures[0],
         seed=config["evaluation"]["seed"],
         alpha=config["evaluation"]["alpha"],
+        include_humans=config["audits"]["self_preference"]["include_humans"],
         # k human-labelled queries (those below the query count minus one), seeded draws per k
         calibration={"ks": [3, 5, 10, 20], "draws": 50},
     script:

@@ -64,7 +64,8 @@ for dataset, judges in params.judges.items():
         label_sets={j: sets for j in judges if j != HUMAN if len(sets := label_sets_of(dataset, j, pairs, bounds[j])) >= 2},
     )  # fmt: skip
 tables, heatmaps = audit_tables(datasets, system_families=params.system_families, measure=params.measure,
-                                seed=params.seed, alpha=ALPHA, calibration=params.calibration)  # fmt: skip
+                                seed=params.seed, alpha=ALPHA, calibration=params.calibration,
+                                include_humans=params.include_humans)  # fmt: skip
 
 label_table = tables["label_test"]
 write_table(label_table, out.label_test, floatfmt=".3f", manifest=manifest,
