@@ -20,6 +20,7 @@ import pandas as pd
 from ir_measures import nDCG
 
 from .errors import ConfigError
+from .formats import trec_eval_order
 
 MEASURE = nDCG(judged_only=True) @ 10
 DEFAULT_MEASURES = (str(MEASURE),)
@@ -49,8 +50,7 @@ def for_judge(text: str, binary_threshold: int) -> ir_measures.measures.Measure:
 
 def cut(run: pd.DataFrame, depth: int) -> pd.DataFrame:
     """The top ``depth`` of every query in trec_eval's order (the part a judge labels)."""
-    ordered = run.sort_values(["query_id", "score", "doc_id"], ascending=[True, False, False], kind="stable")
-    return ordered.groupby("query_id", sort=False).head(depth)
+    return trec_eval_order(run).groupby("query_id", sort=False).head(depth)
 
 
 def per_query_scores(

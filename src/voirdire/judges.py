@@ -18,6 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from .errors import ConfigError, InputError
+from .formats import trec_eval_order
 from .llm.endpoint import Endpoint
 from .prompts import DEFAULT_PROMPT
 
@@ -213,8 +214,7 @@ def needed_pairs(
     ``in_pool`` says which pairs the BM25 pool holds (False for all without a pool).
     """
     judged = human_qrels[["query_id", "doc_id"]].drop_duplicates()
-    sources = [r.sort_values(["query_id", "score", "doc_id"], ascending=[True, False, False], kind="stable")
-               .groupby("query_id", sort=False).head(depth)[["query_id", "doc_id"]] for r in runs]  # fmt: skip
+    sources = [trec_eval_order(r).groupby("query_id", sort=False).head(depth)[["query_id", "doc_id"]] for r in runs]
     pooled = pool[["query_id", "doc_id"]].drop_duplicates() if pool is not None else judged.iloc[:0]
     if pool is None and not runs:
         pairs = judged
