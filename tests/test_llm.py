@@ -60,6 +60,26 @@ def test_the_key_covers_what_is_sent_and_what_decides_its_reading_and_nothing_el
         Request.chat("grading", "openai/m", MESSAGES)
 
 
+def test_the_local_models_number_format_is_in_its_key_and_float32_keys_are_the_old_ones(monkeypatch):
+    from voirdire.llm.local import inference
+    from voirdire.llm.request import canonical_hash
+
+    def keyed(model):
+        request = Request.chat("judge", model, MESSAGES, template_sha256="t", accept="grade:0..3", max_tokens=8)
+        old = {"body": request.body(), "purpose": "judge", "template_sha256": "t", "sample": 0, "accept": "grade:0..3"}
+        return request.key, canonical_hash(old)
+
+    keys = {}
+    for number_format in inference.DTYPES:
+        monkeypatch.setenv(inference.DTYPE_ENV, number_format)
+        keys[number_format] = keyed("local/smollm2-135m")
+        remote, old_remote = keyed("openai/m")
+        assert remote == old_remote  # other models' keys never depend on it
+    new, old = keys["float32"]
+    assert new == old  # float32: the key earlier releases wrote
+    assert keys["bfloat16"][0] != new and keys["bfloat16"][1] == old
+
+
 def test_the_endpoint_is_not_in_the_key_and_the_key_is_read_from_the_environment(monkeypatch):
     endpoint = Endpoint("openai/m", api_base="http://127.0.0.1:1/v1", api_key_env="VOIRDIRE_TEST_KEY")
     assert endpoint.api_key() == SECRET

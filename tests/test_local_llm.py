@@ -110,6 +110,76 @@ def test_batched_generation_equals_one_by_one(model_ready):
     assert local_llm.generate(CONVERSATIONS, max_tokens=32, batch_size=3) == batched
 
 
+JUDGE_PROMPTS = [
+    [{"role": "user", "content": f"Query: {query}\nPassage: {passage}\nGrade the passage from 0 to 3. "
+                                 "Answer with one line: ##final score: N"}]
+    for query in ("how to boil an egg", "capital of france", "why is the sky blue")
+    for passage in (
+        "Place the eggs in a pot, cover them with cold water and simmer for nine minutes.",
+        "Paris is the capital and largest city of France.",
+        "Sunlight is scattered by the molecules of the air, and blue light is scattered most.",
+        "The stock market closed higher on Tuesday.",
+    )
+]  # fmt: skip
+
+
+def test_number_format_is_detected_and_can_be_overridden(tmp_path, monkeypatch):
+    from voirdire.fingerprint import local_model
+    from voirdire.llm.local import inference
+
+    with_bf16, without = tmp_path / "bf16", tmp_path / "plain"
+    with_bf16.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx512f avx512_bf16 fma\n\n")
+    without.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx512f fma\n\n")
+    assert inference.cpu_bf16_flags(str(with_bf16)) == ("avx512_bf16",)
+    assert inference.cpu_bf16_flags(str(without)) == ()
+    assert inference.cpu_bf16_flags(str(tmp_path / "absent")) == ()
+    for flags, expected in ((("avx512_bf16",), "bfloat16"), ((), "float32")):
+        monkeypatch.setattr(inference, "cpu_bf16_flags", lambda flags=flags: flags)
+        for unset in ("", "auto", " Auto "):
+            monkeypatch.setenv(inference.DTYPE_ENV, unset)
+            assert inference.number_format() == expected
+            assert inference.number_format_reason().startswith("detected")
+        for forced in inference.DTYPES:  # the override wins over the detection, either way
+            monkeypatch.setenv(inference.DTYPE_ENV, forced)
+            assert inference.number_format() == forced
+            assert local_model() == {"dtype": forced, "reason": f"${inference.DTYPE_ENV}={forced}"}
+    monkeypatch.setenv(inference.DTYPE_ENV, "float16")
+    with pytest.raises(ValueError, match="VOIRDIRE_LOCAL_DTYPE is 'float16'"):
+        inference.number_format()
+    assert local_model()["dtype"] is None and "float16" in local_model()["reason"]
+
+
+@pytest.mark.parametrize("number_format", ["bfloat16", "float32"])
+def test_batches_of_one_width_give_one_by_one_answers(model_ready, monkeypatch, number_format):
+    """Same-width batches (several prompts share a width) against one prompt at a time: in
+    bfloat16 bit for bit, texts and log-probabilities; in float32 equal texts and logprobs
+    within 1e-4. Lone prompts (the two-row decode) are among them."""
+    import torch
+
+    from voirdire.llm.local import inference
+
+    if number_format == "bfloat16" and not inference.cpu_bf16_flags():
+        pytest.skip("this CPU has no bfloat16 dot-product instructions; the workflow runs float32 here")
+    monkeypatch.setenv(inference.DTYPE_ENV, number_format)
+    model, tokenizer = local_llm.load()
+    assert model.dtype == getattr(torch, number_format)
+    groups = [len(indices) for indices, _ in inference._batches(tokenizer, JUDGE_PROMPTS, 8)]
+    assert sum(groups) == len(JUDGE_PROMPTS) and max(groups) >= 3 and len(groups) >= 2
+    for _, batch in inference._batches(tokenizer, JUDGE_PROMPTS, 8):
+        assert batch["input_ids"].shape[1] % inference.PAD_MULTIPLE == 0
+    batched = local_llm.generate(JUDGE_PROMPTS, max_tokens=12)
+    assert local_llm.generate(JUDGE_PROMPTS, max_tokens=12, batch_size=3) == batched
+    assert [local_llm.generate([c], max_tokens=12)[0] for c in JUDGE_PROMPTS] == batched
+    candidates = ["0", "1", "2", "3"]
+    together = local_llm.next_token_logprobs(JUDGE_PROMPTS, candidates)
+    alone = [local_llm.next_token_logprobs([c], candidates)[0] for c in JUDGE_PROMPTS]
+    if number_format == "bfloat16":
+        assert together == alone
+    else:
+        for a, b in zip(together, alone):
+            assert a == pytest.approx(b, abs=1e-4)
+
+
 def test_max_tokens_stops_generation(model_ready):
     (long,) = local_llm.generate(CONVERSATIONS[1:2], max_tokens=40)
     (short,) = local_llm.generate(CONVERSATIONS[1:2], max_tokens=5)

@@ -2,7 +2,7 @@
 
 Reruns drift when libraries change (rank_llm#410: 0.02 nDCG after a vLLM upgrade); the
 fingerprint records what produced a table so a difference can be traced to its cause:
-package versions, Python, platform, Java, the config hash and the SHA-256 of every input
+package versions, Python, platform, Java, the local model's number format, the config hash and the SHA-256 of every input
 file the config names.
 """
 
@@ -76,6 +76,16 @@ def input_files(config: dict) -> dict[str, str]:
     return {key: f"{path} sha256:{file_sha256(path)}" for key, path in files.items()}
 
 
+def local_model() -> dict:
+    """The in-process local model's number format and why (its answers depend on it)."""
+    from .llm.local.inference import number_format, number_format_reason
+
+    try:
+        return {"dtype": number_format(), "reason": number_format_reason()}
+    except ValueError as exc:  # an unknown $VOIRDIRE_LOCAL_DTYPE: recorded; the model's load fails on it
+        return {"dtype": None, "reason": str(exc)}
+
+
 def fingerprint(config: dict) -> dict:
     plain = as_plain(config)
     versions = {}
@@ -96,6 +106,7 @@ def fingerprint(config: dict) -> dict:
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "java": java,
+        "local_model": local_model(),
         "packages": versions,
         "config_sha256": config_hash(plain),
         "inputs": input_files(plain),

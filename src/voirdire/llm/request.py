@@ -6,6 +6,11 @@ parameters) plus what decides how its answer is read: a purpose tag (``judge``, 
 the acceptance rule. :attr:`Request.key` hashes all of it; :meth:`Request.body` is what
 :mod:`voirdire.llm.calls` passes to litellm, and nothing else is ever sent. So the key and
 the call cannot drift apart.
+
+One more thing decides an answer of the in-process local model (``local/...``): the number
+format it runs in (:func:`voirdire.llm.local.inference.number_format`). Its bfloat16 answers are
+keyed apart from its float32 ones, so a store filled on one kind of CPU is never read as the
+other's answers; float32 keys are the keys earlier releases wrote.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from functools import cached_property
 from typing import Any
 
 PURPOSES = ("judge", "rank", "rewrite", "probe")
+LOCAL_PREFIX = "local/"
 
 Messages = tuple[tuple[str, str], ...]
 
@@ -74,15 +80,27 @@ class Request:
         """Exactly what is sent to the model: model, messages and sampling parameters."""
         return {"model": self.model, "messages": self.chat_messages(), **dict(self.params)}
 
+    @property
+    def numerics(self) -> str | None:
+        """The local model's number format when it is not float32; None for any other model."""
+        if not self.model.startswith(LOCAL_PREFIX):
+            return None
+        from .local.inference import number_format
+
+        chosen = number_format()
+        return None if chosen == "float32" else chosen
+
     @cached_property
     def key(self) -> str:
-        """SHA-256 of the body plus purpose, template hash, sample index and acceptance rule."""
-        return canonical_hash(
-            {
-                "body": self.body(),
-                "purpose": self.purpose,
-                "template_sha256": self.template_sha256,
-                "sample": self.sample,
-                "accept": self.accept,
-            }
-        )
+        """SHA-256 of the body plus purpose, template hash, sample index and acceptance rule
+        (and the local model's number format, when it is not float32)."""
+        keyed: dict[str, Any] = {
+            "body": self.body(),
+            "purpose": self.purpose,
+            "template_sha256": self.template_sha256,
+            "sample": self.sample,
+            "accept": self.accept,
+        }
+        if self.numerics:
+            keyed["numerics"] = self.numerics
+        return canonical_hash(keyed)
