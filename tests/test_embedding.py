@@ -58,3 +58,33 @@ def test_the_dense_ranker_puts_relevant_passages_first():
     )
     assert int(np.argmax(scores)) == 0 and scores == scorer.score(query, [
         "An adult human skeleton has 206 bones.", "Titanic sank in 1912.", "Eggs boil in nine minutes."])  # fmt: skip
+
+
+def test_each_distinct_text_is_encoded_once_and_scores_do_not_depend_on_it(monkeypatch):
+    from voirdire.rankers import dense
+
+    real = dense._encoder("minilm")
+    encoded: list[str] = []
+
+    class Counting:
+        def encode(self, texts, **options):
+            encoded.extend(texts)
+            return real.encode(texts, **options)
+
+        def get_sentence_embedding_dimension(self):
+            return real.get_sentence_embedding_dimension()
+
+    query = "how many bones are in the adult human body"
+    pools = [["An adult human skeleton has 206 bones.", "Titanic sank in 1912."],
+             ["Titanic sank in 1912.", "Eggs boil in nine minutes.", "An adult human skeleton has 206 bones."]]  # fmt: skip
+    expected = [dense.DenseScorer().score(query, pool) for pool in pools]  # a fresh scorer each
+    monkeypatch.setattr(dense, "_encoder", lambda model: Counting())
+    scorer = dense.DenseScorer()
+    found = [scorer.score(query, pool) for pool in pools]
+    assert sorted(encoded) == sorted({query, *pools[0], *pools[1]})  # the query and each passage once
+    for got, want in zip(found, expected):
+        assert got == pytest.approx(want, abs=1e-6)
+    assert dense.embed("minilm", []).shape == (0, real.get_sentence_embedding_dimension())
+    with pytest.raises(ValueError, match="2 queries for 1 passages"):
+        dense.cosine("minilm", ["a", "b"], ["c"])
+

@@ -129,6 +129,7 @@ class EmbeddingJudge:
     thresholds: tuple[float, ...] | None = None
     kind: str = "embedding"
     family: str | None = None
+    threads: int = 2  # CPU threads of its job (torch)
 
     def __str__(self) -> str:
         return f"{self.name} (embedding judge: {self.model})"
@@ -181,6 +182,7 @@ def judge_from_config(entry: dict, *, key: str) -> Judge:
         return EmbeddingJudge(
             name=entry["name"], model=entry.get("model", "minilm"), scale=scale, family=family,
             thresholds=None if thresholds is None else tuple(float(t) for t in thresholds),
+            threads=int(entry.get("threads", 2)),
         )  # fmt: skip
     if kind == "llm":
         endpoint = Endpoint.from_config(entry, key=key)

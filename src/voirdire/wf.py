@@ -5,14 +5,20 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
+import os
 import sys
 import traceback
 
 from .errors import InputError
 
 
+TORCH_THREADS_ENV = "VOIRDIRE_TORCH_THREADS"
+"""torch's thread count in a job (read by :func:`voirdire.llm.local.inference.use_job_threads`)."""
+
+
 def start(snakemake) -> logging.Logger:
-    """Send stderr and logging to the rule's log file, as every script's first act.
+    """Send stderr and logging to the rule's log file, as every script's first act, and give
+    torch the job's threads (``$VOIRDIRE_TORCH_THREADS``, unless already set).
 
     An uncaught error then leaves its full traceback in the log and one line on the
     terminal: ``voirdire: <file:line or config key>: <message>`` for bad input, or the
@@ -41,6 +47,9 @@ def start(snakemake) -> logging.Logger:
         print(line, file=sys.__stderr__, flush=True)
 
     sys.excepthook = one_line
+    # Local models (torch) use exactly the cores Snakemake gave this job: oversubscribed torch
+    # threads slow a model 5-20x when another job shares the cores.
+    os.environ.setdefault(TORCH_THREADS_ENV, str(snakemake.threads))
     return logging.getLogger(f"voirdire.{snakemake.rule}")
 
 

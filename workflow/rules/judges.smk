@@ -139,7 +139,7 @@ rule embedding_judge:
         judge=judges_of_kind("embedding"),
     conda:
         "../envs/voirdire.yaml"
-    threads: 2
+    threads: lambda wildcards: PLAN.judge(wildcards.dataset, wildcards.judge).threads
     resources:
         mem_mb=2000,
     params:

@@ -4,8 +4,6 @@ The same script labels the assistants experiment's sample (rule ``llm_judge_samp
 the provenance's: the pool's (and the sample's) passages, with an assistant's rewrites in place.
 """
 
-import os
-
 from voirdire.formats import read_pairs, read_topics
 from voirdire.judges import with_texts
 from voirdire.judging.job import run_judging_job
@@ -13,9 +11,6 @@ from voirdire.texts import provenance_texts
 from voirdire.wf import serving, start
 
 log = start(snakemake)
-# a local model uses exactly the cores Snakemake gave this job (oversubscribed torch threads
-# slow generation by 5-20x when another job shares the cores)
-os.environ.setdefault("VOIRDIRE_TORCH_THREADS", str(snakemake.threads))
 texts, substituted = provenance_texts(snakemake.input.passages, snakemake.input.get("rewrites"))
 with serving(snakemake, snakemake.params.judge) as (judge, served):
     result = run_judging_job(

@@ -2,14 +2,11 @@
 new facts, through the shared call path; checks as for rewrites."""
 
 import json
-import os
-
 from voirdire.formats import read_passages
 from voirdire.probes.job import run_pad_job
 from voirdire.wf import start
 
 log = start(snakemake)
-os.environ.setdefault("VOIRDIRE_TORCH_THREADS", str(snakemake.threads))
 texts = read_passages(snakemake.input.passages)
 with open(snakemake.input.sample, encoding="utf-8") as fh:
     originals = {row["doc_id"]: texts[row["doc_id"]] for row in json.load(fh)["pad"]}

@@ -2,8 +2,6 @@
 persona calls, through its own store; plain prompts are copied from its pool job's store."""
 
 import json
-import os
-
 import pandas as pd
 
 from voirdire.formats import read_passages, read_topics
@@ -11,7 +9,6 @@ from voirdire.probes.job import padded_texts, run_probe_job
 from voirdire.wf import serving, start
 
 log = start(snakemake)
-os.environ.setdefault("VOIRDIRE_TORCH_THREADS", str(snakemake.threads))
 with open(snakemake.input.sample, encoding="utf-8") as fh:
     sample = json.load(fh)
 padded = {name: padded_texts(path) for name, path in snakemake.params.padded.items()}

@@ -1,7 +1,6 @@
 """Stage 3b: rerank the BM25 pool with an LLM ranker (RG, PRP, RankT5, monoT5); resumable."""
 
 import json
-import os
 from pathlib import Path
 
 from voirdire.formats import (
@@ -17,7 +16,6 @@ from voirdire.texts import provenance_texts
 from voirdire.wf import serving, start
 
 log = start(snakemake)
-os.environ.setdefault("VOIRDIRE_TORCH_THREADS", str(snakemake.threads))
 ranker = snakemake.params.ranker
 pools = ranked(read_run(snakemake.input.pool))
 texts, substituted = provenance_texts(snakemake.input.passages, snakemake.input.get("rewrites"))

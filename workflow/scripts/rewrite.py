@@ -1,13 +1,10 @@
 """Assistants experiment, step 2: an assistant rewrites the sampled passages (live or recorded)."""
 
-import os
-
 from voirdire.assistants.job import CHECK_OPTIONS, run_recorded_rewrites, run_rewrite_job
 from voirdire.formats import read_corpus, read_passages, read_rankgpt
 from voirdire.wf import start
 
 log = start(snakemake)
-os.environ.setdefault("VOIRDIRE_TORCH_THREADS", str(snakemake.threads))
 assistant, settings = snakemake.params.assistant, snakemake.params.rewriting
 originals = read_passages(snakemake.input.passages)
 options = {k: settings[k] for k in CHECK_OPTIONS}

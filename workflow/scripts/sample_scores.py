@@ -10,7 +10,6 @@ from voirdire.rankers.rerank import backend_for, pointwise_scores
 from voirdire.wf import serving, start
 
 log = start(snakemake)
-os.environ.setdefault("VOIRDIRE_TORCH_THREADS", str(snakemake.threads))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 ranker = snakemake.params.ranker
 sample = read_pairs(snakemake.input.sample)

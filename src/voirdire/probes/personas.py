@@ -273,12 +273,9 @@ def minilm_encoder(model: str = "minilm") -> Encoder:
     """
 
     # rankers.dense imports only numpy; sentence-transformers and torch come with the model
-    from ..rankers.dense import _encoder
+    from ..rankers.dense import embed
 
     def encode(texts: list[str]) -> np.ndarray:
-        encoder = _encoder(model)
-        if not texts:
-            return np.zeros((0, encoder.get_sentence_embedding_dimension() or 0), dtype=np.float32)
-        return np.asarray(encoder.encode(list(texts), normalize_embeddings=True, show_progress_bar=False))
+        return embed(model, list(texts))
 
     return encode

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -37,23 +37,49 @@ def model_path(model: str) -> str:
 def _encoder(model: str):
     from sentence_transformers import SentenceTransformer
 
+    from ..llm.local.inference import use_job_threads
+
+    use_job_threads()
     return SentenceTransformer(model_path(model), device="cpu", local_files_only=True)
 
 
-def cosine(model: str, queries: Sequence[str], passages: Sequence[str], *, batch_size: int = 32) -> np.ndarray:
+def embed(model: str, texts: Sequence[str], *, batch_size: int = 32, memo: dict[str, np.ndarray] | None = None) -> np.ndarray:
+    """Normalised embeddings of ``texts``, one row each; every distinct text is encoded once
+    (and not at all when ``memo``, text -> embedding, already holds it; new ones are added)."""
+    memo = {} if memo is None else memo
+    new = [text for text in dict.fromkeys(texts) if text not in memo]
+    if new:
+        encoded = _encoder(model).encode(new, batch_size=batch_size, normalize_embeddings=True, show_progress_bar=False)
+        memo.update(zip(new, np.asarray(encoded)))
+    if not len(texts):
+        return np.zeros((0, _encoder(model).get_sentence_embedding_dimension() or 0), dtype=np.float32)
+    return np.stack([memo[text] for text in texts])
+
+
+def cosine(
+    model: str, queries: Sequence[str], passages: Sequence[str], *, batch_size: int = 32,
+    memo: dict[str, np.ndarray] | None = None,
+) -> np.ndarray:  # fmt: skip
     """Cosine similarity of each (query, passage) pair, pair by pair (same length inputs)."""
-    encoder = _encoder(model)
-    q = encoder.encode(list(queries), batch_size=batch_size, normalize_embeddings=True, show_progress_bar=False)
-    p = encoder.encode(list(passages), batch_size=batch_size, normalize_embeddings=True, show_progress_bar=False)
-    return np.sum(np.asarray(q) * np.asarray(p), axis=1)
+    if len(queries) != len(passages):
+        raise ValueError(f"{len(queries)} queries for {len(passages)} passages")
+    if not len(queries):
+        return np.zeros(0)
+    memo = {} if memo is None else memo
+    q = embed(model, queries, batch_size=batch_size, memo=memo)
+    p = embed(model, passages, batch_size=batch_size, memo=memo)
+    return np.sum(q * p, axis=1)
 
 
 @dataclass
 class DenseScorer:
-    """The dense ranker's backend: score = cosine(query, passage)."""
+    """The dense ranker's backend: score = cosine(query, passage). A passage in several queries'
+    pools is encoded once per process."""
 
     model: str = MINILM
     batch_size: int = 32
+    memo: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
 
     def score(self, query: str, passages: Sequence[str]) -> list[float]:
-        return [float(s) for s in cosine(self.model, [query] * len(passages), passages, batch_size=self.batch_size)]
+        similarity = cosine(self.model, [query] * len(passages), passages, batch_size=self.batch_size, memo=self.memo)
+        return [float(s) for s in similarity]

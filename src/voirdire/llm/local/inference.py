@@ -93,6 +93,16 @@ def number_format_reason() -> str:
     return f"detected: CPU flags {', '.join(flags)}" if flags else "detected: no bfloat16 CPU flags"
 
 
+def use_job_threads() -> None:
+    """``torch.set_num_threads($VOIRDIRE_TORCH_THREADS)`` when it is set (a workflow job sets it
+    to its Snakemake threads); torch's default otherwise. Called before a model is loaded."""
+    threads = os.environ.get("VOIRDIRE_TORCH_THREADS", "").strip()
+    if threads:
+        import torch
+
+        torch.set_num_threads(int(threads))
+
+
 _load_lock = threading.Lock()
 _model_lock = threading.RLock()
 """Serialises forward passes: the model is shared, and two at once only fight for the cores."""
@@ -103,9 +113,7 @@ def _load_from(directory: str, dtype: str) -> tuple[PreTrainedModel, PreTrainedT
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    threads = os.environ.get("VOIRDIRE_TORCH_THREADS", "").strip()
-    if threads:
-        torch.set_num_threads(int(threads))
+    use_job_threads()
     tokenizer = AutoTokenizer.from_pretrained(directory, local_files_only=True)
     tokenizer.padding_side = "left"
     if tokenizer.pad_token is None:

@@ -25,7 +25,7 @@ from .weights import LITELLM_MODEL, MODEL_ID, PROVIDER
 
 MICROBATCH_WAIT_S = 0.020
 """How long the litellm provider waits for more concurrent requests before running a batch."""
-MICROBATCH_MAX = 8
+MICROBATCH_MAX = 32
 """The most concurrent litellm requests that share one :func:`generate` call."""
 
 
