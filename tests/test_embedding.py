@@ -87,4 +87,3 @@ def test_each_distinct_text_is_encoded_once_and_scores_do_not_depend_on_it(monke
     assert dense.embed("minilm", []).shape == (0, real.get_sentence_embedding_dimension())
     with pytest.raises(ValueError, match="2 queries for 1 passages"):
         dense.cosine("minilm", ["a", "b"], ["c"])
-

@@ -11,7 +11,6 @@ import traceback
 
 from .errors import InputError
 
-
 TORCH_THREADS_ENV = "VOIRDIRE_TORCH_THREADS"
 """torch's thread count in a job (read by :func:`voirdire.llm.local.inference.use_job_threads`)."""
 

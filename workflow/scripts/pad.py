@@ -2,6 +2,7 @@
 new facts, through the shared call path; checks as for rewrites."""
 
 import json
+
 from voirdire.formats import read_passages
 from voirdire.probes.job import run_pad_job
 from voirdire.wf import start

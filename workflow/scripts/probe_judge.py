@@ -2,6 +2,7 @@
 persona calls, through its own store; plain prompts are copied from its pool job's store."""
 
 import json
+
 import pandas as pd
 
 from voirdire.formats import read_passages, read_topics

@@ -43,7 +43,9 @@ def _encoder(model: str):
     return SentenceTransformer(model_path(model), device="cpu", local_files_only=True)
 
 
-def embed(model: str, texts: Sequence[str], *, batch_size: int = 32, memo: dict[str, np.ndarray] | None = None) -> np.ndarray:
+def embed(
+    model: str, texts: Sequence[str], *, batch_size: int = 32, memo: dict[str, np.ndarray] | None = None
+) -> np.ndarray:
     """Normalised embeddings of ``texts``, one row each; every distinct text is encoded once
     (and not at all when ``memo``, text -> embedding, already holds it; new ones are added)."""
     memo = {} if memo is None else memo
