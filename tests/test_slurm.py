@@ -42,9 +42,11 @@ def _slurm_answers() -> bool:
     return subprocess.run(["sinfo"], capture_output=True, timeout=30, check=False).returncode == 0
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def slurm():
-    """A running single-node Slurm: reuse one that answers, else start one (and stop it after)."""
+    """A running single-node Slurm: reuse one that answers, else start one (and stop it at the
+    session's end, not this module's: with Slurm's tools installed and no controller, every later
+    ``snakemake`` start would wait 9 s for the Slurm executor plugin's ``squeue`` probe)."""
     if _slurm_answers():
         yield
         return
