@@ -17,6 +17,30 @@ def pytest_configure(config):
     os.environ.setdefault("TQDM_DISABLE", "1")
     # litellm fetches a price list from GitHub at import time unless told not to
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        # two workers on two cores: torch in a test process takes one, or their OpenMP threads
+        # spin-wait on each other (a 20 s model test took 105 s); workflow jobs still set their own
+        os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+
+SHARED_RUNS = ("dl19_results", "dl19_runs_results", "slurm")
+"""Session fixtures that run a workflow (or start Slurm): their tests share one xdist worker."""
+
+
+def pytest_itemcollected(item):
+    """Keep what a fixture computes once computed once under ``pytest -n 2 --dist loadgroup``.
+
+    Tests that use a session-wide workflow run (the DL19 runs, the single-node Slurm) form one
+    group, run by one worker; the tests of a module with a module-scoped fixture form another.
+    Every other test goes to whichever worker is free. (Marked as each test is collected: xdist
+    reads the marks in its own ``pytest_collection_modifyitems``, which runs before a conftest's.)
+    """
+    definitions = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
+    scopes = {defs[-1].scope for defs in definitions.values() if defs}
+    if any(name in getattr(item, "fixturenames", ()) for name in SHARED_RUNS):
+        item.add_marker(pytest.mark.xdist_group("shared-runs"))
+    elif "module" in scopes:
+        item.add_marker(pytest.mark.xdist_group(item.module.__name__))
 
 
 @pytest.fixture
