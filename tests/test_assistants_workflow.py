@@ -116,6 +116,7 @@ def write_config(tmp_path, config, name="config.yaml"):
 
 
 @pytest.mark.workflow
+@pytest.mark.slow
 def test_an_inflating_judge_is_found_and_a_neutral_one_is_not(tmp_path, monkeypatch):
     monkeypatch.setenv("VOIRDIRE_TEST_KEY", "sk-assistant-e2e")
     qrels = read_qrels(DEMO / "qrels.txt")

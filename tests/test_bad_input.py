@@ -158,6 +158,7 @@ def test_a_recorded_judge_of_another_dataset_fails_before_any_job(tmp_path):
 
 
 @pytest.mark.workflow
+@pytest.mark.slow
 def test_coverage_and_outside_pool_labels_reach_table2_and_a_new_judge_reaches_the_tables(tmp_path):
     """Also: tables follow the config on --rerun-triggers mtime (the manifest), and a failure
     inside a job (a judge labelling no needed pair) is one line and changes no result."""

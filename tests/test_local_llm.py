@@ -266,6 +266,7 @@ def test_concurrent_acompletion_is_batched_and_matches_sequential(litellm_regist
     assert ticks >= min(5, elapsed / 0.05)  # the loop was free while the model ran
 
 
+@pytest.mark.slow
 def test_race_two_processes_convert_into_one_directory(tmp_path):
     cache = tmp_path / "cache"
     go = tmp_path / "go"

@@ -52,6 +52,7 @@ def read(out, name) -> pd.DataFrame:
 
 
 @pytest.mark.workflow
+@pytest.mark.slow
 def test_each_planted_behaviour_is_found_by_its_probe_and_a_clean_judge_by_none(tmp_path, monkeypatch):
     monkeypatch.setenv("VOIRDIRE_TEST_KEY", "sk-probes-e2e")
     out = tmp_path / "results"

@@ -184,6 +184,7 @@ def stand_ins(results) -> list[str]:
 
 
 @pytest.mark.workflow
+@pytest.mark.slow
 def test_a_served_judge_runs_end_to_end_survives_its_server_dying_and_is_fingerprinted(tmp_path):
     out = tmp_path / "results"
     summary_path = out / "demo/judgments/original/served.summary.json"

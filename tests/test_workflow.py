@@ -112,6 +112,7 @@ def test_empty_corpus_fails_before_any_job_and_says_why(tmp_path):
 
 
 @pytest.mark.workflow
+@pytest.mark.slow
 def test_demo_end_to_end_then_nothing_to_do(tmp_path):
     out = tmp_path / "results"
     snakemake("--cores", "2", "--config", f"results={out}")
@@ -188,6 +189,7 @@ def test_demo_end_to_end_then_nothing_to_do(tmp_path):
 
 
 @pytest.mark.workflow
+@pytest.mark.slow
 def test_llm_judge_in_the_workflow_plans_caches_and_keeps_the_key_secret(tmp_path, monkeypatch):
     from loopback import LoopbackServer
 
@@ -237,6 +239,7 @@ def test_llm_judge_in_the_workflow_plans_caches_and_keeps_the_key_secret(tmp_pat
 
 
 @pytest.mark.workflow
+@pytest.mark.slow
 def test_llm_slots_cap_calls_in_flight_across_judging_jobs(tmp_path, monkeypatch):
     """Two judging jobs against one server: `--resources llm_slots=N` keeps the peak at N or under."""
     from loopback import LoopbackServer
