@@ -40,7 +40,8 @@ for row in rows:
     # LLM judges: answers that stayed unparsed after retries (never counted as 0), and cost
     row["unparsed_pairs"] = found.get("unparsed_pairs")
     row["repeat_disagreement"] = found.get("repeat_disagreement_rate")
-    row["cost_usd"] = found.get("cost_ledger_usd")
+    # a model litellm's cost map does not price has no cost to show (empty), never a made-up 0
+    row["cost_usd"] = found.get("cost_ledger_usd") if found.get("price_known", True) else None
     # recorded judges: labels the file holds for passages outside the pool (not used)
     row["labels_outside_pool"] = found.get("labels_outside_pool")
     row["invalid_labels_dropped"] = found.get("invalid_labels_dropped")
