@@ -1,4 +1,4 @@
-"""Judging throughput on a loopback OpenAI-compatible server (SPEC section 8). Prints figures.
+"""Judging throughput on a loopback OpenAI-compatible server. Prints figures.
 
 Three numbers from one run, same server, same latency, same concurrency:
   1. the engine (the one call path, voirdire.llm.call_all, with a judge's calls: store, parsing,
@@ -142,7 +142,7 @@ def call_counts() -> None:
     else:
         print(
             "call count, config/paper.yaml: pools not built here (needs the prebuilt index); "
-            "SPEC section 8 gives 5,116 unique pairs vs 135,800 naive (97 queries x 14 systems x 100)"
+            "expected there: 5,116 unique pairs vs 135,800 naive (97 queries x 14 systems x 100)"
         )
 
 

@@ -1,4 +1,4 @@
-"""Persona-conditioned judging (seed 002, section 3.2): the persona pool reader, the prefix, and
+"""Persona-conditioned judging (Mohtadi et al., 2026; docs/probes.md): the persona pool reader, the prefix, and
 the assignment of personas to queries on the real all-MiniLM-L6-v2 (bundled, loaded offline)."""
 
 import importlib.util

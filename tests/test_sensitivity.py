@@ -1,4 +1,4 @@
-"""Inject -> recover: persona-conditioned judging and prompt sensitivity (SPEC section 7).
+"""Inject -> recover: persona-conditioned judging and prompt sensitivity (docs/probes.md).
 
 Every test plants a known effect in synthetic tables (a condition identical to the baseline,
 two adjacent systems swapped, every grade one lower, labels lost) and checks that the
