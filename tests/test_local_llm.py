@@ -149,6 +149,13 @@ def test_number_format_is_detected_and_can_be_overridden(tmp_path, monkeypatch):
     assert local_model()["dtype"] is None and "float16" in local_model()["reason"]
 
 
+def test_a_job_and_the_model_loaders_name_the_same_threads_variable():
+    from voirdire import wf
+    from voirdire.llm.local import inference
+
+    assert wf.TORCH_THREADS_ENV == inference.TORCH_THREADS_ENV == "VOIRDIRE_TORCH_THREADS"
+
+
 @pytest.mark.parametrize("number_format", ["bfloat16", "float32"])
 def test_batches_of_one_width_give_one_by_one_answers(model_ready, monkeypatch, number_format):
     """Same-width batches (several prompts share a width) against one prompt at a time: in

@@ -12,7 +12,8 @@ import traceback
 from .errors import InputError
 
 TORCH_THREADS_ENV = "VOIRDIRE_TORCH_THREADS"
-"""torch's thread count in a job (read by :func:`voirdire.llm.local.inference.use_job_threads`)."""
+"""torch's thread count in a job: :data:`voirdire.llm.local.inference.TORCH_THREADS_ENV`, named
+again here because importing :mod:`voirdire.llm` would add 60 ms to every job's start."""
 
 
 def start(snakemake) -> logging.Logger:

@@ -101,6 +101,6 @@ class Request:
             "sample": self.sample,
             "accept": self.accept,
         }
-        if self.numerics:
-            keyed["numerics"] = self.numerics
+        if numerics := self.numerics:
+            keyed["numerics"] = numerics
         return canonical_hash(keyed)

@@ -40,6 +40,8 @@ PAD_MULTIPLE = 32
 DTYPE_ENV = "VOIRDIRE_LOCAL_DTYPE"
 DTYPES = ("float32", "bfloat16")
 BF16_CPU_FLAGS = ("avx512_bf16", "amx_bf16")
+TORCH_THREADS_ENV = "VOIRDIRE_TORCH_THREADS"
+"""torch's thread count for the models of this process (a workflow job sets its Snakemake threads)."""
 
 Message = Mapping[str, Any]
 Conversation = Sequence[Message]
@@ -74,29 +76,33 @@ def cpu_bf16_flags(cpuinfo: str = "/proc/cpuinfo") -> tuple[str, ...]:
     return tuple(flag for flag in BF16_CPU_FLAGS if flag in flags)
 
 
+def _choice() -> tuple[str, str]:
+    """The number format and why: ``$VOIRDIRE_LOCAL_DTYPE``, or detected when unset/``auto``."""
+    chosen = os.environ.get(DTYPE_ENV, "").strip().lower()
+    if chosen not in ("", "auto"):
+        if chosen not in DTYPES:
+            raise ValueError(f"${DTYPE_ENV} is {chosen!r}; expected auto, float32 or bfloat16")
+        return chosen, f"${DTYPE_ENV}={chosen}"
+    flags = cpu_bf16_flags()
+    if flags:
+        return "bfloat16", f"detected: CPU flags {', '.join(flags)}"
+    return "float32", "detected: no bfloat16 CPU flags"
+
+
 def number_format() -> str:
     """``"bfloat16"`` or ``"float32"``: ``$VOIRDIRE_LOCAL_DTYPE``, or detected when unset/``auto``."""
-    chosen = os.environ.get(DTYPE_ENV, "").strip().lower()
-    if chosen in ("", "auto"):
-        return "bfloat16" if cpu_bf16_flags() else "float32"
-    if chosen not in DTYPES:
-        raise ValueError(f"${DTYPE_ENV} is {chosen!r}; expected auto, float32 or bfloat16")
-    return chosen
+    return _choice()[0]
 
 
 def number_format_reason() -> str:
     """Why :func:`number_format` chose what it did, for the fingerprint and the log."""
-    chosen = os.environ.get(DTYPE_ENV, "").strip().lower()
-    if chosen not in ("", "auto"):
-        return f"${DTYPE_ENV}={chosen}"
-    flags = cpu_bf16_flags()
-    return f"detected: CPU flags {', '.join(flags)}" if flags else "detected: no bfloat16 CPU flags"
+    return _choice()[1]
 
 
 def use_job_threads() -> None:
     """``torch.set_num_threads($VOIRDIRE_TORCH_THREADS)`` when it is set (a workflow job sets it
     to its Snakemake threads); torch's default otherwise. Called before a model is loaded."""
-    threads = os.environ.get("VOIRDIRE_TORCH_THREADS", "").strip()
+    threads = os.environ.get(TORCH_THREADS_ENV, "").strip()
     if threads:
         import torch
 
@@ -192,22 +198,18 @@ def _batches(
 ) -> Iterator[tuple[Sequence[int], Any]]:
     """``(indices, batch)`` pairs: chat template with the generation prompt, left padded to the
     next multiple of :data:`PAD_MULTIPLE`, at most ``size`` prompts of one padded width a batch."""
-    if size < 1:
-        raise ValueError(f"batch_size must be at least 1, got {size}")
     prompts = [
         tokenizer.apply_chat_template(_normalise(c), tokenize=False, add_generation_prompt=True) for c in conversations
     ]
     # The template already writes every special token, so add none.
-    lengths = [len(ids) for ids in tokenizer(prompts, add_special_tokens=False)["input_ids"]]
+    encoded = tokenizer(prompts, add_special_tokens=False)
     widths: dict[int, list[int]] = {}
-    for index, length in enumerate(lengths):
-        widths.setdefault(-(-length // PAD_MULTIPLE), []).append(index)
+    for index, ids in enumerate(encoded["input_ids"]):
+        widths.setdefault(-(-len(ids) // PAD_MULTIPLE), []).append(index)
     for _, indices in sorted(widths.items()):
         for chunk in _chunks(indices, size):
-            batch = tokenizer(
-                [prompts[i] for i in chunk], return_tensors="pt", padding=True,
-                pad_to_multiple_of=PAD_MULTIPLE, add_special_tokens=False,
-            )  # fmt: skip
+            rows = {name: [encoded[name][i] for i in chunk] for name in ("input_ids", "attention_mask")}
+            batch = tokenizer.pad(rows, padding=True, pad_to_multiple_of=PAD_MULTIPLE, return_tensors="pt")
             yield chunk, batch
 
 
