@@ -32,8 +32,8 @@ def pytest_itemcollected(item):
 
     Tests that use a session-wide workflow run (the DL19 runs, the single-node Slurm) form one
     group, run by one worker; the tests of a module with a module-scoped fixture form another.
-    Every other test goes to whichever worker is free. (Marked as each test is collected: xdist
-    reads the marks in its own ``pytest_collection_modifyitems``, which runs before a conftest's.)
+    Every other test goes to whichever worker is free. (Marked as each test is collected, so the
+    marks are there before any ``pytest_collection_modifyitems``, xdist's included.)
     """
     definitions = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
     scopes = {defs[-1].scope for defs in definitions.values() if defs}
