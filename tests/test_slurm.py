@@ -56,7 +56,12 @@ def slurm():
         pytest.skip("no Slurm here, and starting one (slurmctld, slurmd, munge) needs root")
     if shutil.which("slurmctld") is None and shutil.which("apt-get") is None:
         pytest.skip("slurm-wlm is not installed and there is no apt-get to install it")
-    started = subprocess.run(["bash", str(TOOL), "start"], capture_output=True, text=True, timeout=900, check=False)
+    # The tool sizes the node with `nproc`, which honours OMP_NUM_THREADS (set to 1 in xdist
+    # workers, conftest.py): without this the node had 1 CPU on a 2-core machine.
+    env = {key: value for key, value in os.environ.items() if not key.startswith("OMP_")}
+    started = subprocess.run(
+        ["bash", str(TOOL), "start"], capture_output=True, text=True, timeout=900, check=False, env=env
+    )
     if started.returncode != 0 and shutil.which("slurmctld") is None:  # apt could not install it
         last = (started.stderr.strip().splitlines() or ["no output"])[-1]
         pytest.skip(f"slurm-wlm could not be installed from the Debian registry: {last}")
@@ -293,7 +298,7 @@ def too_big(slurm, tmp_path_factory):
     """(exit code, log, directory) of a tiny workflow whose jobs ask for more than the node."""
     path = tmp_path_factory.mktemp("too-big")
     (path / "Snakefile").write_text(TOO_BIG)
-    code, log = _snakemake(PROFILE + ["--keep-going"], path, timeout=300)
+    code, log = _snakemake(PROFILE + ["--keep-going", "--verbose"], path, timeout=300)  # verbose: sbatch calls
     return code, log, path
 
 
@@ -306,6 +311,14 @@ def test_threads_beyond_the_node_are_capped(too_big):
     assert "rule capped asks for 64 CPUs and 2000 MB" in capped[0]
     assert f"submitted with {cpus} CPUs" in capped[0]
     assert (path / "capped.txt").read_text().strip() == str(cpus)  # it ran on the CPUs it was given
+    # and the Snakemake inside the allocation was told so: upstream's `--cores all` counts the
+    # machine's CPUs, and on a node with fewer Slurm CPUs than hardware threads the job step
+    # asked for more than the allocation (srun: "More processors requested than permitted")
+    calls = [line for line in log.splitlines() if line.startswith("sbatch call:") and "rule_capped" in line]
+    assert calls, log[-4000:]
+    for call in calls:
+        assert f"--cpus-per-task={cpus} " in call and f"--cores {cpus} " in call, call
+        assert call.rstrip('"').endswith(f"--set-threads 'capped={cpus}'"), call
 
 
 def test_an_explicit_cpus_per_task_beyond_the_node_fails_in_one_line(too_big):

@@ -13,7 +13,10 @@ accounting and status checks), with four changes, all in this module:
 2. **No request larger than the largest node.** The partition's nodes are read once
    (``sinfo -N``). A job or group asking for more CPUs (``threads``) or memory (``mem_mb``)
    than the partition's largest node has is submitted with that node's size instead, with one
-   log line. Without ``--cores`` a group asks for the sum of its parallel jobs (7 CPUs and
+   log line, and the Snakemake inside the allocation is told that many cores and threads
+   (upstream passes ``--cores all``, which counts the machine's CPUs, not the allocation's: on a
+   node whose Slurm CPUs are fewer than its hardware threads the job's ``srun`` step asked for
+   more than it was given and failed). Without ``--cores`` a group asks for the sum of its parallel jobs (7 CPUs and
    14 GB for the DL19 light group), which no 2-CPU node can give: Slurm kept it pending forever
    (reason ``PartitionConfig``). An explicit ``cpus_per_task`` larger than every node is not
    rewritten (the job's own ``srun`` would ask for it again); the job fails at submission, in one
@@ -48,6 +51,7 @@ from snakemake_executor_plugin_slurm import Executor as SlurmExecutor
 from snakemake_executor_plugin_slurm import ExecutorSettings, common_settings
 from snakemake_interface_common.exceptions import WorkflowError
 from snakemake_interface_executor_plugins.executors.base import SubmittedJobInfo
+from snakemake_interface_executor_plugins.utils import format_cli_arg
 from snakemake_interface_executor_plugins.jobs import JobExecutorInterface
 
 __all__ = [
@@ -136,8 +140,8 @@ def _what(job: JobExecutorInterface) -> str:
 class _AsSubmitted:
     """A job as ``sbatch`` sees it: its CPUs and memory capped at the largest node.
 
-    Only the submission string is built from it; everything else (the command the allocation
-    runs, the job's registration and callbacks) gets the job itself.
+    The submission string is built from it, and the command the allocation runs takes its CPUs
+    as ``--cores``; everything else (the job's registration and callbacks) gets the job itself.
     """
 
     def __init__(self, job: JobExecutorInterface, threads: int, resources) -> None:
@@ -172,14 +176,26 @@ class Executor(SlurmExecutor):
         self._hopeless: dict[tuple, str] = {}  # (rule or group, request) -> the one-line error
         self._capped_logged: set[str] = set()
         self._sigterm_taken = False
+        self._exec_cores = threading.local()  # format_job_exec -> cores, per submitting thread
         self._terminating = False
 
     # -- 1. group jobs side by side -----------------------------------------------------------
 
     def format_job_exec(self, job: JobExecutorInterface) -> str:
-        job = _unwrap(job)
-        command = super().format_job_exec(job)
+        # The allocation's Snakemake gets --cores = the CPUs asked for, when that is not the rule's
+        # own threads: a capped job, and every group job (whose local executor would otherwise
+        # run as many jobs side by side as the machine has CPUs). Submissions run in a thread
+        # pool, so the value is per thread; upstream reads it through the `cores` property.
+        self._exec_cores.value = job.threads if isinstance(job, _AsSubmitted) or job.is_group() else None
+        try:
+            command = super().format_job_exec(_unwrap(job))
+        finally:
+            self._exec_cores.value = None
         if not job.is_group():
+            if isinstance(job, _AsSubmitted):  # and its threads, through every nested Snakemake
+                # (the job step's own Snakemake runs with --cores all); last, so a user's
+                # --set-threads, passed on in the general arguments, cannot undo the cap
+                command += " " + format_cli_arg("--set-threads", f"{job.rule.name}={job.threads}")
             return command
         jobstep = self.additional_general_args()
         if jobstep not in command:  # upstream changed how it runs jobs: fail loudly, not slowly
@@ -188,6 +204,12 @@ class Executor(SlurmExecutor):
                 "update src/snakemake_executor_plugin_voirdire_slurm or use `executor: slurm`"
             )
         return command.replace(jobstep, GROUP_EXECUTOR, 1)
+
+    @property
+    def cores(self):
+        """``--cores`` of the command an allocation runs (upstream: the run's --cores or "all")."""
+        value = getattr(self._exec_cores, "value", None)
+        return super().cores if value is None else value
 
     # -- 2. requests capped at the largest node -----------------------------------------------
 
