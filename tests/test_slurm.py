@@ -25,9 +25,8 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, SHARED_DL19
+from conftest import ROOT, SHARED_DL19, SLURM_TOOL, slurm_answers, start_slurm, stop_slurm
 
-TOOL = ROOT.parent / "shared" / "tools" / "slurm-single-node.sh"
 COMMAND = (
     "snakemake --workflow-profile profiles/slurm --configfile .test/config.yaml --cores 2 --voirdire-slurm-no-account"
 )
@@ -36,40 +35,30 @@ COMMAND = (
 pytestmark = pytest.mark.workflow
 
 
-def _slurm_answers() -> bool:
-    if shutil.which("sinfo") is None:
-        return False
-    return subprocess.run(["sinfo"], capture_output=True, timeout=30, check=False).returncode == 0
-
-
 @pytest.fixture(scope="session")
 def slurm():
-    """A running single-node Slurm: reuse one that answers, else start one (and stop it at the
-    session's end, not this module's: with Slurm's tools installed and no controller, every later
-    ``snakemake`` start would wait 9 s for the Slurm executor plugin's ``squeue`` probe)."""
-    if _slurm_answers():
+    """A running single-node Slurm: reuse one that answers (conftest starts one at the session's
+    start where Slurm's tools are installed), else start one and stop it at the session's end,
+    not this module's: with Slurm's tools installed and no controller, every later ``snakemake``
+    start would wait 9 s for the Slurm executor plugin's probe."""
+    if slurm_answers():
         yield
         return
-    if not TOOL.is_file():
-        pytest.skip(f"no Slurm here and {TOOL} is absent (../shared missing)")
+    if not SLURM_TOOL.is_file():
+        pytest.skip(f"no Slurm here and {SLURM_TOOL} is absent (../shared missing)")
     if os.geteuid() != 0:
         pytest.skip("no Slurm here, and starting one (slurmctld, slurmd, munge) needs root")
     if shutil.which("slurmctld") is None and shutil.which("apt-get") is None:
         pytest.skip("slurm-wlm is not installed and there is no apt-get to install it")
-    # The tool sizes the node with `nproc`, which honours OMP_NUM_THREADS (set to 1 in xdist
-    # workers, conftest.py): without this the node had 1 CPU on a 2-core machine.
-    env = {key: value for key, value in os.environ.items() if not key.startswith("OMP_")}
-    started = subprocess.run(
-        ["bash", str(TOOL), "start"], capture_output=True, text=True, timeout=900, check=False, env=env
-    )
+    started = start_slurm()
     if started.returncode != 0 and shutil.which("slurmctld") is None:  # apt could not install it
         last = (started.stderr.strip().splitlines() or ["no output"])[-1]
         pytest.skip(f"slurm-wlm could not be installed from the Debian registry: {last}")
-    assert started.returncode == 0, f"{TOOL} start failed:\n{started.stdout}\n{started.stderr}"
+    assert started.returncode == 0, f"{SLURM_TOOL} start failed:\n{started.stdout}\n{started.stderr}"
     try:
         yield
     finally:
-        subprocess.run(["bash", str(TOOL), "stop"], capture_output=True, timeout=60, check=False)
+        stop_slurm()
 
 
 @pytest.fixture(scope="module")
