@@ -16,11 +16,11 @@ accounting and status checks), with four changes, all in this module:
    log line, and the Snakemake inside the allocation is told that many cores and threads
    (upstream passes ``--cores all``, which counts the machine's CPUs, not the allocation's: on a
    node whose Slurm CPUs are fewer than its hardware threads the job's ``srun`` step asked for
-   more than it was given and failed). Without ``--cores`` a group asks for the sum of its parallel jobs (7 CPUs and
-   14 GB for the DL19 light group), which no 2-CPU node can give: Slurm kept it pending forever
-   (reason ``PartitionConfig``). An explicit ``cpus_per_task`` larger than every node is not
-   rewritten (the job's own ``srun`` would ask for it again); the job fails at submission, in one
-   line.
+   more than it was given and failed). Without ``--cores`` a group asks for the sum of its
+   parallel jobs (7 CPUs and 14 GB for the DL19 light group), which no 2-CPU node can give:
+   Slurm kept it pending forever (reason ``PartitionConfig``). An explicit ``cpus_per_task``
+   larger than every node is not rewritten (the job's own ``srun`` would ask for it again); the
+   job fails at submission, in one line.
 3. **A job Slurm will never start fails within a minute.** A job pending for a reason waiting
    does not resolve (``PENDING_FOREVER``: ``PartitionConfig``, ``ReqNodeNotAvail``, ...) is
    cancelled and fails in one line naming the rule, what it asked for and the largest node. Its
@@ -186,13 +186,14 @@ class Executor(SlurmExecutor):
         # own threads: a capped job, and every group job (whose local executor would otherwise
         # run as many jobs side by side as the machine has CPUs). Submissions run in a thread
         # pool, so the value is per thread; upstream reads it through the `cores` property.
-        self._exec_cores.value = job.threads if isinstance(job, _AsSubmitted) or job.is_group() else None
+        capped = isinstance(job, _AsSubmitted)
+        self._exec_cores.value = job.threads if capped or job.is_group() else None
         try:
             command = super().format_job_exec(_unwrap(job))
         finally:
             self._exec_cores.value = None
         if not job.is_group():
-            if isinstance(job, _AsSubmitted):  # and its threads, through every nested Snakemake
+            if capped:  # and its threads, through every nested Snakemake
                 # (the job step's own Snakemake runs with --cores all); last, so a user's
                 # --set-threads, passed on in the general arguments, cannot undo the cap
                 command += " " + format_cli_arg("--set-threads", f"{job.rule.name}={job.threads}")
