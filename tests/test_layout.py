@@ -23,7 +23,8 @@ CORE = [
     "audits.length", "audits.panel", "bm25", "cli", "config", "data", "embedding_judge", "errors",
     "evaluation", "fingerprint", "formats", "init", "judges", "layout", "manifest", "null_judges", "output",
     "preflight", "probes", "probes.items", "probes.personas", "probes.sensitivity", "probes.shifts",
-    "probes.swap", "probes.tables", "prompts", "report", "runs", "stats", "systems", "texts", "timing", "wf",
+    "probes.swap", "probes.tables", "prompts", "report", "runs", "stats", "stats.agreement", "stats.multiplicity", "stats.paired",
+    "stats.proportions", "stats.resample", "systems", "texts", "timing", "wf",
 ]  # fmt: skip
 """The science modules: every module outside the LLM side below."""
 LLM_SIDE = ("llm", "judging", "rankers", "assistants.job", "probes.job", "plan")
@@ -238,3 +239,35 @@ def test_templates_and_schema_are_package_data():
     assert SCHEMA.is_file() and SCHEMA.parent == SRC
     pyproject = (SRC.parents[1] / "pyproject.toml").read_text()
     assert '"schema.yaml"' in pyproject and '"prompts/*.txt"' in pyproject
+
+
+# ----------------------------------------------------------------------------- one statistics engine
+AUDIT_PACKAGES = ("audits", "probes", "assistants", "report")
+RESAMPLING = re.compile(r"stats\.bootstrap|scipy\.stats import bootstrap|\.integers\(|\.choice\(|default_rng\(")
+
+
+def own_resampling(source: str) -> list[str]:
+    """Lines of an audit module that resample on their own (scipy's bootstrap, or a random
+    generator drawing indices) instead of calling ``voirdire.stats``."""
+    return [f"line {i}: {line.strip()}" for i, line in enumerate(source.splitlines(), 1) if RESAMPLING.search(line)]
+
+
+# drawing which queries are labelled (calibration) or which pairs are probed is sampling a
+# design, not resampling a statistic; these modules may draw for that
+DESIGN_DRAWS = {"audits.calibration", "probes.items", "probes.personas", "probes.swap", "assistants.sample"}
+
+
+def test_no_audit_module_draws_its_own_resamples():
+    offenders = {}
+    for name, path in modules().items():
+        if name.split(".")[0] in AUDIT_PACKAGES and name not in DESIGN_DRAWS:
+            found = own_resampling(path.read_text())
+            if found:
+                offenders[name] = found
+    assert not offenders, f"resample through voirdire.stats, not by hand: {offenders}"
+
+
+def test_the_resampling_checker_finds_a_planted_bootstrap():
+    assert own_resampling("from scipy import stats\nci = stats.bootstrap((x,), np.mean)")
+    assert own_resampling("rng = np.random.default_rng(1)\npicks = rng.integers(0, n, size=(b, n))")
+    assert not own_resampling("from ..stats import query_mean_test\nrow = query_mean_test(values, queries)")

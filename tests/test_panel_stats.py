@@ -46,7 +46,9 @@ def test_two_same_family_judges_each_keep_the_whole_planted_bonus():
         row = found.loc[judge]
         assert row["panel"] == "c1"  # not the other Gemini judge, not length or overlap
         assert row["corrected_ci_low"] <= BONUS <= row["corrected_ci_high"]
-        assert row["corrected"] == pytest.approx(BONUS, abs=0.02) and row["self_preferring"]
+        assert row["corrected"] == pytest.approx(BONUS, abs=0.02)
+        # nDCG alone never flags (strictness is not additive in nDCG): the flag reads labels
+        assert not row["self_preferring"] and row["reason"].startswith("no labels or top documents given")
     clean = found.loc["c1"]  # the Gemini judges' bonus must not pass for c1's strictness
     assert clean["panel"] == "g1, g2" and clean["strictness_on"] == "systems of no panel family"
     assert clean["corrected_ci_low"] <= 0 <= clean["corrected_ci_high"] and not clean["self_preferring"]

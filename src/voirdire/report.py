@@ -18,13 +18,14 @@ from .judges import HUMAN, Scale
 from .output import pyplot, save_figure
 from .stats import (
     compare_significance,
+    difference_in_differences,
     expected_false_flags,
     kappa_intervals,
     kappas,
     kendall_tau,
-    ordering,
     paired_tests,
-    rbo,
+    rbo_floor,
+    rbo_scores,
     system_agreement_intervals,
 )
 
@@ -101,6 +102,7 @@ def agreement_tables(
         for name in ("kappa_binary", "kappa_graded", "kappa_quadratic"):
             label_rows[judge] |= {name: point[name], f"{name}_ci_low": interval[f"{name}_ci_low"],
                                   f"{name}_ci_high": interval[f"{name}_ci_high"]}  # fmt: skip
+        label_rows[judge]["kappa_degenerate"] = interval["kappa_degenerate"]
     rows, significance = [], []
     for measure in measures:
         block = scores[scores["measure"] == measure]
@@ -123,11 +125,21 @@ def agreement_tables(
                 sig = compare_significance(tests[name], judge_tests, alpha, correction=correction)
                 for column in ("missed", "spurious", "flipped", "flipped_significant"):
                     row[column + suffix] = int(sig[column].sum())
+                # does the judge see a different gap than the reference, pair by pair (judge - reference,
+                # paired over queries, corrected across the pairs): the count chance alone bounds
+                dd = difference_in_differences(ref, other, alpha, correction=correction)
+                row["disagreements" + suffix] = int(dd["disagrees"].sum())
+                row["disagreements_expected" + suffix] = expected_false_flags(
+                    len(dd), alpha, correction, discoveries=row["disagreements" + suffix]
+                )
                 if name == "human":
                     row["pairs_of_systems"] = len(sig)
                     row["tests"] = 2 * len(sig)  # a test per pair under the humans and under the judge
-                    flagged = int(sig["missed"].sum() + sig["spurious"].sum())
-                    row["expected_false_flags"] = expected_false_flags(row["tests"], alpha, correction, flagged)
+                    discoveries = int((sig["p_human_adjusted"] < alpha).sum() + (sig["p_judge_adjusted"] < alpha).sum())
+                    # two families (humans', judge's), each corrected within itself
+                    row["expected_false_flags"] = expected_false_flags(
+                        row["tests"], alpha, correction, discoveries=discoveries, families=2
+                    )
                     row["correction"] = correction
                     for column, value in (("measure", measure), ("judge", judge), ("dataset", dataset)):
                         sig.insert(0, column, value)
@@ -147,11 +159,13 @@ def _system_agreement(
     row = {
         "tau_all": kendall_tau(means_h.values, means_j.values),
         "tau_oracles": kendall_tau(means_h[oracle_cols].values, means_j[oracle_cols].values),
-        "rbo_all": rbo(ordering(means_h), ordering(means_j), p=rbo_p),
+        "rbo_all": rbo_scores(means_h.values, means_j[means_h.index].values, p=rbo_p),
+        "rbo_floor": rbo_floor(len(means_h), p=rbo_p),
         **system_agreement_intervals(human, judge, oracles, rbo_p=rbo_p, **boot),
     }
     order = ["tau_all", "tau_all_ci_low", "tau_all_ci_high", "tau_oracles", "tau_oracles_ci_low",
-             "tau_oracles_ci_high", "rbo_all", "rbo_all_ci_low", "rbo_all_ci_high"]  # fmt: skip
+             "tau_oracles_ci_high", "rbo_all", "rbo_all_ci_low", "rbo_all_ci_high", "rbo_floor",
+             "system_degenerate"]  # fmt: skip
     return {f"{name}{suffix}": row[name] for name in order}
 
 

@@ -6,19 +6,22 @@ A *panel* ranks systems by their mean nDCG@10 over judges (each judge's mean ove
   in the full panel order whether the reduced panel keeps the order, the share of the full
   margin that survives, and Kendall's tau between the full and the reduced orderings. Both
   margins carry 95% percentile bootstrap CIs over queries (seeded).
-* **Self-preference corrected for strictness**: for judge j of family F,
-  raw = mean score j gives systems of F - mean score j's panel gives them;
-  strictness = the same difference on the systems not of F; corrected = raw - strictness.
-  A judge that is merely harsher everywhere has raw < 0 and strictness < 0, corrected ~ 0.
-  j's panel is the judges of *other* families: a same-family judge shares j's bonus, so with
-  m same-family judges among n panel judges, each adding the same bonus, the corrected
-  value loses m/n of it. The
-  null baselines (length, overlap) are never in it; the humans only on request.
-  Strictness is measured on the systems of no panel judge's family when there are any
-  (``strictness_on``): on a panel judge's own family the panel's self-preference would pass
-  for j's strictness, and a clean judge beside a self-preferring panel would be flagged.
-  Scores are per-query nDCG@10; 95% CIs are bootstrap over queries
-  (``scipy.stats.bootstrap``, seeded).
+* **Self-preference**: for judge j of family F, against j's panel (the judges of *other*
+  families: a same-family judge shares j's bonus; never the null baselines; the humans only on
+  request):
+
+  - the paper-comparable figures, on per-query nDCG@10: raw = mean score j gives systems of
+    F - mean score its panel gives them; strictness = the same difference on the systems not
+    of F (of no panel judge's family where there are any, ``strictness_on``);
+    corrected = raw - strictness. It assumes strictness lowers every system's nDCG by the same
+    amount, which it does not (a judge that grades 1 -> 0 costs a weak system more than a
+    strong one), so it is reported, not flagged on;
+  - the flag's estimate, ``within_grade``, on labels: within each query and human grade, j's
+    grade minus its panel's on documents F's systems put in their top 10 against documents
+    that only other systems retrieved. A judge that is strict or lenient on a grade moves both
+    sides of that stratum alike, so only a preference for F's documents remains. Its interval
+    is a bootstrap over queries and its p a sign-flip test over queries (the engine's
+    ``query_mean_test``); a placebo moves the family to every other family of systems.
 """
 
 from __future__ import annotations
@@ -29,9 +32,10 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
-from ..stats import kendall_tau
+from ..evaluation import cut
+from ..judges import Scale
+from ..stats import interval, kendall_tau, query_mean_test, query_picks
 
 
 def system_means(per_query: pd.DataFrame, judges: Sequence[str]) -> pd.DataFrame:
@@ -50,18 +54,11 @@ def query_cube(per_query: pd.DataFrame, judges: Sequence[str], systems: Sequence
 
 
 def resampled_means(cube: np.ndarray, resamples: int, seed: int) -> np.ndarray:
-    """resample x system x judge means over queries drawn with replacement (seeded)."""
-    rng = np.random.default_rng(seed)
-    picks = rng.integers(0, cube.shape[0], size=(resamples, cube.shape[0]))
+    """resample x system x judge means over queries drawn with replacement (the engine's draws)."""
+    picks = query_picks(cube.shape[0], resamples, seed)
     with np.errstate(invalid="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # a cell no resampled query scores: NaN
         return np.nanmean(cube[picks], axis=1)
-
-
-def _percentile_ci(values: np.ndarray, level: float) -> tuple[float, float]:
-    tail = 100 * (1 - level) / 2
-    low, high = np.nanpercentile(values, [tail, 100 - tail])
-    return float(low), float(high)
 
 
 def leave_one_judge_out(
@@ -72,7 +69,7 @@ def leave_one_judge_out(
     ``margin_full`` and ``margin_reduced`` carry percentile bootstrap CIs over queries: the
     queries are resampled with replacement (seeded, ``resamples`` times), each judge's system
     means recomputed on the resample, and the margins of the same pair (the full panel's
-    order) taken in each resample.
+    order) taken in each resample; ``degenerate`` counts draws where a margin is undefined.
     """
     if len(judges) < 2:
         return pd.DataFrame()
@@ -91,15 +88,16 @@ def leave_one_judge_out(
             margin = full[upper] - full[lower]
             kept = reduced[upper] - reduced[lower]
             u, v = position[upper], position[lower]
-            full_low, full_high = _percentile_ci(boot_full[:, u] - boot_full[:, v], level)
-            kept_low, kept_high = _percentile_ci(boot_reduced[:, u] - boot_reduced[:, v], level)
+            full_ci = interval(boot_full[:, u] - boot_full[:, v], level)
+            kept_ci = interval(boot_reduced[:, u] - boot_reduced[:, v], level)
             rows.append(
                 {
                     "left_out": left_out, "upper": upper, "lower": lower, "margin_full": margin,
                     "margin_reduced": kept, "order_kept": bool(kept > 0 or (kept == 0 and margin == 0)),
                     "margin_share": kept / margin if margin else math.nan, "tau_full_vs_reduced": tau,
-                    "margin_full_ci_low": full_low, "margin_full_ci_high": full_high,
-                    "margin_reduced_ci_low": kept_low, "margin_reduced_ci_high": kept_high,
+                    "margin_full_ci_low": full_ci.low, "margin_full_ci_high": full_ci.high,
+                    "margin_reduced_ci_low": kept_ci.low, "margin_reduced_ci_high": kept_ci.high,
+                    "degenerate": max(full_ci.degenerate, kept_ci.degenerate),
                 }
             )  # fmt: skip
     return pd.DataFrame(rows)
@@ -126,31 +124,125 @@ def comparison_panel(
     return panel + [h for h in humans if h != judge and h not in panel]
 
 
+def top_documents(
+    runs: Mapping[str, Sequence[pd.DataFrame]], judged: pd.DataFrame, depth: int = 10
+) -> dict[str, pd.DataFrame]:
+    """Per system, the (query_id, doc_id) of its top ``depth`` judged documents (unjudged ones
+    removed first, as judged-only nDCG does; trec_eval's order), over all its runs (an oracle's
+    tie-break draws)."""
+    keys = pd.MultiIndex.from_frame(judged[["query_id", "doc_id"]].astype(str))
+    out = {}
+    for system, system_runs in runs.items():
+        tops = []
+        for run in system_runs:
+            run = run.astype({"query_id": str, "doc_id": str})
+            kept = run[pd.MultiIndex.from_frame(run[["query_id", "doc_id"]]).isin(keys)]
+            tops.append(cut(kept, depth)[["query_id", "doc_id"]])
+        out[system] = pd.concat(tops).drop_duplicates().reset_index(drop=True) if tops else pd.DataFrame()
+    return out
+
+
+def _docs(tops: Mapping[str, pd.DataFrame], systems: Iterable[str]) -> set[tuple[str, str]]:
+    found: set[tuple[str, str]] = set()
+    for system in systems:
+        if system in tops and len(tops[system]):
+            found |= set(zip(tops[system]["query_id"], tops[system]["doc_id"], strict=True))
+    return found
+
+
+def residuals(
+    judge: str, panel: Sequence[str], labels: Mapping[str, pd.DataFrame], scales: Mapping[str, Scale], human: str
+) -> pd.DataFrame:
+    """query_id, doc_id, human, r: the judge's grade minus its panel's mean grade on the pairs
+    all of them labelled, the panel's grades mapped linearly onto the judge's scale."""
+    low, high = scales[judge].low, scales[judge].high
+    frame = labels[human][["query_id", "doc_id", "relevance"]].rename(columns={"relevance": "human"})
+    frame = frame.merge(labels[judge][["query_id", "doc_id", "relevance"]], on=["query_id", "doc_id"])
+    frame = frame.rename(columns={"relevance": "grade"})
+    mapped = []
+    for other in panel:
+        s = scales[other]
+        side = labels[other][["query_id", "doc_id", "relevance"]]
+        side = side.assign(relevance=low + (side["relevance"] - s.low) / max(s.high - s.low, 1) * (high - low))
+        frame = frame.merge(side.rename(columns={"relevance": f"panel_{len(mapped)}"}), on=["query_id", "doc_id"])
+        mapped.append(f"panel_{len(mapped)}")
+    frame["r"] = frame["grade"] - frame[mapped].mean(axis=1)
+    return frame[["query_id", "doc_id", "human", "r"]]
+
+
+def within_grade(
+    resid: pd.DataFrame, own: set[tuple[str, str]], other: set[tuple[str, str]], **engine
+) -> dict[str, float]:
+    """Does the judge, relative to its panel, grade the documents of ``own`` higher than
+    documents of the same human grade in ``other`` (only other systems retrieved them)?
+
+    Per query x human grade with documents on both sides: d = mean r(own) - mean r(other),
+    weighted by n_own n_other / (n_own + n_other) (as Cochran-Mantel-Haenszel weighs strata);
+    the estimate is the weighted mean over strata, its interval a cluster bootstrap and its p
+    the sign-flip test over queries (:func:`voirdire.stats.query_mean_test`). Labels, not
+    nDCG: a judge strict on one grade lowers both sides of its stratum alike."""
+    keys = list(zip(resid["query_id"], resid["doc_id"], strict=True))
+    side = np.array(["own" if k in own else "other" if k in other else "" for k in keys])
+    frame = resid.assign(side=side)
+    frame = frame[frame["side"] != ""]
+    strata = frame.groupby(["query_id", "human", "side"])["r"].agg(["mean", "size"]).unstack("side").dropna()
+    row = {"pairs_own": int((frame["side"] == "own").sum()), "pairs_other": int((frame["side"] == "other").sum()),
+           "strata": len(strata)}  # fmt: skip
+    if not len(strata):
+        return row | {"mean": math.nan, "ci_low": math.nan, "ci_high": math.nan, "p": math.nan, "queries": 0,
+                      "degenerate": 0}  # fmt: skip
+    n_own, n_other = strata[("size", "own")], strata[("size", "other")]
+    weights = (n_own * n_other / (n_own + n_other)).to_numpy(float)
+    effect = (strata[("mean", "own")] - strata[("mean", "other")]).to_numpy(float)
+    queries = strata.index.get_level_values("query_id")
+    return row | query_mean_test(effect, queries, weights=weights, **engine)
+
+
 def self_preference(
     per_query: pd.DataFrame,
     judge_families: Mapping[str, str | None],
     system_families: Mapping[str, str | None],
     kinds: Mapping[str, str],
     *,
+    labels: Mapping[str, pd.DataFrame] | None = None,
+    scales: Mapping[str, Scale] | None = None,
+    tops: Mapping[str, pd.DataFrame] | None = None,
     include_humans: bool = False,
+    alpha: float = 0.05,
     resamples: int = 1000,
     seed: int = 42,
 ) -> pd.DataFrame:
-    """Raw, strictness and corrected self-preference per judge, with 95% bootstrap CIs.
+    """Self-preference per judge: the paper-comparable nDCG figures and the flag's estimate.
 
     ``per_query`` has columns judge, system, query_id, ndcg; ``judge_families`` and ``kinds``
-    cover every judge in it. The audited judges are all but the humans. Judge j's panel is
-    :func:`comparison_panel`: the judges that declare a family other than j's, never a null
-    baseline (kind ``baseline``), and the humans (kind ``human``) only with ``include_humans``.
-    A same-family judge in the panel would share j's bonus and hide part of it.
+    cover every judge in it. Judge j's panel is :func:`comparison_panel`: the judges that
+    declare a family other than j's, never a null baseline (kind ``baseline``), and the
+    humans (kind ``human``) only with ``include_humans``.
+
+    * ``raw``, ``strictness``, ``corrected`` (= raw - strictness): differences of mean
+      nDCG@10 between j and its panel, on j's family's systems and on the others, with
+      bootstrap intervals over queries. The seed's and the papers' figure, kept for
+      comparison; it is *not* the flag: strictness does not lower every system's nDCG alike
+      (grading 1 -> 0 costs a weak system more than a strong one), so a strict judge with no
+      family bias would read as self-preferring.
+    * ``within_grade``: the flag's estimate (:func:`within_grade`), from ``labels`` (every
+      judge's and the humans' qrels), ``scales`` and ``tops`` (each system's top judged
+      documents, :func:`top_documents`): the judge's grade minus its panel's on documents
+      j's family's systems retrieved, against documents of the same human grade only other
+      systems retrieved, per query. ``self_preferring``: its sign-flip p < ``alpha`` and the
+      estimate > 0.
+    * ``placebo_min`` / ``placebo_max``: the same statistic with the family moved to each
+      other family of systems (``placebo_families`` of them): the spread a judge shows with
+      no stake, to read the estimate against.
 
     A judge whose family has no system, that has no family, or has nobody in its panel gets
-    n/a and a reason. The ``panel`` column names the judges compared with.
+    n/a and a reason; without labels the within-grade estimate is n/a with its reason.
     """
     humans = [j for j in judge_families if kinds.get(j) == "human"]
     candidates = [j for j in judge_families if kinds.get(j) not in (*NULL_KINDS, "human")]
     wide = per_query.pivot_table(index=["query_id", "system"], columns="judge", values="ndcg")
     scored = set(per_query["system"])
+    engine = {"resamples": resamples, "seed": seed}
     rows = []
     for judge in [j for j in judge_families if kinds.get(j) != "human"]:
         family = judge_families[judge]
@@ -190,16 +282,55 @@ def self_preference(
             "strictness_on": "systems of no panel family" if neutral else "every other system",
             "queries": len(raw_q),
         }  # fmt: skip
+        degenerate = 0
         for name, values in (("raw", raw_q), ("strictness", strict_q), ("corrected", raw_q - strict_q)):
-            row[name] = float(np.mean(values))
-            if len(values) >= 2 and np.ptp(values) > 0:
-                ci = stats.bootstrap(
-                    (values,), np.mean, n_resamples=resamples, confidence_level=0.95,
-                    random_state=np.random.default_rng(seed), method="percentile",
-                ).confidence_interval  # fmt: skip
-                row[f"{name}_ci_low"], row[f"{name}_ci_high"] = float(ci.low), float(ci.high)
-            else:
-                row[f"{name}_ci_low"] = row[f"{name}_ci_high"] = row[name]
-        row["self_preferring"] = bool(row["corrected_ci_low"] > 0)
-        rows.append(row | {"reason": None})
+            found = query_mean_test(values, **engine)
+            row |= {name: found["mean"], f"{name}_ci_low": found["ci_low"], f"{name}_ci_high": found["ci_high"]}
+            degenerate = max(degenerate, found["degenerate"])
+        flag_reason = _within_grade_reason(judge, others, labels, scales, tops, humans)
+        if flag_reason is None:
+            resid = residuals(judge, others, labels, scales, humans[0])
+            mine = _docs(tops, own)
+            found = within_grade(resid, mine, _docs(tops, rest) - mine, **engine)
+            row |= {"within_grade": found["mean"], "within_grade_ci_low": found["ci_low"],
+                    "within_grade_ci_high": found["ci_high"], "within_grade_p": found["p"],
+                    "pairs_own": found["pairs_own"], "pairs_other": found["pairs_other"], "strata": found["strata"]}  # fmt: skip
+            degenerate = max(degenerate, found["degenerate"])
+            row |= _placebo(resid, tops, {s: system_families[s] for s in present}, family, **engine)
+            if not found["strata"]:
+                flag_reason = "no human grade has documents of the family's systems and of only other systems"
+        row["degenerate"] = degenerate
+        p = row.get("within_grade_p", math.nan)
+        row["self_preferring"] = bool(flag_reason is None and p < alpha and row["within_grade"] > 0)
+        rows.append(row | {"reason": flag_reason})
     return pd.DataFrame(rows)
+
+
+def _within_grade_reason(judge, others, labels, scales, tops, humans) -> str | None:
+    if labels is None or scales is None or tops is None:
+        return "no labels or top documents given: the within-grade estimate needs them"
+    if not humans or humans[0] not in labels:
+        return "no human labels"
+    missing = [j for j in (judge, *others) if j not in labels or j not in scales]
+    if missing:
+        return f"no labels of {', '.join(missing)}"
+    return None
+
+
+def _placebo(resid, tops, families: Mapping[str, str | None], family: str, **engine) -> dict:
+    """The within-grade statistic with the family moved to each other family of systems (a
+    system of no family is a family of its own); j's own family's documents on neither side."""
+    groups: dict[str, list[str]] = {}
+    for system, fam in families.items():
+        if fam != family:
+            groups.setdefault(fam or f"system:{system}", []).append(system)
+    mine = _docs(tops, [s for s, f in families.items() if f == family])
+    values = []
+    for members in groups.values():
+        placebo = _docs(tops, members) - mine
+        rest = _docs(tops, [s for s in families if s not in members and families[s] != family]) - placebo - mine
+        found = within_grade(resid, placebo, rest, **engine)
+        if not math.isnan(found["mean"]):
+            values.append(found["mean"])
+    return {"placebo_families": len(values), "placebo_min": min(values) if values else math.nan,
+            "placebo_max": max(values) if values else math.nan}  # fmt: skip

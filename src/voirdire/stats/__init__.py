@@ -1,0 +1,62 @@
+"""The one statistics engine every table and audit calls (docs/definitions.md).
+
+* :mod:`.resample`: the bootstrap over queries (seeded, counting undefined draws);
+* :mod:`.agreement`: kappa, Kendall's tau, RBO, with their intervals;
+* :mod:`.paired`: paired tests with the query as the unit (sign-flip, clustered marginal
+  homogeneity), the systems' paired t-tests and difference in differences;
+* :mod:`.proportions`: rates of clustered pairs;
+* :mod:`.multiplicity`: adjusted p-values and what chance alone flags.
+
+No audit resamples on its own: a test reads the audit modules' source to hold that.
+"""
+
+from .agreement import (
+    KAPPAS,
+    kappa_from_counts,
+    kappa_intervals,
+    kappas,
+    kendall_tau,
+    kendall_tau_rows,
+    majority,
+    ordering,
+    per_query_confusion,
+    rbo,
+    rbo_floor,
+    rbo_scores,
+    system_agreement_intervals,
+)
+from .multiplicity import CORRECTIONS, adjust, expected_false_flags
+from .paired import (
+    SHIFT_COLUMNS,
+    clustered_homogeneity,
+    compare_significance,
+    difference_in_differences,
+    direction,
+    paired_shift,
+    paired_tests,
+    query_mean_test,
+    sign_flip_p,
+    sign_test_p,
+    stuart_maxwell,
+)
+from .proportions import clustered_rate, wilson
+from .resample import (
+    Interval,
+    cluster_sums,
+    clustered_mean,
+    interval,
+    mean_interval,
+    percentile_interval,
+    query_picks,
+    query_resamples,
+    ratio_interval,
+)
+
+__all__ = [
+    "CORRECTIONS", "KAPPAS", "SHIFT_COLUMNS", "Interval", "adjust", "cluster_sums", "clustered_homogeneity",
+    "clustered_mean", "clustered_rate", "compare_significance", "difference_in_differences", "direction",
+    "expected_false_flags", "interval", "kappa_from_counts", "kappa_intervals", "kappas", "kendall_tau",
+    "kendall_tau_rows", "majority", "mean_interval", "ordering", "paired_shift", "paired_tests", "per_query_confusion",
+    "percentile_interval", "query_mean_test", "query_picks", "query_resamples", "ratio_interval", "rbo", "rbo_floor",
+    "rbo_scores", "sign_flip_p", "sign_test_p", "stuart_maxwell", "system_agreement_intervals", "wilson",
+]  # fmt: skip

@@ -1,0 +1,238 @@
+"""Agreement between two labelers or two system orderings (docs/definitions.md, Agreement).
+
+* Labels: Cohen's kappa on graded labels, on binary labels, and quadratic-weighted
+  (scikit-learn), with cluster-bootstrap intervals over queries.
+* Systems: Kendall's tau-b between system orderings (scipy; vectorised over resamples), and
+  rank-biased overlap (RBO; Webber, Moffat & Zobel 2010, extrapolated form). RBO here compares
+  two complete rankings without ties: where either ordering ties systems, RBO is NaN (breaking
+  ties by name would make it depend on how the names sort; Corsi & Urbano 2024). Its floor is
+  not 0: two reversed rankings of k items score above 0 (0.553 for k = 9 at p = 0.9).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import Counter
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+from sklearn.metrics import cohen_kappa_score
+
+from ..judges import Scale
+from .resample import LEVEL, RESAMPLES, SEED, interval, query_resamples
+
+
+def kappas(human: pd.Series, judge: pd.Series, human_scale: Scale, judge_scale: Scale) -> dict[str, float]:
+    """Cohen's kappa between aligned label series.
+
+    Graded and quadratic-weighted kappa compare grades directly and are only defined when
+    both use the same scale (NaN otherwise, e.g. a binary judge against 0-3 assessors);
+    binary kappa maps each side with its own threshold.
+    """
+    if len(human) != len(judge):
+        raise ValueError("label series must be aligned")
+    if len(human) == 0:
+        return {"kappa_graded": math.nan, "kappa_binary": math.nan, "kappa_quadratic": math.nan}
+    same_scale = (human_scale.low, human_scale.high) == (judge_scale.low, judge_scale.high)
+    grades = list(range(human_scale.low, human_scale.high + 1))
+    return {
+        "kappa_binary": _kappa(human_scale.binary(human), judge_scale.binary(judge), [0, 1]),
+        "kappa_graded": _kappa(human, judge, grades) if same_scale else math.nan,
+        "kappa_quadratic": (_kappa(human, judge, grades, weights="quadratic") if same_scale else math.nan),
+    }
+
+
+def _kappa(a: pd.Series, b: pd.Series, labels: list[int], weights: str | None = None) -> float:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # one grade on both sides: 0/0, NaN
+        return float(cohen_kappa_score(np.asarray(a), np.asarray(b), labels=labels, weights=weights))
+
+
+def majority(labels: Sequence[int]) -> int | None:
+    """One label from a judge's k samples: the most frequent, ties by the lower median; None
+    when no sample parsed (never 0)."""
+    if not labels:
+        return None
+    counts = Counter(labels).most_common()
+    top = [label for label, n in counts if n == counts[0][1]]
+    return top[0] if len(top) == 1 else statistics.median_low(labels)
+
+
+def kappa_from_counts(counts: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Cohen's kappa of (..., g, h) confusion counts with disagreement weights (g, h):
+    1 - sum(w * observed) / sum(w * expected); NaN where expected disagreement is 0."""
+    total = counts.sum(axis=(-2, -1), keepdims=True)
+    observed = counts / np.where(total > 0, total, 1)
+    expected = observed.sum(axis=-1, keepdims=True) * observed.sum(axis=-2, keepdims=True)
+    num, den = (weights * observed).sum(axis=(-2, -1)), (weights * expected).sum(axis=(-2, -1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, 1 - num / den, math.nan)
+
+
+def per_query_confusion(
+    query_ids: Sequence[str], a: Sequence[int], b: Sequence[int], labels_a: Sequence[int], labels_b: Sequence[int]
+) -> np.ndarray:
+    """(query, |labels_a|, |labels_b|) confusion counts of aligned label vectors, queries in
+    first-seen order."""
+    queries = {q: i for i, q in enumerate(dict.fromkeys(query_ids))}
+    index_a = {g: i for i, g in enumerate(labels_a)}
+    index_b = {g: i for i, g in enumerate(labels_b)}
+    counts = np.zeros((len(queries), len(labels_a), len(labels_b)))
+    np.add.at(counts, ([queries[q] for q in query_ids], [index_a[g] for g in a], [index_b[g] for g in b]), 1)
+    return counts
+
+
+KAPPAS = ("kappa_graded", "kappa_binary", "kappa_quadratic")
+
+
+def kappa_intervals(
+    aligned: pd.DataFrame,
+    scale_a: Scale,
+    scale_b: Scale,
+    *,
+    a: str = "relevance_human",
+    b: str = "relevance_judge",
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+    level: float = LEVEL,
+) -> dict[str, float]:
+    """Cluster-bootstrap intervals over queries (seeded) of the kappas of :func:`kappas`, and
+    ``kappa_degenerate``: the most draws any of them left undefined.
+
+    ``aligned`` has query_id and the label columns ``a`` and ``b``. Graded and quadratic kappa
+    need one scale on both sides (NaN otherwise, as their point values)."""
+    same_scale = (scale_a.low, scale_a.high) == (scale_b.low, scale_b.high)
+    grades = list(range(scale_a.low, scale_a.high + 1))
+    qids = aligned["query_id"].tolist()
+    plans = {"kappa_binary": (scale_a.binary(aligned[a]), scale_b.binary(aligned[b]), [0, 1], 1.0 - np.eye(2))}
+    if same_scale:
+        quadratic = np.subtract.outer(np.arange(len(grades)), np.arange(len(grades))) ** 2.0
+        for name, weights in (("kappa_graded", 1.0 - np.eye(len(grades))), ("kappa_quadratic", quadratic)):
+            plans[name] = (aligned[a], aligned[b], grades, weights)
+    row = {f"{name}_ci_{end}": math.nan for name in KAPPAS for end in ("low", "high")}
+    row["kappa_degenerate"] = 0
+    if aligned["query_id"].nunique() < 2:
+        return row
+    times = None
+    for name, (x, y, labels, weights) in plans.items():
+        counts = per_query_confusion(qids, x.tolist(), y.tolist(), labels, labels)
+        times = query_resamples(len(counts), resamples, seed) if times is None else times
+        found = interval(kappa_from_counts(np.einsum("bq,qij->bij", times, counts), weights), level)
+        row[f"{name}_ci_low"], row[f"{name}_ci_high"] = found.low, found.high
+        row["kappa_degenerate"] = max(row["kappa_degenerate"], found.degenerate)
+    return row
+
+
+def kendall_tau(a: Sequence[float], b: Sequence[float]) -> float:
+    """Kendall's tau-b between two score vectors over the same systems."""
+    if len(a) < 2:
+        return math.nan
+    return float(stats.kendalltau(a, b).statistic)
+
+
+def kendall_tau_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Kendall's tau-b between rows of two (rows, items) score arrays, vectorised (the same
+    statistic as ``scipy.stats.kendalltau``, ties included); NaN where a row is all ties."""
+    a, b = np.atleast_2d(a), np.atleast_2d(b)
+    i, j = np.triu_indices(a.shape[1], k=1)
+    sign_a, sign_b = np.sign(a[:, i] - a[:, j]), np.sign(b[:, i] - b[:, j])
+    untied_a, untied_b = (sign_a != 0).sum(axis=1), (sign_b != 0).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where((untied_a > 0) & (untied_b > 0), (sign_a * sign_b).sum(axis=1) / np.sqrt(untied_a * untied_b),
+                        math.nan)  # fmt: skip
+
+
+def ordering(scores: pd.Series) -> list[str]:
+    """Systems best first; equal scores fall back to name order, for a stable display (never
+    for a statistic: :func:`rbo_scores` refuses ties)."""
+    frame = pd.DataFrame({"system": scores.index, "score": scores.values})
+    return list(frame.sort_values(["score", "system"], ascending=[False, True])["system"])
+
+
+def rbo(a: Sequence[str], b: Sequence[str], p: float = 0.9) -> float:
+    """Extrapolated rank-biased overlap of two rankings of the same k items (Webber 2010, eq. 32).
+
+    ``RBO_ext = X_k/k * p^k + (1-p)/p * sum_{d=1..k} X_d/d * p^d`` with X_d the overlap of
+    the two depth-d prefixes. Identical rankings give 1.
+    """
+    if len(a) != len(b) or set(a) != set(b):
+        raise ValueError("rbo here compares two complete rankings of the same items")
+    if not 0 < p < 1:
+        raise ValueError("p must lie in (0, 1)")
+    k = len(a)
+    if k == 0:
+        return math.nan
+    seen_a: set[str] = set()
+    seen_b: set[str] = set()
+    overlap = 0
+    total = 0.0
+    for depth in range(1, k + 1):
+        x, y = a[depth - 1], b[depth - 1]
+        if x == y:
+            overlap += 1
+        else:
+            overlap += (x in seen_b) + (y in seen_a)
+        seen_a.add(x)
+        seen_b.add(y)
+        total += overlap / depth * p**depth
+    return overlap / k * p**k + (1 - p) / p * total
+
+
+def _tied(values: np.ndarray) -> bool:
+    ordered = np.sort(np.asarray(values, dtype=float))
+    return bool(len(ordered) > 1 and np.any(np.isclose(np.diff(ordered), 0.0, rtol=0, atol=1e-12)))
+
+
+def rbo_scores(a: pd.Series | np.ndarray, b: pd.Series | np.ndarray, p: float = 0.9, names=None) -> float:
+    """RBO between the system orderings two score vectors give (same systems, same order);
+    NaN where either ordering ties two systems (no tie-break by name)."""
+    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if len(x) == 0 or _tied(x) or _tied(y) or np.isnan(x).any() or np.isnan(y).any():
+        return math.nan
+    labels = np.arange(len(x)) if names is None else np.asarray(names)
+    return rbo(list(labels[np.argsort(-x, kind="stable")]), list(labels[np.argsort(-y, kind="stable")]), p=p)
+
+
+def rbo_floor(k: int, p: float = 0.9) -> float:
+    """RBO of a ranking of k items against its reverse: the floor a reader compares RBO with."""
+    items = [str(i) for i in range(k)]
+    return rbo(items, items[::-1], p=p) if k else math.nan
+
+
+def system_agreement_intervals(
+    human: pd.DataFrame,
+    judge: pd.DataFrame,
+    oracles: Sequence[str],
+    *,
+    rbo_p: float = 0.9,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+    level: float = LEVEL,
+) -> dict[str, float]:
+    """Bootstrap intervals over queries of tau (all systems, oracles only) and RBO between the
+    system orderings of two aligned query x system tables (their means over the resampled
+    queries), and ``system_degenerate``: the most draws any of them left undefined."""
+    row: dict[str, float] = {f"{name}_ci_{end}": math.nan for name in ("tau_all", "tau_oracles", "rbo_all")
+                             for end in ("low", "high")}  # fmt: skip
+    row["system_degenerate"] = 0
+    if len(human) < 2:
+        return row
+    times = query_resamples(len(human), resamples, seed)
+    systems = list(human.columns)
+    mean_h = times @ human[systems].to_numpy(float) / len(human)
+    mean_j = times @ judge[systems].to_numpy(float) / len(human)
+    draws = {"tau_all": kendall_tau_rows(mean_h, mean_j)}
+    picked = [systems.index(s) for s in oracles if s in systems]
+    if len(picked) >= 2:
+        draws["tau_oracles"] = kendall_tau_rows(mean_h[:, picked], mean_j[:, picked])
+    draws["rbo_all"] = np.array([rbo_scores(x, y, p=rbo_p) for x, y in zip(mean_h, mean_j, strict=True)])
+    for name, values in draws.items():
+        found = interval(values, level)
+        row[f"{name}_ci_low"], row[f"{name}_ci_high"] = found.low, found.high
+        row["system_degenerate"] = max(row["system_degenerate"], found.degenerate)
+    return row

@@ -1,0 +1,132 @@
+"""Resampling by query: the one bootstrap every audit calls (docs/definitions.md, Intervals).
+
+Pairs, labels and per-query scores of one query are not independent (one topic, one assessor,
+one prompt), so the unit of every resample is the query: a cluster bootstrap (Davison &
+Hinkley 1997, section 3.8; Field & Welsh 2007). Draws are seeded, so a rerun gives the same
+interval; a draw whose statistic is undefined (a resample where every system ties, a grade
+no resampled query has) is *counted* and reported beside the interval, never dropped
+silently.
+
+No audit module draws its own resamples or calls ``scipy.stats.bootstrap``; a test in the
+suite reads their source to hold that.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+RESAMPLES = 1000
+SEED = 42
+LEVEL = 0.95
+
+
+def query_resamples(queries: int, resamples: int = RESAMPLES, seed: int = SEED) -> np.ndarray:
+    """(resamples, queries) multiplicities of a bootstrap over queries (seeded): row b says how
+    many times each query is drawn in resample b."""
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, queries, size=(resamples, queries))
+    times = np.zeros((resamples, queries))
+    np.add.at(times, (np.arange(resamples)[:, None], picks), 1)
+    return times
+
+
+def query_picks(queries: int, resamples: int = RESAMPLES, seed: int = SEED) -> np.ndarray:
+    """(resamples, queries) indices of the queries drawn (the same draws as
+    :func:`query_resamples` with the same seed), for statistics that are not sums."""
+    rng = np.random.default_rng(seed)
+    return rng.integers(0, queries, size=(resamples, queries))
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A percentile bootstrap interval and how many of its draws were undefined."""
+
+    low: float
+    high: float
+    degenerate: int = 0
+
+    def __iter__(self):  # low, high = interval
+        return iter((self.low, self.high))
+
+
+def interval(values: np.ndarray | Sequence[float], level: float = LEVEL) -> Interval:
+    """The percentile interval of bootstrap values; undefined (non-finite) draws are left out
+    and counted in ``degenerate``; NaN when no draw is defined."""
+    values = np.asarray(values, dtype=float)
+    finite = np.isfinite(values)
+    degenerate = int((~finite).sum())
+    if not finite.any():
+        return Interval(math.nan, math.nan, degenerate)
+    tail = 100 * (1 - level) / 2
+    low, high = np.percentile(values[finite], [tail, 100 - tail])
+    return Interval(float(low), float(high), degenerate)
+
+
+def percentile_interval(values: np.ndarray, level: float = LEVEL) -> tuple[float, float]:
+    """(low, high) of :func:`interval`."""
+    found = interval(values, level)
+    return found.low, found.high
+
+
+def cluster_sums(values: np.ndarray | Sequence[float], clusters: Sequence) -> tuple[np.ndarray, np.ndarray]:
+    """Per-cluster sums and counts of ``values`` (clusters in first-seen order)."""
+    values = np.asarray(values, dtype=float)
+    codes, _ = _factorize(clusters)
+    k = int(codes.max()) + 1 if len(codes) else 0
+    return np.bincount(codes, weights=values, minlength=k), np.bincount(codes, minlength=k).astype(float)
+
+
+def _factorize(clusters: Sequence) -> tuple[np.ndarray, list]:
+    seen: dict = {}
+    codes = np.array([seen.setdefault(c, len(seen)) for c in clusters], dtype=int)
+    return codes, list(seen)
+
+
+def ratio_interval(
+    sums: np.ndarray, counts: np.ndarray, *, resamples: int = RESAMPLES, seed: int = SEED, level: float = LEVEL
+) -> Interval:
+    """Cluster-bootstrap interval of sum(sums) / sum(counts) (a mean over pairs, or a rate,
+    whose pairs cluster by query): the queries are resampled, the ratio recomputed."""
+    sums, counts = np.asarray(sums, dtype=float), np.asarray(counts, dtype=float)
+    if len(sums) < 2:
+        return Interval(math.nan, math.nan, 0)
+    times = query_resamples(len(sums), resamples, seed)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        boot = (times @ sums) / (times @ counts)
+    return interval(boot, level)
+
+
+def clustered_mean(
+    values: np.ndarray | Sequence[float],
+    clusters: Sequence,
+    *,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+    level: float = LEVEL,
+) -> tuple[float, Interval]:
+    """The mean of ``values`` (over pairs) and its cluster-bootstrap interval (over queries)."""
+    sums, counts = cluster_sums(values, clusters)
+    if not counts.sum():
+        return math.nan, Interval(math.nan, math.nan, 0)
+    point = float(sums.sum() / counts.sum())
+    if np.ptp(np.asarray(values, dtype=float)) == 0:
+        return point, Interval(point, point, 0)
+    return point, ratio_interval(sums, counts, resamples=resamples, seed=seed, level=level)
+
+
+def mean_interval(
+    values: np.ndarray | Sequence[float], *, resamples: int = RESAMPLES, seed: int = SEED, level: float = LEVEL
+) -> Interval:
+    """Percentile bootstrap interval of the mean of independent units (one value per query, or
+    per system where the unit is the system); the point when every value is equal."""
+    values = np.asarray(values, dtype=float)
+    if len(values) == 0:
+        return Interval(math.nan, math.nan, 0)
+    if np.ptp(values) == 0:
+        return Interval(float(values[0]), float(values[0]), 0)
+    times = query_resamples(len(values), resamples, seed)
+    return interval(times @ values / len(values), level)
