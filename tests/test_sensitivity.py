@@ -13,15 +13,18 @@ import pytest
 
 from voirdire.probes.sensitivity import (
     ALL,
+    BY_CONDITION_COLUMNS,
     CONSISTENCY_COLUMNS,
+    NO_RERUN,
+    RERUN,
     agreement,
-    bootstrap_mean_ci,
     direction_consistency,
     displacement,
     displacement_heatmap,
     sensitivity,
     sensitivity_chart,
 )
+from voirdire.stats import mean_interval, query_picks, rbo
 
 SYSTEMS = [f"s{i}" for i in range(8)]
 QUERIES = [f"q{i}" for i in range(12)]
@@ -123,8 +126,11 @@ def test_a_condition_identical_to_the_baseline_moves_nothing():
     systems, conditions = sensitivity(moves)
     row = one(conditions, condition="same")
     assert row["affected_systems"] == 0 and row["max_abs_delta_r"] == 0 and row["mean_abs_delta_r"] == 0
-    assert (row["ci_low"], row["ci_high"]) == (0, 0)
+    assert (row["ci_low_systems"], row["ci_high_systems"]) == (0, 0)
     assert (systems["sensitivity"] == 0).all()
+    _, conditions = sensitivity(moves, per_query=per_query({"umbrela": base, "same": base}), baselines=BASELINES)
+    row = one(conditions, condition="same")
+    assert (row["ci_low_queries"], row["ci_high_queries"], row["degenerate_queries"]) == (0, 0, 0)
 
 
 def test_swapping_two_adjacent_systems_is_found_and_nothing_else_moves():
@@ -203,7 +209,7 @@ def test_unlabelled_pairs_are_counted_and_left_out_of_kappa_never_read_as_zero()
     assert again.loc["holes", "pairs_vs_human"] == shown.loc["holes", "pairs_vs_human"]
 
 
-def test_bootstrap_ci_contains_the_estimate_is_seeded_and_has_width_when_systems_differ():
+def test_the_interval_over_systems_is_the_engines_mean_interval_seeded_and_has_width_when_systems_differ():
     base = base_scores()
     shuffled = {s: base[t] for s, t in zip(SYSTEMS, ["s2", "s0", "s1", "s3", "s7", "s5", "s4", "s6"], strict=True)}
     moves = displacement(
@@ -211,24 +217,161 @@ def test_bootstrap_ci_contains_the_estimate_is_seeded_and_has_width_when_systems
     )
     systems, conditions = sensitivity(moves, seed=42)
     for _, row in conditions.iterrows():
-        assert row["ci_low"] <= row["mean_abs_delta_r"] <= row["ci_high"]
+        assert row["ci_low_systems"] <= row["mean_abs_delta_r"] <= row["ci_high_systems"]
     for condition in ["swap", "shuffle", ALL]:
         row = one(conditions, condition=condition)
-        assert row["ci_high"] - row["ci_low"] > 0
+        assert row["ci_high_systems"] - row["ci_low_systems"] > 0
+    # the engine's interval of the mean over independent units (here: systems), with the same seed
+    values = by_system(moves, "shuffle")["delta_r"].abs().to_numpy(dtype=float)
+    found = mean_interval(values, seed=42)
+    row = one(conditions, condition="shuffle")
+    assert (row["ci_low_systems"], row["ci_high_systems"]) == (found.low, found.high)
+    overall = mean_interval(systems["sensitivity"].to_numpy(dtype=float), seed=42)
+    assert (one(conditions, condition=ALL)["ci_low_systems"], one(conditions, condition=ALL)["ci_high_systems"]) == (
+        overall.low, overall.high)  # fmt: skip
     again_systems, again = sensitivity(moves, seed=42)
     pd.testing.assert_frame_equal(conditions, again)
     pd.testing.assert_frame_equal(systems, again_systems)
     _, other = sensitivity(moves, seed=7)
-    assert not other[["ci_low", "ci_high"]].equals(conditions[["ci_low", "ci_high"]])
+    assert not other[["ci_low_systems", "ci_high_systems"]].equals(conditions[["ci_low_systems", "ci_high_systems"]])
+    # without per-query scores there is no interval over queries, and no noise floor without a rerun
+    assert conditions[["ci_low_queries", "ci_high_queries"]].isna().all().all()
+    assert conditions["noise_floor_abs_delta_r"].isna().all() and (conditions["noise_floor"] == NO_RERUN).all()
+    assert list(conditions.columns) == BY_CONDITION_COLUMNS
 
-    values = np.array([0, 0, 0, 1, 1, 2, 3, 0], dtype=float)
-    low, high = bootstrap_mean_ci(values, seed=42, resamples=2000)
-    assert low < values.mean() < high
-    assert bootstrap_mean_ci(values, seed=42, resamples=2000) == (low, high)
-    narrow = bootstrap_mean_ci(values, seed=42, resamples=2000, level=0.5)
-    assert low <= narrow[0] <= narrow[1] <= high
-    assert bootstrap_mean_ci(np.zeros(5)) == (0, 0)
-    assert all(math.isnan(v) for v in bootstrap_mean_ci(np.array([])))
+
+def near_tie(seed: int = 3) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Baseline scores where s3 and s4 are 0.004 apart on average with per-query noise sd 0.05
+    (which one is ahead depends on the queries judged), and a condition that rescores them
+    with fresh per-query noise of the same size: nothing but the queries' noise."""
+    rng = np.random.default_rng(seed)
+    base = {s: 0.85 - 0.08 * i + rng.normal(0, 0.005, len(QUERIES)) for i, s in enumerate(SYSTEMS)}
+    base["s4"] = base["s3"] - 0.004 + rng.normal(0, 0.05, len(QUERIES))
+    base["s4"] += (base["s3"].mean() - 0.004) - base["s4"].mean()  # s3 ahead by 0.004 on these queries
+    condition = {s: v.copy() for s, v in base.items()}
+    condition["s3"] = base["s3"] + rng.normal(0, 0.05, len(QUERIES))
+    condition["s3"] += base["s3"].mean() - condition["s3"].mean()  # the same mean: nobody moves here
+    return base, condition
+
+
+def test_the_interval_over_queries_shows_the_ranks_the_queries_could_have_given_the_one_over_systems_cannot():
+    """Injected: two systems 0.004 apart with per-query noise 0.05, the condition rescoring one
+    with fresh noise of the same mean. On these queries no system moves (mean |delta_r| 0), and
+    resampling systems gives the interval (0, 0); resampling queries, the two swap in many draws."""
+    base, condition = near_tie()
+    scores = per_query({"umbrela": base, "noisy": condition})
+    moves = displacement(scores, BASELINES)
+    assert (moves["delta_r"] == 0).all()
+    _, conditions = sensitivity(moves, per_query=scores, baselines=BASELINES)
+    row = one(conditions, condition="noisy")
+    assert row["mean_abs_delta_r"] == 0 and (row["ci_low_systems"], row["ci_high_systems"]) == (0, 0)
+    assert row["ci_high_queries"] > 0 and row["queries"] == len(QUERIES) and row["degenerate_queries"] == 0
+
+    # the reference: the same draws (query_picks, seed 42) rescored with pandas, ranked by ordering
+    picks = query_picks(len(QUERIES), 1000, 42)
+    table = {c: pd.DataFrame(v, index=QUERIES) for c, v in {"umbrela": base, "noisy": condition}.items()}
+    means = []
+    for draw in picks:
+        ranks = {c: t.iloc[draw].mean().rank(method="first", ascending=False) for c, t in table.items()}
+        # method first on name-ordered columns: ties by name, as ordering() breaks them
+        means.append(float((ranks["noisy"] - ranks["umbrela"]).abs().mean()))
+    low, high = np.percentile(means, [2.5, 97.5])
+    assert (row["ci_low_queries"], row["ci_high_queries"]) == pytest.approx((low, high))
+    overall = one(conditions, condition=ALL)  # one condition: Sensitivity(s) is its |delta_r|
+    assert (overall["ci_low_queries"], overall["ci_high_queries"]) == pytest.approx((low, high))
+
+
+def test_the_all_row_over_queries_recomputes_sensitivity_in_each_draw():
+    base, condition = near_tie()
+    scores = per_query({"umbrela": base, "noisy": condition, "swap": swapped(base, "s0", "s1")})
+    moves = displacement(scores, BASELINES)
+    _, conditions = sensitivity(moves, per_query=scores, baselines=BASELINES)
+    picks = query_picks(len(QUERIES), 1000, 42)
+    table = {c: pd.DataFrame(v, index=QUERIES) for c, v in {"umbrela": base, "noisy": condition,
+                                                            "swap": swapped(base, "s0", "s1")}.items()}  # fmt: skip
+    values = []
+    for draw in picks:
+        ranks = {c: t.iloc[draw].mean().rank(method="first", ascending=False) for c, t in table.items()}
+        per_system = ((ranks["noisy"] - ranks["umbrela"]).abs() + (ranks["swap"] - ranks["umbrela"]).abs()) / 2
+        values.append(per_system.mean())
+    overall = one(conditions, condition=ALL)
+    assert (overall["ci_low_queries"], overall["ci_high_queries"]) == pytest.approx(
+        tuple(np.percentile(values, [2.5, 97.5]))
+    )
+    swap = one(conditions, condition="swap")  # an exact swap, query by query: the same in every draw
+    assert swap["ci_low_queries"] == swap["ci_high_queries"] == swap["mean_abs_delta_r"] == pytest.approx(0.25)
+
+
+def test_a_rerun_of_the_baseline_is_the_noise_floor_and_no_condition_of_its_own():
+    """Injected: a rerun of the baseline prompt that differs from it by the queries' noise only,
+    and a real condition (two systems swapped). The rerun's rows are the noise floor, repeated on
+    every row of the group; it does not enter Sensitivity(s), the all row or direction consistency."""
+    base, rerun = near_tie()
+    human, judged = grades()
+    rng = np.random.default_rng(4)
+    again = np.where(rng.random(judged.shape) < 0.1, np.clip(judged + 1, 0, 3), judged)
+    conditions_scores = {"umbrela": base, RERUN: rerun, "swap": swapped(base, "s0", "s1")}
+    scores = per_query(conditions_scores)
+    moves = displacement(scores, BASELINES)
+    assert set(moves["condition"]) == {RERUN, "swap"}
+    systems, conditions = sensitivity(moves, per_query=scores, baselines=BASELINES)
+    floor = one(conditions, condition=RERUN)
+    assert floor["ci_high_queries"] > 0  # the rerun moves s3 and s4 in many draws
+    assert (conditions["noise_floor_abs_delta_r"] == floor["mean_abs_delta_r"]).all()
+    assert (conditions["noise_floor"] != NO_RERUN).all()
+    overall = one(conditions, condition=ALL)
+    assert overall["conditions"] == 1 and overall["mean_abs_delta_r"] == pytest.approx(2 / len(SYSTEMS))
+    assert (systems["conditions"] == 1).all()
+    b = per_query(conditions_scores, group="judgeB")
+    assert RERUN not in set(direction_consistency(displacement(pd.concat([scores, b]), BASELINES))["condition"])
+
+    frame = labels({"umbrela": judged, RERUN: again, "lower": np.maximum(judged - 1, 0)})
+    shown = agreement(frame, human, BASELINES).set_index("condition")
+    assert shown.loc[RERUN, "kappa_qw_baseline"] < 1
+    assert (shown["noise_floor_kappa_qw"] == shown.loc[RERUN, "kappa_qw_baseline"]).all()
+    alone = agreement(labels({"umbrela": judged, "lower": judged}), human, BASELINES, no_rerun="asked once")
+    assert alone["noise_floor_kappa_qw"].isna().all() and (alone["noise_floor"] == "asked once").all()
+    with pytest.raises(ValueError, match="rerun"):
+        agreement(frame, human, {"judgeA": RERUN})
+
+
+def test_rbo_against_the_humans_is_undefined_where_systems_tie_never_broken_by_name():
+    """Injected: a condition that gives s0 and s1 the same per-query scores. Broken by name, RBO
+    would depend on how the two names sort; it is NaN, and Kendall's tau-b counts the tie."""
+    base = base_scores()
+    human, judged = grades()
+    tied = dict(base)
+    tied["s1"] = base["s0"].copy()
+    scores = per_query({"umbrela": base, "tied": tied})
+    shown = agreement(labels({"umbrela": judged, "tied": judged}), human, BASELINES, per_query=scores,
+                      human_scores=human_scores(base)).set_index("condition")  # fmt: skip
+    assert math.isnan(shown.loc["tied", "rbo_human"]) and shown.loc["tied", "tau_human"] < 1
+    assert shown.loc["umbrela", "rbo_human"] == pytest.approx(1.0)
+    # every draw ties s0 and s1 too: no defined RBO, each draw counted
+    assert math.isnan(shown.loc["tied", "rbo_human_ci_low"]) and shown.loc["tied", "ranking_degenerate"] == 1000
+
+
+def test_tau_and_rbo_against_the_humans_come_with_their_intervals_over_queries():
+    """Reference: the same draws of queries (query_picks, seed 42), the systems' means under the
+    condition and the humans recomputed, scipy's tau-b and RBO of the two orderings."""
+    from scipy import stats
+
+    base, condition = near_tie()
+    human, judged = grades()
+    scores = per_query({"umbrela": base, "noisy": condition})
+    shown = agreement(labels({"umbrela": judged, "noisy": judged}), human, BASELINES, per_query=scores,
+                      human_scores=human_scores(base)).set_index("condition")  # fmt: skip
+    row = shown.loc["noisy"]
+    assert row["tau_human"] == pytest.approx(1.0) and row["rbo_human"] == pytest.approx(1.0)  # on these queries
+    a, h = pd.DataFrame(condition, index=QUERIES), pd.DataFrame(base, index=QUERIES)
+    taus, rbos = [], []
+    for draw in query_picks(len(QUERIES), 1000, 42):
+        x, y = a.iloc[draw].mean(), h.iloc[draw].mean()
+        taus.append(stats.kendalltau(x, y).statistic)
+        rbos.append(rbo(list(x.sort_values(ascending=False).index), list(y.sort_values(ascending=False).index)))
+    assert (row["tau_human_ci_low"], row["tau_human_ci_high"]) == pytest.approx(tuple(np.percentile(taus, [2.5, 97.5])))
+    assert (row["rbo_human_ci_low"], row["rbo_human_ci_high"]) == pytest.approx(tuple(np.percentile(rbos, [2.5, 97.5])))
+    assert row["tau_human_ci_low"] < 1 and row["ranking_degenerate"] == 0
 
 
 def test_direction_consistency_across_judge_models():
@@ -322,18 +465,62 @@ def test_figures_are_written_as_png_and_pdf_also_without_data(tmp_path):
         assert png.with_suffix(".pdf").read_bytes()[:5] == b"%PDF-"
 
 
-def test_a_stricter_condition_has_the_paired_sign_test_against_the_baseline():
+def test_a_stricter_condition_has_the_paired_tests_over_queries_against_the_baseline():
+    """The shift is tested with the query as the unit: the reference is scipy's sign-flip
+    permutation test of the per-query summed shifts (exact: 2^12 sign patterns), and
+    statsmodels' Stuart-Maxwell test where each query has one pair."""
     from scipy import stats
+    from statsmodels.stats.contingency_tables import SquareTable
 
     human, judged = grades()
     stricter = np.where(judged > 0, judged - 1, judged)  # every grade above 0 one lower
-    frame = labels({"umbrela": judged, "strict": stricter, "same": judged.copy()})
+    rng = np.random.default_rng(2)
+    mixed = np.clip(judged + rng.integers(-1, 2, judged.shape) * (rng.random(judged.shape) < 0.3), 0, 3)
+    frame = labels({"umbrela": judged, "strict": stricter, "same": judged.copy(), "mixed": mixed})
     shown = agreement(frame, human, BASELINES).set_index("condition")
     strict = shown.loc["strict"]
     moved = int((judged > 0).sum())
     assert strict["down_vs_baseline"] == moved and strict["up_vs_baseline"] == 0
-    assert strict["sign_p_vs_baseline"] == pytest.approx(stats.binomtest(0, moved, 0.5).pvalue)
-    assert strict["shift_vs_baseline_ci_high"] < 0 and strict["stuart_maxwell_p_vs_baseline"] < 0.001
+    assert strict["queries_vs_baseline"] == len(QUERIES)
+    for name, grid in (("strict", stricter), ("mixed", mixed)):
+        totals = (grid - judged).sum(axis=1)  # per query
+        reference = stats.permutation_test((totals,), np.sum, permutation_type="samples", n_resamples=9999,
+                                           alternative="two-sided").pvalue  # fmt: skip
+        assert shown.loc[name, "shift_p_vs_baseline"] == pytest.approx(reference)
+    # every query lowered: the smallest p 12 queries can give (2 of 4096 sign patterns), not a p over 240 pairs
+    assert strict["shift_p_vs_baseline"] == pytest.approx(2 / 2 ** len(QUERIES))
+    assert strict["shift_vs_baseline_ci_high"] < 0 and strict["homogeneity_p_vs_baseline"] < 0.01
     assert strict["shift_vs_baseline_ci_low"] <= strict["shift_vs_baseline"] <= strict["shift_vs_baseline_ci_high"]
     for clean in ("same", "umbrela"):
-        assert shown.loc[clean, "sign_p_vs_baseline"] == 1 and shown.loc[clean, "up_vs_baseline"] == 0
+        assert shown.loc[clean, "shift_p_vs_baseline"] == 1 and shown.loc[clean, "up_vs_baseline"] == 0
+        assert shown.loc[clean, "homogeneity_p_vs_baseline"] == 1
+
+    # one pair per query: the clustered homogeneity test is Stuart-Maxwell's (statsmodels)
+    one_each = labels({"umbrela": judged, "mixed": mixed})
+    one_each = one_each[one_each["doc_id"].str.endswith("_d0") | one_each["doc_id"].str.endswith("_d1")]
+    one_each = one_each.assign(query_id=one_each["doc_id"])  # every pair its own query
+    found = agreement(one_each, human.assign(query_id=human["doc_id"]), BASELINES).set_index("condition")
+    before, after = judged[:, :2].ravel().astype(int), mixed[:, :2].ravel().astype(int)
+    grades_moved = np.union1d(before[before != after], after[before != after])
+    table = np.zeros((len(grades_moved), len(grades_moved)))
+    keep = np.isin(before, grades_moved) & np.isin(after, grades_moved)
+    for b, a in zip(before[keep], after[keep], strict=True):
+        table[np.searchsorted(grades_moved, b), np.searchsorted(grades_moved, a)] += 1
+    assert found.loc["mixed", "homogeneity_p_vs_baseline"] == pytest.approx(
+        SquareTable(table, shift_zeros=False).homogeneity().pvalue
+    )
+
+
+def test_the_quadratic_kappa_is_scikit_learns_on_the_pairs_both_labelled():
+    from sklearn.metrics import cohen_kappa_score
+
+    human, judged = grades()
+    lower = np.maximum(judged - 1, 0)
+    shown = agreement(labels({"umbrela": judged, "lower": lower}), human, BASELINES).set_index("condition")
+    expected = cohen_kappa_score(lower.ravel().astype(int), judged.ravel().astype(int), weights="quadratic",
+                                 labels=[0, 1, 2, 3])  # fmt: skip
+    assert shown.loc["lower", "kappa_qw_baseline"] == pytest.approx(expected)
+    h = human.sort_values(["query_id", "doc_id"])
+    expected_h = cohen_kappa_score(labels({"lower": lower}).sort_values(["query_id", "doc_id"])["relevance"].astype(int),
+                                   h["relevance"].astype(int), weights="quadratic", labels=[0, 1, 2, 3])  # fmt: skip
+    assert shown.loc["lower", "kappa_qw_human"] == pytest.approx(expected_h)

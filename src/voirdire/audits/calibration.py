@@ -17,13 +17,36 @@ y). Both intervals are of one family: ppi_py's CLT (z) intervals, ``ppi_mean_ci`
 ``classical_mean_ci`` for the humans alone. At k = 3-10 a z interval under-covers; the
 coverage columns show by how much, for both, so neither looks narrower than it is.
 
+The target is the mean over the N queries at hand (what labelling all of them would give),
+of which k are drawn without replacement: a finite population. ppi_py's intervals are for
+the mean of an infinite population, and are too wide for this target by a factor
+1 / sqrt(1 - k/N) (1.37 at N = 43, k = 20, where the classical interval covers the N-query
+mean about 98% of the time: a coverage column measured against it could not show
+under-coverage). Both
+intervals' half-widths are therefore multiplied by the finite-population correction
+``sqrt(1 - k/N)`` (:func:`fpc`), about their centre (the point estimate). Why:
+
+* humans alone: under sampling without replacement, var(mean_L(y)) = (1 - k/N) S^2 / k, with
+  S^2 the variance of y over the N queries (Cochran 1977, Theorem 2.2): the classical
+  variance S^2 / k times (1 - k/N);
+* PPI, lambda held fixed: mean_U(f) = (N mean_N(f) - k mean_L(f)) / (N - k), so
+  theta = mean_L(y - lambda' f) + lambda' mean_N(f) with lambda' = lambda N / (N - k): a
+  difference estimator, unbiased for the N-query mean, with variance
+  (1 - k/N) var_N(y - lambda' f) / k = (1 - k/N) V + lambda^2 S_f^2 / (N - k) - 2 lambda C / N,
+  where V = var(y - lambda f) / k + lambda^2 S_f^2 / (N - k) is ppi_py's variance (its
+  rectifier term, which dominates, and its imputed term) and C = cov(y, f). At the power-tuned
+  lambda = C (N - k) / (N S_f^2) the last two terms sum to -lambda C / N <= 0 (lambda is 0
+  when C <= 0), so (1 - k/N) V is the PPI variance or a little more: the corrected PPI
+  interval is exact to first order or conservative, never narrower than the truth.
+
 Reported per k over R seeded draws:
 
 * Kendall's tau of each estimate's system ordering against the humans' on all queries (does
   the correction recover the order of oracles and LLM rankers?): the mean and the 10th, 50th
   and 90th percentiles over draws;
-* coverage: the share of (draw, system) intervals that contain the system's human mean over
-  *all* queries, the target a user of k labels wants to learn, and the intervals' mean width.
+* coverage: the share of (draw, system) corrected intervals that contain the system's human
+  mean over *all* N queries, the target a user of k labels wants to learn, and the corrected
+  intervals' mean width; ``queries`` (N) and ``fpc`` (the factor) beside them.
 """
 
 from __future__ import annotations
@@ -40,39 +63,74 @@ from ..stats import kendall_tau
 QUANTILES = (10, 50, 90)  # percentiles of tau over draws
 
 
+def fpc(k: int, population: int | None) -> float:
+    """The finite-population correction sqrt(1 - k/N) of a mean over k of N units drawn without
+    replacement (1 with no population: an infinite one)."""
+    if population is None:
+        return 1.0
+    if not 0 < k <= population:
+        raise ValueError(f"{k} labelled queries out of a population of {population}")
+    return math.sqrt(1 - k / population)
+
+
+def _narrow(centre, low, high, factor: float):
+    """An interval's half-width times ``factor``, about ``centre``."""
+    centre, low, high = (np.asarray(a, dtype=float) for a in (centre, low, high))
+    return centre - factor * (centre - low), centre + factor * (high - centre)
+
+
 def ppi_mean(
-    y_labelled: np.ndarray, f_labelled: np.ndarray, f_unlabelled: np.ndarray, *, level: float = 0.95
+    y_labelled: np.ndarray,
+    f_labelled: np.ndarray,
+    f_unlabelled: np.ndarray,
+    *,
+    level: float = 0.95,
+    population: int | None = None,
 ) -> tuple[float, float, float]:
     """PPI++ estimate of the mean of y and its CI (ppi_py, power-tuned lambda): (theta, low, high).
 
     A judge whose scores do not vary has no power to lend (lambda's denominator is 0); then
     lambda = 0, the humans' mean and interval, which is what PPI++ tends to as var(f) -> 0.
+    ``population`` N: the target is the mean over N queries of which these are the labelled k,
+    and the half-width is multiplied by :func:`fpc` (see the module docstring); None: ppi_py's
+    interval as it is (an infinite population).
     """
     y, f, u = (np.asarray(a, dtype=float) for a in (y_labelled, f_labelled, f_unlabelled))
     lam = None if np.ptp(np.concatenate([f, u])) > 0 else 0.0
     theta = float(np.squeeze(ppi_mean_pointestimate(y, f, u, lam=lam)))
     low, high = ppi_mean_ci(y, f, u, alpha=1 - level, lam=lam)
-    return theta, float(np.squeeze(low)), float(np.squeeze(high))
+    low, high = _narrow(theta, np.squeeze(low), np.squeeze(high), fpc(len(y), population))
+    return theta, float(low), float(high)
 
 
-def human_mean(y_labelled: np.ndarray, *, level: float = 0.95) -> tuple[float, float, float]:
-    """The humans alone on the labelled queries: mean and ppi_py's classical (z) CI."""
+def human_mean(
+    y_labelled: np.ndarray, *, level: float = 0.95, population: int | None = None
+) -> tuple[float, float, float]:
+    """The humans alone on the labelled queries: mean and ppi_py's classical (z) CI, its
+    half-width multiplied by :func:`fpc` when the target is the mean over ``population`` queries."""
     y = np.asarray(y_labelled, dtype=float)
     low, high = classical_mean_ci(y, alpha=1 - level)
-    return float(y.mean()), float(np.squeeze(low)), float(np.squeeze(high))
+    low, high = _narrow(y.mean(), np.squeeze(low), np.squeeze(high), fpc(len(y), population))
+    return float(y.mean()), float(low), float(high)
 
 
-def estimates(human: pd.DataFrame, judge: pd.DataFrame, labelled: np.ndarray, *, level: float = 0.95) -> pd.DataFrame:
+def estimates(
+    human: pd.DataFrame, judge: pd.DataFrame, labelled: np.ndarray, *, level: float = 0.95, finite: bool = True
+) -> pd.DataFrame:
     """Per system: PPI-corrected and humans-only estimates with CIs, for one set of labelled queries.
 
     ``human`` and ``judge`` are aligned query x system tables; ``labelled`` a boolean mask
     over their rows. Columns: corrected, corrected_low, corrected_high, human_only,
     human_only_low, human_only_high. One ppi_py call covers every system, with lambda tuned
     per system (``lam_optim_mode="element"``: the same estimate as one call per system, as
-    :func:`ppi_mean` makes; a test holds them equal).
+    :func:`ppi_mean` makes; a test holds them equal). ``finite`` (default): the target is the
+    mean over the table's N queries, and both intervals' half-widths are multiplied by
+    :func:`fpc` (k labelled of N); otherwise ppi_py's intervals as they are.
     """
     y, f = human.to_numpy(dtype=float), judge.to_numpy(dtype=float)
+    labelled = np.asarray(labelled, dtype=bool)
     y_l, f_l, f_u = y[labelled], f[labelled], f[~labelled]
+    factor = fpc(int(labelled.sum()), len(labelled) if finite else None)
     varying = np.ptp(f, axis=0) > 0
     theta, low, high = np.empty(y.shape[1]), np.empty(y.shape[1]), np.empty(y.shape[1])
     for columns, lam, mode in ((varying, None, "element"), (~varying, 0.0, "overall")):
@@ -81,11 +139,13 @@ def estimates(human: pd.DataFrame, judge: pd.DataFrame, labelled: np.ndarray, *,
             theta[columns] = np.ravel(ppi_mean_pointestimate(*args, lam=lam, lam_optim_mode=mode))
             lows, highs = ppi_mean_ci(*args, alpha=1 - level, lam=lam, lam_optim_mode=mode)
             low[columns], high[columns] = np.ravel(lows), np.ravel(highs)
+    low, high = _narrow(theta, low, high, factor)
     # ppi_py's classical interval takes one variable at a time (a 2-D array is pooled)
     human_low, human_high = np.array([np.ravel(classical_mean_ci(column, alpha=1 - level)) for column in y_l.T]).T
+    human_low, human_high = _narrow(y_l.mean(axis=0), np.ravel(human_low), np.ravel(human_high), factor)
     return pd.DataFrame(
         {"corrected": theta, "corrected_low": low, "corrected_high": high, "human_only": y_l.mean(axis=0),
-         "human_only_low": np.ravel(human_low), "human_only_high": np.ravel(human_high)},
+         "human_only_low": human_low, "human_only_high": human_high},
         index=human.columns,
     )  # fmt: skip
 
@@ -100,7 +160,9 @@ def calibration_curve(
     level: float = 0.95,
 ) -> pd.DataFrame:
     """One row per k: tau of judge-only, PPI-corrected and human-only orderings (mean and
-    percentiles over draws), CI widths and coverage of the all-query human mean.
+    percentiles over draws), the widths and coverage of the all-query human mean of both
+    intervals, finite-population corrected (k of N queries, :func:`fpc`), with ``queries`` (N)
+    and ``fpc`` (the factor).
 
     ``human`` and ``judge`` are query x system tables of per-query nDCG@10 (same shape).
     """
@@ -126,7 +188,7 @@ def calibration_curve(
                 low, high = found[f"{name}_low"].to_numpy(), found[f"{name}_high"].to_numpy()
                 widths[name].extend(high - low)
                 covered[name].extend((low <= truth.values) & (truth.values <= high))
-        row = {"k": k, "draws": draws, "level": level}
+        row = {"k": k, "draws": draws, "level": level, "queries": len(queries), "fpc": fpc(k, len(queries))}
         for name, values in taus.items():  # tau is undefined (NaN) for an estimate that ties every system
             defined = np.array([v for v in values if not math.isnan(v)])
             row[f"tau_{name}"] = float(defined.mean()) if len(defined) else math.nan

@@ -4,23 +4,41 @@ Label sets that differ only in the prompt (*conditions*: persona roles, or promp
 are compared with a baseline label set (the plain UMBRELA prompt) and with the human labels,
 at three levels:
 
-* **Judgment level** (:func:`agreement`): quadratic-weighted Cohen's kappa against the
-  baseline's labels and against the human labels, on the pairs both sides labelled. An
-  unparsed label (NaN) is counted, never read as grade 0.
+* **Judgment level** (:func:`agreement`): quadratic-weighted Cohen's kappa
+  (:func:`voirdire.stats.kappas`) against the baseline's labels and against the human labels,
+  on the pairs both sides labelled, and the paired label shift against the baseline
+  (:func:`voirdire.stats.paired_shift`, pairs clustered by query). An unparsed label (NaN) is
+  counted, never read as grade 0.
 * **System ranking** (:func:`agreement`): Kendall's tau-b and RBO(0.9) between the system
-  ordering by mean nDCG@10 under the condition and the ordering under the human labels.
+  ordering by mean nDCG@10 under the condition and the ordering under the human labels, each
+  with a 95% bootstrap interval over queries (:func:`voirdire.stats.system_agreement_intervals`).
+  RBO is NaN where either ordering ties two systems (:func:`voirdire.stats.rbo_scores`: no
+  tie-break by name).
 * **Rank displacement** (:func:`displacement`, :func:`sensitivity`,
   :func:`direction_consistency`): ``delta_r(s, p) = rank_p(s) - rank_baseline(s)`` (negative:
   the system moves up), ``Sensitivity(s) = mean_p |delta_r(s, p)|`` over the non-baseline
-  conditions, the mean |delta_r| per condition with a 95% percentile bootstrap CI over
-  systems (1,000 resamples with replacement, seed 42), the largest |delta_r|, the number of
-  systems that move, the signed nDCG shift, and whether judge models move a system the same
-  way.
+  conditions, the mean |delta_r| per condition with two 95% percentile intervals: over
+  *queries* (the queries resampled, each system's mean recomputed under the baseline and the
+  condition, both re-ranked, mean |delta_r| recomputed: the variation that comes from the
+  queries judged), and over *systems* (the per-system |delta_r| resampled, as in the persona
+  paper; it holds the ranks fixed, so it says nothing of how they would move on other
+  queries), both 1,000 seeded resamples (:mod:`voirdire.stats.resample`); the largest
+  |delta_r|, the number of systems that move, the signed nDCG shift, and whether judge models
+  move a system the same way.
+
+**Noise floor.** A prompt that changes nothing still moves labels and ranks when the judge is
+asked again (sampling, a nondeterministic server). The condition named ``RERUN`` in a group,
+where there is one, is the baseline prompt asked again: it is compared with the baseline like
+any condition (its rows in every table are the noise floor), stays out of the ``all`` summary,
+Sensitivity(s) and direction consistency, and its kappa against the baseline and its mean
+|delta_r| are repeated on every row of its group (``noise_floor_kappa_qw``,
+``noise_floor_abs_delta_r``). Without one those are NaN, and ``noise_floor`` says why.
 
 Every table is long and has a ``dataset`` and a ``group`` column. For personas a group is
 one judge model (its conditions are the roles); for prompt variants it is the variants
-group. Each group names one baseline condition (``baselines``: group -> condition). Rankings
-break ties of equal mean nDCG by system name (:func:`voirdire.stats.ordering`).
+group. Each group names one baseline condition (``baselines``: group -> condition). Ranks
+(``delta_r``) break ties of equal mean nDCG by system name (:func:`voirdire.stats.ordering`),
+in the point and in every resample alike; RBO does not break them.
 
 Scores under the human labels come as a separate table, ``human_scores`` (dataset, system,
 query_id, ndcg): they do not depend on the group, so they are given once per dataset rather
@@ -30,32 +48,55 @@ than repeated as a pseudo-condition in every group.
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from sklearn.metrics import cohen_kappa_score
 
+from ..judges import Scale
 from ..output import pyplot, save_figure
-from ..stats import kendall_tau, ordering, paired_shift, rbo
+from ..stats import (
+    Interval,
+    interval,
+    kappas,
+    kendall_tau,
+    mean_interval,
+    ordering,
+    paired_shift,
+    query_resamples,
+    rbo_scores,
+    system_agreement_intervals,
+)
+from ..stats.resample import LEVEL, RESAMPLES, SEED
 
 ALL = "all"  # the condition name of the per-(dataset, group) summary row
+RERUN = "(baseline rerun)"
+"""The condition that is the baseline prompt asked again: the noise floor (no judge or role
+can be named so: judge names have neither spaces nor brackets)."""
+NO_RERUN = (
+    "n/a: no rerun of the baseline prompt in this group (one label set per condition, a judge's samples "
+    "aggregated by majority into it; a second label set of the baseline, condition '(baseline rerun)', gives it)"
+)
+"""The default reason the noise floor is n/a."""
+RERUN_NOTE = "the baseline prompt against a rerun of itself"
 
 AGREEMENT_COLUMNS = [
     "dataset", "group", "condition", "baseline", "pairs", "unlabelled", "pairs_vs_baseline", "kappa_qw_baseline",
     "shift_vs_baseline", "shift_vs_baseline_ci_low", "shift_vs_baseline_ci_high", "up_vs_baseline",
-    "down_vs_baseline", "sign_p_vs_baseline", "stuart_maxwell_p_vs_baseline", "pairs_vs_human", "kappa_qw_human",
-    "shift_vs_human", "systems_vs_human", "tau_human", "rbo_human",
+    "down_vs_baseline", "queries_vs_baseline", "shift_p_vs_baseline", "homogeneity_p_vs_baseline", "pairs_vs_human",
+    "kappa_qw_human", "shift_vs_human", "systems_vs_human", "tau_human", "tau_human_ci_low", "tau_human_ci_high",
+    "rbo_human", "rbo_human_ci_low", "rbo_human_ci_high", "ranking_degenerate", "noise_floor_kappa_qw",
+    "noise_floor",
 ]  # fmt: skip
 DISPLACEMENT_COLUMNS = [
     "dataset", "group", "condition", "system", "ndcg_baseline", "ndcg", "ndcg_shift", "rank_baseline", "rank", "delta_r",
 ]  # fmt: skip
 BY_SYSTEM_COLUMNS = ["dataset", "group", "system", "conditions", "sensitivity", "max_abs_delta_r", "mean_ndcg_shift"]
 BY_CONDITION_COLUMNS = [
-    "dataset", "group", "condition", "conditions", "systems", "mean_abs_delta_r", "ci_low", "ci_high",
-    "max_abs_delta_r", "affected_systems", "mean_ndcg_shift",
+    "dataset", "group", "condition", "conditions", "systems", "queries", "mean_abs_delta_r", "ci_low_queries",
+    "ci_high_queries", "degenerate_queries", "ci_low_systems", "ci_high_systems", "max_abs_delta_r",
+    "affected_systems", "mean_ndcg_shift", "noise_floor_abs_delta_r", "noise_floor",
 ]  # fmt: skip
 CONSISTENCY_COLUMNS = [
     "dataset", "condition", "system", "groups", "moved", "up", "down", "mean_delta_r", "consistency", "direction",
@@ -73,6 +114,8 @@ def _check_baselines(frame: pd.DataFrame, baselines: Mapping[str, str]) -> None:
             raise ValueError(
                 f"group {group!r} on {dataset!r} has no labels or scores for its baseline {baselines[group]!r}"
             )
+        if baselines[group] == RERUN:
+            raise ValueError(f"group {group!r}: {RERUN!r} is the baseline's rerun, not a baseline")
 
 
 def _grades(values: pd.Series, low: int, high: int, what: str) -> np.ndarray:
@@ -85,25 +128,29 @@ def _grades(values: pd.Series, low: int, high: int, what: str) -> np.ndarray:
 
 
 def _kappa_qw(a: pd.Series, b: pd.Series, low: int, high: int, what: str) -> tuple[int, float, float]:
-    """(pairs used, quadratic-weighted kappa, mean of a - b) on the pairs both sides labelled."""
+    """(pairs used, quadratic-weighted kappa, mean of a - b) on the pairs both sides labelled; the
+    kappa is the engine's (:func:`voirdire.stats.kappas`, scikit-learn)."""
     both = a.notna().to_numpy() & b.notna().to_numpy()
     if not both.any():
         return 0, math.nan, math.nan
     x, y = _grades(a[both], low, high, what), _grades(b[both], low, high, what)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # one grade on both sides: 0/0, NaN
-        value = cohen_kappa_score(x, y, labels=list(range(low, high + 1)), weights="quadratic")
+    scale = Scale(low, high, high)  # the threshold only serves the binary kappa, not read here
+    value = kappas(pd.Series(x), pd.Series(y), scale, scale)["kappa_quadratic"]
     return int(both.sum()), float(value), float(np.mean(x - y))
 
 
-def _shift_test(a: pd.Series, b: pd.Series) -> dict:
+def _shift_test(a: pd.Series, b: pd.Series, *, seed: int = SEED, resamples: int = RESAMPLES) -> dict:
     """The paired label shift from ``b`` (the baseline) to ``a`` on the pairs both labelled
-    (:func:`voirdire.stats.paired_shift`): its interval, counts, sign test and Stuart-Maxwell p."""
+    (:func:`voirdire.stats.paired_shift`, pairs clustered by their query, the index's first
+    level): its interval over queries, pairs up and down, the queries, the sign-flip test over
+    queries (``shift_p``) and the clustered test of marginal homogeneity (``homogeneity_p``)."""
     both = a.notna().to_numpy() & b.notna().to_numpy()
-    found = paired_shift(b.to_numpy(dtype=float)[both], a.to_numpy(dtype=float)[both])
+    queries = a.index.get_level_values(0)[both]
+    found = paired_shift(b.to_numpy(dtype=float)[both], a.to_numpy(dtype=float)[both], list(queries),
+                         seed=seed, resamples=resamples)  # fmt: skip
     return {"shift_vs_baseline_ci_low": found["mean_shift_ci_low"], "shift_vs_baseline_ci_high": found["mean_shift_ci_high"],
-            "up_vs_baseline": found["up"], "down_vs_baseline": found["down"], "sign_p_vs_baseline": found["sign_p"],
-            "stuart_maxwell_p_vs_baseline": found["stuart_maxwell_p"]}  # fmt: skip
+            "up_vs_baseline": found["up"], "down_vs_baseline": found["down"], "queries_vs_baseline": found["queries"],
+            "shift_p_vs_baseline": found["shift_p"], "homogeneity_p_vs_baseline": found["homogeneity_p"]}  # fmt: skip
 
 
 def _system_means(frame: pd.DataFrame) -> pd.Series:
@@ -111,13 +158,38 @@ def _system_means(frame: pd.DataFrame) -> pd.Series:
     return frame.groupby("system")["ndcg"].mean()
 
 
-def _ranking_agreement(condition: pd.Series, human: pd.Series, p: float) -> tuple[int, float, float]:
-    """(systems, Kendall tau-b, RBO(p)) between two system-mean series, on the systems both score."""
-    common = sorted(set(condition.dropna().index) & set(human.dropna().index))
+def _table(frame: pd.DataFrame, systems: list[str]) -> pd.DataFrame:
+    """Query x system nDCG of the given systems."""
+    return frame.pivot_table(index="query_id", columns="system", values="ndcg", aggfunc="mean").reindex(columns=systems)
+
+
+_NO_RANKING = {"systems_vs_human": 0, "tau_human": math.nan, "tau_human_ci_low": math.nan,
+               "tau_human_ci_high": math.nan, "rbo_human": math.nan, "rbo_human_ci_low": math.nan,
+               "rbo_human_ci_high": math.nan, "ranking_degenerate": 0}  # fmt: skip
+
+
+def _ranking_agreement(
+    condition: pd.DataFrame, human: pd.DataFrame, p: float, *, seed: int, resamples: int, level: float
+) -> dict[str, float]:
+    """Systems ranked, Kendall tau-b and RBO(p) between the system orderings by mean nDCG of two
+    per-query tables (system, query_id, ndcg), on the systems both score, each with a bootstrap
+    interval over the queries both score (:func:`voirdire.stats.system_agreement_intervals`)."""
+    row = dict(_NO_RANKING)
+    a, b = _system_means(condition), _system_means(human)
+    common = sorted(set(a.dropna().index) & set(b.dropna().index))
+    row["systems_vs_human"] = len(common)
     if len(common) < 2:
-        return len(common), math.nan, math.nan
-    a, b = condition[common], human[common]
-    return len(common), kendall_tau(a.to_numpy(), b.to_numpy()), rbo(ordering(a), ordering(b), p=p)
+        return row
+    row["tau_human"] = kendall_tau(a[common].to_numpy(), b[common].to_numpy())
+    row["rbo_human"] = rbo_scores(a[common].to_numpy(), b[common].to_numpy(), p=p)
+    table_a, table_b = _table(condition, common), _table(human, common)
+    queries = table_a.dropna().index.intersection(table_b.dropna().index)
+    found = system_agreement_intervals(table_b.loc[queries], table_a.loc[queries], [], rbo_p=p, resamples=resamples,
+                                       seed=seed, level=level)  # fmt: skip
+    for name, column in (("tau_all", "tau_human"), ("rbo_all", "rbo_human")):
+        row[f"{column}_ci_low"], row[f"{column}_ci_high"] = found[f"{name}_ci_low"], found[f"{name}_ci_high"]
+    row["ranking_degenerate"] = found["system_degenerate"]
+    return row
 
 
 def agreement(
@@ -130,8 +202,12 @@ def agreement(
     per_query: pd.DataFrame | None = None,
     human_scores: pd.DataFrame | None = None,
     rbo_p: float = 0.9,
+    seed: int = SEED,
+    resamples: int = RESAMPLES,
+    level: float = LEVEL,
+    no_rerun: str = NO_RERUN,
 ) -> pd.DataFrame:
-    """Label and system-ranking agreement of every condition, the baseline included.
+    """Label and system-ranking agreement of every condition, the baseline (and its rerun) included.
 
     ``labels``: dataset, group, condition, query_id, doc_id, relevance (NaN: unparsed).
     ``human``: dataset, query_id, doc_id, relevance. Kappas are quadratic-weighted on the
@@ -139,11 +215,16 @@ def agreement(
     kappa against itself is 1 by definition. ``shift_vs_*`` is the mean grade difference
     (condition minus the other side) on those pairs: negative, a stricter condition; against
     the baseline it comes with the paired test every label shift uses
-    (:func:`voirdire.stats.paired_shift`: t interval, pairs up and down, the exact sign test,
-    Stuart-Maxwell). With ``per_query`` (dataset, group, condition,
-    system, query_id, ndcg) and ``human_scores`` (dataset, system, query_id, ndcg), ``tau_human``
-    and ``rbo_human`` compare the system orderings by mean nDCG under the condition and under
-    the human labels (on the systems both score); without them they are NaN.
+    (:func:`voirdire.stats.paired_shift`, the query as the unit: the interval over queries,
+    pairs up and down, ``queries_vs_baseline``, ``shift_p_vs_baseline`` the sign-flip test over
+    queries, ``homogeneity_p_vs_baseline`` the clustered test of marginal homogeneity). With
+    ``per_query`` (dataset, group, condition, system, query_id, ndcg) and ``human_scores``
+    (dataset, system, query_id, ndcg), ``tau_human`` and ``rbo_human`` compare the system
+    orderings by mean nDCG under the condition and under the human labels (on the systems both
+    score), with bootstrap intervals over queries and ``ranking_degenerate`` (draws with an
+    undefined tau or RBO, e.g. tied systems); without them they are NaN.
+    ``noise_floor_kappa_qw``: the ``RERUN`` condition's kappa against the baseline in the
+    group (NaN, and ``noise_floor`` says why, without one).
 
     One row per (dataset, group, condition): see ``AGREEMENT_COLUMNS``.
     """
@@ -154,7 +235,8 @@ def agreement(
     for (dataset, group), frame in labels.groupby(["dataset", "group"], sort=False):
         baseline = baselines[group]
         base = frame[frame["condition"] == baseline].drop_duplicates(_PAIR).set_index(_PAIR)["relevance"]
-        human_means = _system_means(human_scores[human_scores["dataset"] == dataset]) if rank_human else None
+        human_rows = human_scores[human_scores["dataset"] == dataset] if rank_human else None
+        group_rows = []
         for condition, rows_c in frame.groupby("condition", sort=False):
             values = rows_c.drop_duplicates(_PAIR).set_index(_PAIR)["relevance"]
             what = f"{dataset}/{group}/{condition}"
@@ -162,29 +244,34 @@ def agreement(
                 pairs_b, kappa_b, shift_b = int(values.notna().sum()), 1.0, 0.0
             else:
                 pairs_b, kappa_b, shift_b = _kappa_qw(values, base.reindex(values.index), low, high, what)
-            shift_test = _shift_test(values, base.reindex(values.index))
+            shift_test = _shift_test(values, base.reindex(values.index), seed=seed, resamples=resamples)
             keys = pd.MultiIndex.from_arrays(
                 [[dataset] * len(values), values.index.get_level_values(0), values.index.get_level_values(1)]
             )
             pairs_h, kappa_h, shift_h = _kappa_qw(
                 values, human_labels.reindex(keys).set_axis(values.index), low, high, what
             )
-            systems, tau, overlap = 0, math.nan, math.nan
+            ranking = dict(_NO_RANKING)
             if rank_human:
                 scores = per_query[
                     (per_query["dataset"] == dataset)
                     & (per_query["group"] == group)
                     & (per_query["condition"] == condition)
                 ]
-                systems, tau, overlap = _ranking_agreement(_system_means(scores), human_means, rbo_p)
-            rows.append(
+                ranking = _ranking_agreement(scores, human_rows, rbo_p, seed=seed, resamples=resamples, level=level)
+            group_rows.append(
                 {
                     "dataset": dataset, "group": group, "condition": condition, "baseline": condition == baseline,
                     "pairs": len(values), "unlabelled": int(values.isna().sum()), "pairs_vs_baseline": pairs_b,
                     "kappa_qw_baseline": kappa_b, "shift_vs_baseline": shift_b, **shift_test, "pairs_vs_human": pairs_h,
-                    "kappa_qw_human": kappa_h, "shift_vs_human": shift_h, "systems_vs_human": systems, "tau_human": tau, "rbo_human": overlap,
+                    "kappa_qw_human": kappa_h, "shift_vs_human": shift_h, **ranking,
                 }
             )  # fmt: skip
+        rerun = [r for r in group_rows if r["condition"] == RERUN]
+        floor = rerun[0]["kappa_qw_baseline"] if rerun else math.nan
+        for row in group_rows:
+            row |= {"noise_floor_kappa_qw": floor, "noise_floor": RERUN_NOTE if rerun else no_rerun}
+        rows.extend(group_rows)
     return pd.DataFrame(rows, columns=AGREEMENT_COLUMNS)
 
 
@@ -195,7 +282,8 @@ def _ranks(means: pd.Series) -> pd.Series:
 
 
 def displacement(per_query: pd.DataFrame, baselines: Mapping[str, str]) -> pd.DataFrame:
-    """Rank displacement of every system under every non-baseline condition.
+    """Rank displacement of every system under every non-baseline condition (``RERUN`` included:
+    its rows are the noise floor).
 
     ``per_query``: dataset, group, condition, system, query_id, ndcg. Systems are ranked by
     mean nDCG over queries, within the systems that both the condition and the baseline
@@ -227,86 +315,165 @@ def displacement(per_query: pd.DataFrame, baselines: Mapping[str, str]) -> pd.Da
     return pd.DataFrame(rows, columns=DISPLACEMENT_COLUMNS)
 
 
-def bootstrap_mean_ci(
-    values: np.ndarray, seed: int = 42, resamples: int = 1000, level: float = 0.95
-) -> tuple[float, float]:
-    """Percentile bootstrap CI of the mean: ``resamples`` draws with replacement (numpy ``default_rng(seed)``).
+def _resampled_ranks(means: np.ndarray) -> np.ndarray:
+    """(draws, systems) ranks, 1 = best, of (draws, systems) means whose columns are in name
+    order: a stable sort, so ties go by name as in :func:`_ranks`; NaN in a draw with a NaN mean."""
+    order = np.argsort(-means, axis=1, kind="stable")
+    ranks = np.empty(means.shape)
+    np.put_along_axis(ranks, order, np.arange(1, means.shape[1] + 1, dtype=float)[None, :], axis=1)
+    return np.where(np.isnan(means).any(axis=1, keepdims=True), math.nan, ranks)
 
-    No spread (one value, or all equal) gives the point as both ends; no values gives NaN.
-    """
-    values = np.asarray(values, dtype=float)
-    if len(values) == 0:
-        return math.nan, math.nan
-    if np.all(values == values[0]):
-        return float(values[0]), float(values[0])
-    rng = np.random.default_rng(seed)
-    means = values[rng.integers(0, len(values), size=(resamples, len(values)))].mean(axis=1)
-    tail = (1 - level) / 2 * 100
-    low, high = np.percentile(means, [tail, 100 - tail])
-    return float(low), float(high)
+
+def _query_draws(
+    per_query: pd.DataFrame, baseline: str, moved: pd.DataFrame, *, seed: int, resamples: int
+) -> tuple[int, dict[str, np.ndarray], list[str]]:
+    """The bootstrap over queries of one group: (queries, condition -> (draws, systems) |delta_r|
+    with NaN for a system the condition does not rank, systems in name order).
+
+    The queries are resampled (the same draws for every condition, seeded); in each draw every
+    system's mean nDCG is recomputed under the baseline and under the condition over the drawn
+    queries, both are ranked within the systems :func:`displacement` ranks for the condition,
+    and |delta_r| follows."""
+    systems = sorted(set(per_query["system"]))
+    queries = sorted(set(per_query["query_id"]))
+    conditions = list(dict.fromkeys(per_query["condition"]))
+    cube = (per_query.pivot_table(index=["condition", "query_id"], columns="system", values="ndcg", aggfunc="mean")
+            .reindex(index=pd.MultiIndex.from_product([conditions, queries]), columns=systems))  # fmt: skip
+    values = cube.to_numpy(dtype=float).reshape(len(conditions), len(queries), len(systems))
+    times = query_resamples(len(queries), resamples, seed)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = np.einsum("bq,cqs->bcs", times, np.nan_to_num(values)) / np.einsum(
+            "bq,cqs->bcs", times, np.isfinite(values).astype(float)
+        )
+    index = {c: i for i, c in enumerate(conditions)}
+    draws = {}
+    for condition, rows in moved.groupby("condition", sort=False):
+        ranked = [systems.index(s) for s in sorted(rows["system"])]
+        rank_b = _resampled_ranks(means[:, index[baseline], ranked])
+        rank_c = _resampled_ranks(means[:, index[condition], ranked])
+        full = np.full((resamples, len(systems)), math.nan)
+        full[:, ranked] = np.abs(rank_c - rank_b)
+        draws[condition] = full
+    return len(queries), draws, systems
 
 
 def sensitivity(
-    displacement: pd.DataFrame, seed: int = 42, resamples: int = 1000, level: float = 0.95
+    displacement: pd.DataFrame,
+    seed: int = SEED,
+    resamples: int = RESAMPLES,
+    level: float = LEVEL,
+    *,
+    per_query: pd.DataFrame | None = None,
+    baselines: Mapping[str, str] | None = None,
+    no_rerun: str = NO_RERUN,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Sensitivity per system, and mean |delta_r| per condition with a bootstrap CI over systems.
+    """Sensitivity per system, and mean |delta_r| per condition with its intervals over queries
+    and over systems.
 
     Returns ``(by_system, by_condition)``.
 
     * ``by_system``, one row per (dataset, group, system): ``sensitivity`` =
-      ``Sensitivity(s)``, the mean |delta_r| over the conditions; the largest |delta_r|; the
-      mean signed nDCG shift. See ``BY_SYSTEM_COLUMNS``.
-    * ``by_condition``, one row per (dataset, group, condition): ``mean_abs_delta_r`` over
-      systems with a percentile bootstrap CI (systems resampled with replacement), the largest
-      |delta_r|, ``affected_systems`` (delta_r != 0), the mean signed nDCG shift; and one row
-      per (dataset, group) with condition ``"all"`` (the paper's dataset-level figure): the
-      mean over systems of ``Sensitivity(s)`` (the average of the conditions' means when every
-      condition ranks the same systems) with its CI over systems, ``affected_systems`` the
-      systems that move under some condition. See ``BY_CONDITION_COLUMNS``.
+      ``Sensitivity(s)``, the mean |delta_r| over the conditions (``RERUN`` left out); the
+      largest |delta_r|; the mean signed nDCG shift. See ``BY_SYSTEM_COLUMNS``.
+    * ``by_condition``, one row per (dataset, group, condition), ``RERUN`` included:
+      ``mean_abs_delta_r`` over systems with a percentile interval over queries
+      (``ci_low_queries``, ``ci_high_queries``: the queries resampled, the systems' means
+      recomputed under the baseline and the condition and re-ranked; ``degenerate_queries``
+      draws where a system had no drawn query; needs ``per_query`` (dataset, group, condition,
+      system, query_id, ndcg) and ``baselines``, NaN without them) and one over systems
+      (``ci_low_systems``, ``ci_high_systems``: :func:`voirdire.stats.mean_interval` of the
+      per-system |delta_r|, the persona paper's figure), the largest |delta_r|,
+      ``affected_systems`` (delta_r != 0), the mean signed nDCG shift; and one row per
+      (dataset, group) with condition ``"all"`` (the paper's dataset-level figure): the mean
+      over systems of ``Sensitivity(s)`` (the average of the conditions' means when every
+      condition ranks the same systems) with both intervals (over queries: Sensitivity(s)
+      recomputed in each draw), ``affected_systems`` the systems that move under some
+      condition. ``noise_floor_abs_delta_r``: the ``RERUN`` condition's mean |delta_r| in the
+      group (NaN without one, and ``noise_floor`` says why). See ``BY_CONDITION_COLUMNS``.
 
-    Each CI draws from its own ``default_rng(seed)``, so a row does not depend on the others.
+    Every interval draws from ``seed``, so a row does not depend on the others.
     """
+    if (per_query is None) != (baselines is None):
+        raise ValueError("the bootstrap over queries needs both per_query and baselines")
     by_system: list[dict] = []
     by_condition: list[dict] = []
     frame = displacement.assign(abs_delta_r=displacement["delta_r"].abs())
     for (dataset, group), rows in frame.groupby(["dataset", "group"], sort=False):
+        queries, draws, systems = 0, {}, []
+        if per_query is not None:
+            scores = per_query[(per_query["dataset"] == dataset) & (per_query["group"] == group)]
+            queries, draws, systems = _query_draws(scores, baselines[group], rows, seed=seed, resamples=resamples)
+        group_rows = []
         for condition, rows_c in rows.groupby("condition", sort=False):
             values = rows_c["abs_delta_r"].to_numpy(dtype=float)
-            low, high = bootstrap_mean_ci(values, seed, resamples, level)
-            by_condition.append(
+            over_systems = mean_interval(values, resamples=resamples, seed=seed, level=level)
+            over_queries = _draws_interval(draws.get(condition), level)
+            group_rows.append(
                 {
                     "dataset": dataset, "group": group, "condition": condition, "conditions": 1,
-                    "systems": len(rows_c), "mean_abs_delta_r": float(values.mean()), "ci_low": low, "ci_high": high,
-                    "max_abs_delta_r": int(values.max()), "affected_systems": int((rows_c["delta_r"] != 0).sum()),
+                    "systems": len(rows_c), "queries": queries, "mean_abs_delta_r": float(values.mean()),
+                    "ci_low_queries": over_queries.low, "ci_high_queries": over_queries.high,
+                    "degenerate_queries": over_queries.degenerate, "ci_low_systems": over_systems.low,
+                    "ci_high_systems": over_systems.high, "max_abs_delta_r": int(values.max()),
+                    "affected_systems": int((rows_c["delta_r"] != 0).sum()),
                     "mean_ndcg_shift": float(rows_c["ndcg_shift"].mean()),
                 }
             )  # fmt: skip
-        per_system = rows.groupby("system", sort=False).agg(
-            conditions=("condition", "nunique"),
-            sensitivity=("abs_delta_r", "mean"),
-            max_abs_delta_r=("abs_delta_r", "max"),
-            mean_ndcg_shift=("ndcg_shift", "mean"),
-        )
-        for system, row in per_system.iterrows():
-            by_system.append(
+        kept = rows[rows["condition"] != RERUN]
+        if len(kept):
+            per_system = kept.groupby("system", sort=False).agg(
+                conditions=("condition", "nunique"),
+                sensitivity=("abs_delta_r", "mean"),
+                max_abs_delta_r=("abs_delta_r", "max"),
+                mean_ndcg_shift=("ndcg_shift", "mean"),
+            )
+            for system, row in per_system.iterrows():
+                by_system.append(
+                    {
+                        "dataset": dataset, "group": group, "system": system, "conditions": int(row["conditions"]),
+                        "sensitivity": float(row["sensitivity"]), "max_abs_delta_r": int(row["max_abs_delta_r"]),
+                        "mean_ndcg_shift": float(row["mean_ndcg_shift"]),
+                    }
+                )  # fmt: skip
+            values = per_system["sensitivity"].to_numpy(dtype=float)
+            over_systems = mean_interval(values, resamples=resamples, seed=seed, level=level)
+            over_queries = _draws_interval(None, level)
+            if draws:  # Sensitivity(s) in each draw: the mean |delta_r| over the conditions that rank s
+                stacked = np.stack([d for c, d in draws.items() if c != RERUN])  # (conditions, draws, systems)
+                ranks = ~np.isnan(stacked).all(axis=1, keepdims=True)  # the condition ranks the system
+                undefined = (np.isnan(stacked) & ranks).any(axis=(0, 2))  # a draw some condition could not rank
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    sensitivities = np.where(ranks, stacked, 0).sum(axis=0) / ranks.sum(axis=0)
+                picked = [systems.index(s) for s in per_system.index]
+                sensitivities = np.where(undefined[:, None], math.nan, sensitivities[:, picked])
+                over_queries = _draws_interval(sensitivities, level)
+            group_rows.append(
                 {
-                    "dataset": dataset, "group": group, "system": system, "conditions": int(row["conditions"]),
-                    "sensitivity": float(row["sensitivity"]), "max_abs_delta_r": int(row["max_abs_delta_r"]),
-                    "mean_ndcg_shift": float(row["mean_ndcg_shift"]),
+                    "dataset": dataset, "group": group, "condition": ALL, "conditions": int(kept["condition"].nunique()),
+                    "systems": len(per_system), "queries": queries, "mean_abs_delta_r": float(values.mean()),
+                    "ci_low_queries": over_queries.low, "ci_high_queries": over_queries.high,
+                    "degenerate_queries": over_queries.degenerate, "ci_low_systems": over_systems.low,
+                    "ci_high_systems": over_systems.high, "max_abs_delta_r": int(per_system["max_abs_delta_r"].max()),
+                    "affected_systems": int((per_system["max_abs_delta_r"] > 0).sum()),
+                    "mean_ndcg_shift": float(kept["ndcg_shift"].mean()),
                 }
             )  # fmt: skip
-        values = per_system["sensitivity"].to_numpy(dtype=float)
-        low, high = bootstrap_mean_ci(values, seed, resamples, level)
-        by_condition.append(
-            {
-                "dataset": dataset, "group": group, "condition": ALL, "conditions": int(rows["condition"].nunique()),
-                "systems": len(per_system), "mean_abs_delta_r": float(values.mean()), "ci_low": low, "ci_high": high,
-                "max_abs_delta_r": int(per_system["max_abs_delta_r"].max()),
-                "affected_systems": int((per_system["max_abs_delta_r"] > 0).sum()),
-                "mean_ndcg_shift": float(rows["ndcg_shift"].mean()),
-            }
-        )  # fmt: skip
+        rerun = [r for r in group_rows if r["condition"] == RERUN]
+        floor = rerun[0]["mean_abs_delta_r"] if rerun else math.nan
+        for row in group_rows:
+            row |= {"noise_floor_abs_delta_r": floor, "noise_floor": RERUN_NOTE if rerun else no_rerun}
+        by_condition.extend(group_rows)
     return pd.DataFrame(by_system, columns=BY_SYSTEM_COLUMNS), pd.DataFrame(by_condition, columns=BY_CONDITION_COLUMNS)
+
+
+def _draws_interval(draws: np.ndarray | None, level: float) -> Interval:
+    """The percentile interval of the per-draw mean over systems of (draws, systems) |delta_r|,
+    over the systems ranked (the columns not NaN in every draw); a draw with an undefined rank
+    is counted in ``degenerate``, not dropped (:func:`voirdire.stats.interval`)."""
+    if draws is None:
+        return Interval(math.nan, math.nan, 0)
+    ranked = ~np.isnan(draws).all(axis=0)
+    return interval(draws[:, ranked].mean(axis=1), level)
 
 
 def direction_consistency(displacement: pd.DataFrame) -> pd.DataFrame:
@@ -316,11 +483,12 @@ def direction_consistency(displacement: pd.DataFrame) -> pd.DataFrame:
     ``moved`` (delta_r != 0), ``up`` (delta_r < 0), ``down`` (delta_r > 0); ``consistency`` =
     |sum of the movers' signs| / moved (1: all moved the same way, 0: as many up as down; NaN
     when fewer than two groups moved); ``direction`` "up", "down", "mixed" or "none" (no group
-    moved it). Without two groups sharing a condition name the frame is empty. See
-    ``CONSISTENCY_COLUMNS``.
+    moved it). The ``RERUN`` condition (noise, not a prompt) is left out. Without two groups
+    sharing a condition name the frame is empty. See ``CONSISTENCY_COLUMNS``.
     """
     rows = []
-    for (dataset, condition, system), frame in displacement.groupby(["dataset", "condition", "system"], sort=False):
+    kept = displacement[displacement["condition"] != RERUN]
+    for (dataset, condition, system), frame in kept.groupby(["dataset", "condition", "system"], sort=False):
         groups = frame["group"].nunique()
         if groups < 2:
             continue
@@ -390,10 +558,13 @@ def displacement_heatmap(displacement: pd.DataFrame, png: str | Path) -> None:
 
 
 def sensitivity_chart(summary_by_condition: pd.DataFrame, png: str | Path) -> None:
-    """Mean |delta_r| per condition with its bootstrap CI, one panel per (dataset, group).
+    """Mean |delta_r| per condition with its bootstrap CI over queries, one panel per (dataset,
+    group); the noise floor (the ``RERUN`` condition's mean |delta_r|) as a dashed line where
+    the group has one.
 
     ``summary_by_condition`` is the second frame of :func:`sensitivity`; the ``"all"`` row is
-    drawn last, in grey.
+    drawn last, in grey, the ``RERUN`` row in light grey. Without an interval over queries
+    (no per-query scores) the bars have no error bar.
     """
     if summary_by_condition.empty:
         _no_data(png, "rank sensitivity")
@@ -408,15 +579,19 @@ def sensitivity_chart(summary_by_condition: pd.DataFrame, png: str | Path) -> No
         rows = summary_by_condition[
             (summary_by_condition["dataset"] == dataset) & (summary_by_condition["group"] == group)
         ]
-        rows = pd.concat([rows[rows["condition"] != ALL], rows[rows["condition"] == ALL]])
+        rows = pd.concat([rows[~rows["condition"].isin([ALL, RERUN])], rows[rows["condition"] == RERUN],
+                          rows[rows["condition"] == ALL]])  # fmt: skip
         mean = rows["mean_abs_delta_r"].to_numpy(dtype=float)
-        errors = np.vstack(
-            [np.clip(mean - rows["ci_low"].to_numpy(dtype=float), 0, None), np.clip(rows["ci_high"] - mean, 0, None)]
-        )
-        colours = ["grey" if c == ALL else "tab:blue" for c in rows["condition"]]
+        low, high = rows["ci_low_queries"].to_numpy(dtype=float), rows["ci_high_queries"].to_numpy(dtype=float)
+        errors = np.vstack([np.clip(mean - low, 0, None), np.clip(high - mean, 0, None)])
+        colours = ["grey" if c == ALL else "lightgrey" if c == RERUN else "tab:blue" for c in rows["condition"]]
         positions = np.arange(len(rows))
         ax.bar(positions, mean, yerr=np.nan_to_num(errors), color=colours, capsize=3)
+        floor = rows["noise_floor_abs_delta_r"].to_numpy(dtype=float)
+        if len(floor) and np.isfinite(floor[0]):
+            ax.axhline(floor[0], color="black", ls="--", lw=0.8, label="noise floor (baseline rerun)")
+            ax.legend(fontsize=6)
         ax.set_xticks(positions, rows["condition"], rotation=45, ha="right", fontsize=7)
         ax.set_title(f"{dataset} / {group}", fontsize=9)
-    axes[0][0].set_ylabel("mean |delta rank| (95% CI)")
+    axes[0][0].set_ylabel("mean |delta rank|\n(95% CI over queries)")
     save_figure(fig, png)

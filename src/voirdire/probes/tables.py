@@ -175,8 +175,9 @@ def sensitivity_tables(
     from .sensitivity import agreement, direction_consistency, displacement, sensitivity
 
     moved = displacement(per_query, baselines)
-    by_system, by_condition = sensitivity(moved, seed=seed)
-    agreed = agreement(labels, human, baselines, low, high, per_query=per_query, human_scores=human_scores, rbo_p=rbo_p)
+    by_system, by_condition = sensitivity(moved, seed=seed, per_query=per_query, baselines=baselines)
+    agreed = agreement(labels, human, baselines, low, high, per_query=per_query, human_scores=human_scores, rbo_p=rbo_p,
+                       seed=seed)  # fmt: skip
     if left_out is not None:
         agreed = agreed.merge(left_out, on="dataset", how="left")
     return {
