@@ -252,25 +252,57 @@ def test_label_shift_recovers_an_inflating_judge_and_clears_a_neutral_one():
     at_top = int(np.sum(original == 3))  # these cannot rise
     assert up["n"] == up["pairs"] == 200 and up["unlabelled"] == 0
     assert up["up_share"] == (200 - at_top) / 200 and up["same"] == at_top and up["down"] == 0
-    assert up["significant"] and up["direction"] == "up"
-    assert up["sign_p"] == pytest.approx(stats.binomtest(200 - at_top, 200 - at_top, 0.5).pvalue)
+    assert up["significant"] and up["direction"] == "up" and up["queries"] == 10
+    assert up["shift_p"] == pytest.approx(2 / 2**10)  # all 10 queries rose: the exact sign-flip floor
+    assert up["sign_p_pairs"] == pytest.approx(stats.binomtest(200 - at_top, 200 - at_top, 0.5).pvalue)
     assert up["mean_shift"] == pytest.approx((inflated - original).mean())
     for g in range(4):
         assert up[f"original_{g}"] == int(np.sum(original == g))
         assert up[f"rewritten_{g}"] == int(np.sum(inflated == g))
-    assert up["stuart_maxwell_p"] < 0.05  # the label distribution moved as a whole
+    assert up["homogeneity_p"] < 0.05  # the label distribution moved as a whole
 
     neutral = row("neutral", "all")
-    assert neutral["sign_p"] == 1.0 and neutral["stuart_maxwell"] == 0.0
+    assert neutral["shift_p"] == 1.0 and neutral["homogeneity"] == 0.0
     assert not neutral["significant"] and neutral["direction"] == "none"
     assert neutral["same_share"] == 1.0 and neutral["mean_shift"] == 0.0
-    assert neutral["stuart_maxwell_p"] == pytest.approx(1.0)
+    assert neutral["homogeneity_p"] == pytest.approx(1.0)
 
     zero = row("zero-only", "human=0")
     assert zero["n"] == 50 and zero["significant"] and zero["direction"] == "up"
     assert zero["up_share"] == np.mean(original[:50] < 3)
     top = row("zero-only", "human=3")
-    assert not top["significant"] and top["direction"] == "none" and top["sign_p"] == 1.0
+    assert not top["significant"] and top["direction"] == "none" and top["shift_p"] == 1.0
+    # the flag column stands on all 15 rows (3 judges x 5 strata): chance alone flags about 0.75
+    assert (table["tests"] == 15).all() and table["expected_false_flags"].eq(0.05 * 15).all()
+
+
+def test_label_shift_takes_its_direction_from_the_statistic_it_tests():
+    """20 pairs up by one and 7 down by three: more pairs rose (sign test p about 0.02), the
+    mean label fell. The mean shift is what is tested; about 0 here, it is not significant."""
+    base = pd.DataFrame({"query_id": [f"q{i}" for i in range(27)], "doc_id": [f"d{i}" for i in range(27)],
+                         "human": 1, "original": [1.0] * 20 + [3.0] * 7})  # fmt: skip
+    row = label_shift(with_judge(base, "j", [2.0] * 20 + [0.0] * 7)).iloc[0]
+    assert row["sign_p_pairs"] == pytest.approx(stats.binomtest(20, 27, 0.5).pvalue) and row["sign_p_pairs"] < 0.05
+    assert row["mean_shift"] == pytest.approx(-1 / 27)
+    assert not row["significant"] and row["direction"] == "none"
+
+
+def test_label_shift_of_queries_that_move_at_random_is_not_significant():
+    """No shift on average: each query's rewrites move its labels one grade in a direction drawn
+    per query. The pair-level sign test finds a shift in about 40% of such samples."""
+    rng = np.random.default_rng(8)
+    simulations, alpha, n = 200, 0.05, 160
+    base = pd.DataFrame({"query_id": [f"q{i % 20}" for i in range(n)], "doc_id": [f"d{i}" for i in range(n)],
+                         "human": np.nan})  # fmt: skip
+    significant = pair_level = 0
+    for _ in range(simulations):
+        original = rng.integers(1, 3, n).astype(float)
+        step = rng.choice([-1, 1], 20)[np.arange(n) % 20] * (rng.random(n) < 0.5)  # query i % 20 moves together
+        row = label_shift(with_judge(base.assign(original=original), "j", original + step), alpha=alpha).iloc[0]
+        significant += row["significant"]
+        pair_level += row["sign_p_pairs"] < alpha
+    assert significant / simulations <= alpha + 2 * np.sqrt(alpha * (1 - alpha) / simulations)
+    assert pair_level / simulations > 0.25
 
 
 def test_label_shift_counts_unparsed_labels_as_unlabelled():
@@ -346,6 +378,7 @@ def test_substitution_finds_a_planted_shift_and_counts_dropped_queries():
     assert same["queries"] == 29 and same["queries_dropped"] == 1
     assert same["ndcg_original"] == pytest.approx(np.delete(base["bm25"], 3).mean())
     assert (table.loc[["monot5", "rankgpt"], "queries_dropped"] == 0).all()
+    assert (table["tests"] == 3).all() and table["expected_false_flags"].eq(0.05 * 3).all()
 
 
 # ----------------------------------------------------------------------------- experiment 3
@@ -359,7 +392,7 @@ def score_table(diffs: np.ndarray, ranker: str = "monot5") -> pd.DataFrame:
             "dataset": "dl19",
             "assistant": "llama",
             "ranker": ranker,
-            "query_id": [f"q{i % 5}" for i in range(n)],
+            "query_id": [f"q{i % 20}" for i in range(n)],
             "doc_id": [f"d{i}" for i in range(n)],
             "human": [i % 4 for i in range(n)],
             "original": original,
@@ -377,13 +410,15 @@ def test_score_shift_recovers_a_planted_rise_and_ties_zero_differences():
     assert overall["within_tolerance"] == pytest.approx(8 / 60)
     assert overall["mean_diff"] == pytest.approx(diffs.mean())
     assert overall["median_diff"] == pytest.approx(np.median(diffs))
-    assert overall["significant"] and overall["direction"] == "up" and overall["sign_p"] < 0.001
+    assert overall["significant"] and overall["direction"] == "up" and overall["shift_p"] < 0.001
+    assert overall["queries"] == 20 and overall["sign_p_pairs"] == pytest.approx(stats.binomtest(40, 52).pvalue)
+    assert (up["tests"] == 5).all() and up["expected_false_flags"].eq(0.05 * 5).all()
     assert list(up["stratum"]) == ["all", "human=0", "human=1", "human=2", "human=3"]
     assert up.loc[up["stratum"] != "all", "n"].sum() == 60
 
     flat = score_shift(score_table(np.zeros(40)))
     overall = flat[flat["stratum"] == "all"].iloc[0]
-    assert overall["within_tolerance"] == 1.0 and overall["sign_p"] == 1.0
+    assert overall["within_tolerance"] == 1.0 and overall["shift_p"] == 1.0
     assert (overall["higher"], overall["lower"]) == (0, 0)
     assert not overall["significant"] and overall["direction"] == "none"
 
@@ -403,4 +438,21 @@ def test_figure5_writes_png_and_pdf_for_one_and_for_three_panels(tmp_path):
         figure5(scores, png, pdf)
         assert png.read_bytes()[:8] == PNG_MAGIC
         assert pdf.read_bytes()[:5] == b"%PDF-" and pdf.stat().st_size > 1000
-    assert not math.isnan(score_shift(three)["sign_p"].max())
+    assert not math.isnan(score_shift(three)["shift_p"].max())
+
+
+def test_score_shift_of_queries_that_move_at_random_is_not_significant():
+    """No shift on average: the ranker scores every rewrite of a query higher, or every one
+    lower, by a coin flip per query. A sign test over pairs calls about half such samples shifted."""
+    rng = np.random.default_rng(9)
+    simulations, alpha, n = 200, 0.05, 160
+    significant = pair_level = 0
+    for _ in range(simulations):
+        diffs = rng.choice([-1, 1], 20)[np.arange(n) % 20] * rng.uniform(0.05, 0.5, n)  # query i % 20
+        row = score_shift(score_table(diffs).assign(human=np.nan), alpha=alpha).iloc[0]
+        significant += row["significant"]
+        pair_level += row["sign_p_pairs"] < alpha
+    assert significant / simulations <= alpha + 2 * np.sqrt(alpha * (1 - alpha) / simulations)
+    assert pair_level / simulations > 0.3  # about half
+    planted = score_shift(score_table(np.where(np.arange(n) % 4, 0.3, -0.3)), alpha=alpha).iloc[0]
+    assert planted["significant"] and planted["direction"] == "up" and planted["higher"] == 120

@@ -154,7 +154,7 @@ def test_an_inflating_judge_is_found_and_a_neutral_one_is_not(tmp_path, monkeypa
     assert planted["down"] == 0
     clean = shift.loc[("neutral", "all")]
     assert not clean["significant"] and clean["direction"] == "none" and clean["mean_shift"] == 0
-    assert clean["same_share"] == 1 and clean["sign_p"] == 1
+    assert clean["same_share"] == 1 and clean["shift_p"] == 1
 
     # label-level self-preference: the inflating judge shares the assistant's family
     preference = pd.read_csv(out / "tables/rewritten-loop/rewrite_self_preference.csv").set_index("judge")

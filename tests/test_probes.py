@@ -131,8 +131,9 @@ def test_draw_probes_is_deterministic_and_injection_draws_only_non_relevant():
     assert "lists" not in first
 
 
-def grades_table(original, changed, human) -> pd.DataFrame:
-    return pd.DataFrame({"dataset": "d", "judge": "j", "condition": "pad", "query_id": "q",
+def grades_table(original, changed, human, queries=10) -> pd.DataFrame:
+    return pd.DataFrame({"dataset": "d", "judge": "j", "condition": "pad",
+                         "query_id": [f"q{i % queries}" for i in range(len(original))],
                          "doc_id": [f"d{i}" for i in range(len(original))], "human": human,
                          "original": original, "changed": changed})  # fmt: skip
 
@@ -143,12 +144,16 @@ def test_label_shift_finds_a_planted_inflation_and_not_a_clean_judge():
     human = rng.integers(0, 4, 40)
     planted = label_shift(grades_table(original, original + 1, human)).set_index("human").loc["all"]
     assert planted["flagged"] and planted["mean_shift"] == 1 and planted["up"] == 40 and planted["up_share"] == 1
-    assert planted["sign_p"] == pytest.approx(stats.binomtest(40, 40, 0.5).pvalue)  # the exact sign test
+    assert planted["queries"] == 10 and planted["shift_p"] < 0.01  # every one of the 10 queries rose
+    assert planted["sign_p_pairs"] == pytest.approx(stats.binomtest(40, 40, 0.5).pvalue)  # descriptive
     clean = label_shift(grades_table(original, original, human)).set_index("human").loc["all"]
-    assert not clean["flagged"] and clean["mean_shift"] == 0 and clean["sign_p"] == 1 and clean["same"] == 40
+    assert not clean["flagged"] and clean["mean_shift"] == 0 and clean["shift_p"] == 1 and clean["same"] == 40
     # a downward shift is significant but not flagged as a gain
     down = label_shift(grades_table(original + 1, original, human)).set_index("human").loc["all"]
-    assert not down["flagged"] and down["mean_shift"] == -1
+    assert not down["flagged"] and down["mean_shift"] == -1 and down["shift_p"] < 0.01
+    # all 40 pairs of one query: one unit of evidence, which no test can call a shift
+    one = label_shift(grades_table(original, original + 1, human, queries=1)).set_index("human").loc["all"]
+    assert one["queries"] == 1 and one["shift_p"] == 1 and not one["flagged"]
     # unparsed grades are counted and left out, never read as 0
     with_nan = original.copy()
     with_nan[:5] = np.nan
@@ -156,6 +161,26 @@ def test_label_shift_finds_a_planted_inflation_and_not_a_clean_judge():
     assert part["unlabelled"] == 5 and part["n"] == 35 and part["pairs"] == 40 and part["mean_shift"] == 1
     per_grade = label_shift(grades_table(original, original + 1, human)).set_index("human")
     assert per_grade.loc[[str(g) for g in range(4)], "n"].sum() == 40
+    # the flag column stands on every row tested (all, and each human grade): alpha x 5 by chance
+    assert (per_grade["tests"] == 5).all() and per_grade["expected_false_flags"].eq(0.05 * 5).all()
+
+
+def test_a_judge_whose_queries_move_at_random_is_not_flagged():
+    """No shift on average: each query's padded grades move one grade in a direction drawn per
+    query. A sign test over pairs flags such a judge often; the test over queries at most alpha
+    (a flag needs a rise too: about alpha / 2)."""
+    rng = np.random.default_rng(5)
+    simulations, alpha, n = 200, 0.05, 160
+    flagged = pair_level = 0
+    for _ in range(simulations):
+        original = rng.integers(1, 3, n).astype(float)
+        step = rng.choice([-1, 1], 20)[np.arange(n) % 20] * (rng.random(n) < 0.5)  # query i % 20 moves together
+        table = label_shift(grades_table(original, original + step, np.full(n, np.nan), queries=20), alpha)
+        row = table.set_index("human").loc["all"]
+        flagged += row["flagged"]
+        pair_level += row["sign_p_pairs"] < alpha and row["mean_shift"] > 0
+    assert flagged / simulations <= alpha + 2 * np.sqrt(alpha * (1 - alpha) / simulations)
+    assert pair_level / simulations > 0.1  # the pair-level sign test's false gains (about 20%)
 
 
 def answers_frame(rows) -> pd.DataFrame:

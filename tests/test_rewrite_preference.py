@@ -72,3 +72,35 @@ def test_unlabelled_pairs_are_left_out_pair_by_pair():
     table = audit(frame)
     assert table.loc["gem", "pairs"] == 37 and table.loc["gpt", "pairs"] == 40
     assert table.loc["gem", "self_preferring"]
+
+
+def by_query(rng, bonus, queries=30, per_query=8):
+    """gem's shift on each query's rewrites is the query's own draw (one grade up or down, a coin
+    per query, on half its pairs) plus ``bonus`` on a share of the pairs; gpt and emb do not move."""
+    n = queries * per_query
+    query = np.arange(n) // per_query
+    shift = rng.choice([-1, 1], queries)[query] * (rng.random(n) < 0.5) + (rng.random(n) < bonus)
+    rows = []
+    for judge in PANEL:
+        moved = shift if judge == "gem" else np.zeros(n)
+        rows += [("dl19", "flash", judge, f"q{query[i]}", f"d{i}", 1, 1.0, 1.0 + moved[i]) for i in range(n)]
+    return pd.DataFrame(
+        rows, columns=["dataset", "assistant", "judge", "query_id", "doc_id", "human", "original", "rewritten"]
+    )
+
+
+def test_a_judge_whose_queries_move_at_random_is_not_self_preferring():
+    """No excess on average: a same-family judge moves each query's rewrites together, up or
+    down by a coin flip. A bootstrap over pairs flags such a judge often; over queries at most
+    the one-sided 2.5% (plus the percentile bootstrap's small excess over 30 queries)."""
+    rng = np.random.default_rng(14)
+    simulations, alpha = 200, 0.025
+    flagged = 0
+    for _ in range(simulations):
+        table = rewrite_self_preference(by_query(rng, 0.0), FAMILIES, "gemini", panel=PANEL, resamples=400)
+        flagged += table.set_index("judge").loc["gem", "self_preferring"]
+    assert flagged / simulations <= alpha + 2 * np.sqrt(alpha * (1 - alpha) / simulations)
+    found = rewrite_self_preference(by_query(rng, 0.8), FAMILIES, "gemini", panel=PANEL).set_index("judge")
+    gem = found.loc["gem"]
+    assert gem["self_preferring"] and gem["queries"] == 30 and gem["excess_ci_low"] > 0
+    assert gem["excess_ci_low"] <= 0.8 <= gem["excess_ci_high"]  # the planted bonus, within the interval

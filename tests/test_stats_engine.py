@@ -118,3 +118,22 @@ def test_expected_false_flags_by_correction():
     assert expected_false_flags(40, 0.05) == pytest.approx(2.0)
     assert expected_false_flags(40, 0.05, "holm", families=2) == pytest.approx(0.10)  # two corrected families
     assert expected_false_flags(40, 0.05, "bh", discoveries=12) == pytest.approx(0.6)  # FDR of the discoveries
+
+
+@pytest.mark.parametrize("queries", [2, 5, 13, 30])
+def test_the_vectorised_sign_flip_is_scipys_permutation_test(queries):
+    rng = np.random.default_rng(queries)
+    totals = rng.normal(0.3, 1.0, queries).round(1)
+    reference = stats.permutation_test(
+        (totals,), lambda x, axis=-1: np.sum(x, axis=axis), permutation_type="samples", vectorized=True,
+        n_resamples=9999, alternative="two-sided", random_state=np.random.default_rng(0),
+    ).pvalue  # fmt: skip
+    ours = sign_flip_p(totals)
+    if 2**queries <= 10000:
+        assert ours == pytest.approx(reference, rel=1e-9)  # both exact
+    else:
+        assert ours == pytest.approx(reference, abs=0.02)  # both Monte Carlo, different draws
+
+
+def test_a_single_query_is_one_unit_of_evidence():
+    assert sign_flip_p(np.array([40.0])) == 1.0

@@ -1,11 +1,16 @@
 """The Assistants experiment's tables (Balog, Metzler & Qin, SIGIR 2025, §4.3).
 
 * Experiment 1 (Figure 4): :func:`label_shift`, the judge's labels of original against
-  rewritten passages (the paired test of :func:`voirdire.stats.paired_shift`).
+  rewritten passages (the paired test of :func:`voirdire.stats.paired_shift`, pairs clustered
+  by query).
 * Experiments 2-3 (substitution): :func:`substitution`, each system's per-query nDCG@10
-  before and after its passages are replaced by their rewrites (paired t-test).
+  before and after its passages are replaced by their rewrites (paired t-test over queries).
 * Experiment 3 (Figure 5): :func:`score_shift`, the rankers' own scores of rewrite against
-  original (sign test).
+  original (a sign test with the query as the unit).
+
+Every table that flags says how many tests its flag column stands on (``tests``: its rows
+whose test is defined) and ``expected_false_flags`` (alpha x tests): what chance alone would
+flag if no shift were real.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..stats import SHIFT_COLUMNS, paired_shift
+from ..stats import SHIFT_COLUMNS, direction, expected_false_flags, paired_shift, sign_flip_p, sign_test_p
 
 # ----------------------------------------------------------------------------- experiment 1
 
@@ -42,10 +47,11 @@ def _per_stratum(
     return pd.DataFrame(rows, columns=columns)
 
 
-def _direction(significant: bool, shift: float) -> str:
-    if not significant or math.isnan(shift) or shift == 0:
-        return "none"
-    return "up" if shift > 0 else "down"
+def _count_tests(table: pd.DataFrame, p: str, alpha: float) -> pd.DataFrame:
+    """``tests``: the rows whose ``p`` is defined (the family the flag stands on) and
+    ``expected_false_flags``: alpha x tests."""
+    tests = int(table[p].notna().sum())
+    return table.assign(tests=tests, expected_false_flags=expected_false_flags(tests, alpha))
 
 
 def _shift_row(block: pd.DataFrame, grades: Sequence[int], alpha: float) -> dict:
@@ -56,9 +62,9 @@ def _shift_row(block: pd.DataFrame, grades: Sequence[int], alpha: float) -> dict
     for side, values in (("original", before), ("rewritten", after)):
         for g in grades:
             row[f"{side}_{g}"] = int(np.sum(values == g))
-    row |= paired_shift(before, after)
-    row["significant"] = bool(row["sign_p"] < alpha)  # False for NaN
-    row["direction"] = _direction(row["significant"], row["mean_shift"])
+    row |= paired_shift(before, after, labelled["query_id"].tolist())
+    row["significant"] = bool(row["shift_p"] < alpha)  # False for NaN
+    row["direction"] = direction(row["significant"], row["mean_shift"])  # the sign of the tested statistic
     return row
 
 
@@ -69,14 +75,18 @@ def label_shift(labels: pd.DataFrame, *, alpha: float = 0.05, grades: Sequence[i
     ``labels``: dataset, assistant, judge, query_id, doc_id, human, original, rewritten (NaN
     = no label or unparsed; such pairs count as ``unlabelled`` and are left out of the rest).
     ``original_g`` / ``rewritten_g``: label counts per grade; then the columns of
-    :func:`voirdire.stats.paired_shift` (``SHIFT_COLUMNS``: n, up, down, same, their shares,
-    the mean shift with its t interval, the sign test ``sign_p``, Stuart-Maxwell).
-    ``significant``: ``sign_p`` < ``alpha``; ``direction`` the sign of the mean shift.
+    :func:`voirdire.stats.paired_shift` with the pairs clustered by query (``SHIFT_COLUMNS``:
+    n, queries, up, down, same, their shares, the mean shift with its cluster-bootstrap
+    interval, ``shift_p``: the sign-flip test over queries of each query's summed shift, the
+    clustered marginal homogeneity test, the descriptive pair-level sign test ``sign_p_pairs``).
+    ``significant``: ``shift_p`` < ``alpha``; ``direction`` the sign of the mean shift that
+    ``shift_p`` tests; ``tests``, ``expected_false_flags``: the rows tested and alpha x tests.
     """
     columns = [*_GROUP, "stratum", "pairs", "unlabelled"]
     columns += [f"{side}_{g}" for side in ("original", "rewritten") for g in grades]
-    columns += [*SHIFT_COLUMNS, "significant", "direction"]
-    return _per_stratum(labels, _GROUP, columns, lambda block: _shift_row(block, grades, alpha))
+    columns += [*SHIFT_COLUMNS, "significant", "direction", "tests", "expected_false_flags"]
+    table = _per_stratum(labels, _GROUP, columns, lambda block: _shift_row(block, grades, alpha))
+    return _count_tests(table, "shift_p", alpha)
 
 
 # ----------------------------------------------------------------------------- experiment 2
@@ -111,11 +121,12 @@ def substitution(original: pd.DataFrame, rewritten: pd.DataFrame, *, alpha: floa
     assistant rewrote are compared for it. ``delta`` = rewritten - original; ``t``, ``p``:
     paired t-test (all differences zero: t = 0, p = 1; one shift on every query: t = ±inf,
     p = 0; fewer than two queries: NaN). Rows follow the input order of datasets, assistants,
-    judges and systems.
+    judges and systems. ``tests``: the rows with a defined p (one family: the table);
+    ``expected_false_flags``: alpha x tests.
     """
     columns = [
         "dataset", "assistant", "judge", "system", "queries", "queries_dropped",
-        "ndcg_original", "ndcg_rewritten", "delta", "t", "p", "significant",
+        "ndcg_original", "ndcg_rewritten", "delta", "t", "p", "significant", "tests", "expected_false_flags",
     ]  # fmt: skip
     orders = {name: _order(original[name], rewritten[name]) for name in ("dataset", "judge", "system")}
     orders["assistant"] = _order(rewritten["assistant"])
@@ -146,7 +157,7 @@ def substitution(original: pd.DataFrame, rewritten: pd.DataFrame, *, alpha: floa
             row["delta"] = row["ndcg_rewritten"] - row["ndcg_original"]
             row |= {"t": t, "p": p, "significant": bool(p < alpha)}
             rows.append(row)
-    table = pd.DataFrame(rows, columns=columns)
+    table = _count_tests(pd.DataFrame(rows, columns=columns), "p", alpha)
     if table.empty:
         return table
     rank = pd.DataFrame({name: table[name].map(order) for name, order in orders.items()})
@@ -169,22 +180,25 @@ def _score_row(block: pd.DataFrame, tolerance: float, alpha: float) -> dict:
     diff = scored["rewritten"].to_numpy(dtype=float) - scored["original"].to_numpy(dtype=float)
     n = len(diff)
     within = _within(diff, tolerance)
-    higher = int(np.sum(~within & (diff > 0)))
-    lower = int(np.sum(~within & (diff < 0)))
-    p = stats.binomtest(higher, higher + lower, 0.5).pvalue if higher + lower else 1.0
-    significant = bool(p < alpha)
+    sign = np.where(within, 0, np.sign(diff))  # +1 higher, -1 lower, 0 a tie
+    higher, lower = int(np.sum(sign > 0)), int(np.sum(sign < 0))
+    totals = scored.assign(sign=sign).groupby("query_id", sort=False)["sign"].sum().to_numpy(dtype=float)
+    p = sign_flip_p(totals) if n else math.nan  # the query is the unit: its higher - lower, sign-flipped
+    significant = bool(p < alpha)  # False for NaN
     return {
         "pairs": len(block),
         "unscored": len(block) - n,
         "n": n,
+        "queries": len(totals),
         "mean_diff": float(diff.mean()) if n else math.nan,
         "median_diff": float(np.median(diff)) if n else math.nan,
         "within_tolerance": float(within.mean()) if n else math.nan,
         "higher": higher,
         "lower": lower,
-        "sign_p": float(p),
+        "shift_p": float(p),
+        "sign_p_pairs": sign_test_p(higher, lower) if n else math.nan,
         "significant": significant,
-        "direction": _direction(significant, higher - lower),
+        "direction": direction(significant, higher - lower),  # the sign of the tested statistic
     }
 
 
@@ -192,12 +206,17 @@ def score_shift(scores: pd.DataFrame, *, tolerance: float = 0.01, alpha: float =
     """Experiment 3: rewritten - original ranker score per pair, per (dataset, assistant,
     ranker) over all pairs and within each human grade.
 
-    Differences within ±``tolerance`` are ties; the sign test (two-sided binomial) compares
-    the pairs scored ``higher`` with those scored ``lower``, and ``direction`` is the side
-    that wins when it is significant. Pairs with a missing score count as ``unscored``.
+    Differences within ±``tolerance`` are ties; a pair scored ``higher`` counts +1, ``lower``
+    -1. ``shift_p``: the two-sided sign-flip test over queries of each query's higher - lower
+    (a sign test with the query as the unit: pairs of one query share a topic); ``direction``
+    is the side that wins when it is significant. ``sign_p_pairs``: the exact sign test over
+    pairs, every pair counted as independent (descriptive, not the flag). Pairs with a missing
+    score count as ``unscored``. ``tests``, ``expected_false_flags``: the rows tested and alpha x
+    tests.
     """
     columns = [
-        *_RANKER, "stratum", "pairs", "unscored", "n", "mean_diff", "median_diff",
-        "within_tolerance", "higher", "lower", "sign_p", "significant", "direction",
+        *_RANKER, "stratum", "pairs", "unscored", "n", "queries", "mean_diff", "median_diff", "within_tolerance",
+        "higher", "lower", "shift_p", "sign_p_pairs", "significant", "direction", "tests", "expected_false_flags",
     ]  # fmt: skip
-    return _per_stratum(scores, _RANKER, columns, lambda block: _score_row(block, tolerance, alpha))
+    table = _per_stratum(scores, _RANKER, columns, lambda block: _score_row(block, tolerance, alpha))
+    return _count_tests(table, "shift_p", alpha)

@@ -46,8 +46,8 @@ def figure4(
         ax.set_xlabel("judge grade")
         ax.set_ylabel("pairs")
         ax.set_title(f"{row['judge']} · {row['dataset']} · {row['assistant']}", fontsize=9)
-        p = row["sign_p"]
-        note = f"shift {row['mean_shift']:+.2f}, sign test p = {p:.2g}" if row["n"] else "n = 0"
+        p = row["shift_p"]
+        note = f"shift {row['mean_shift']:+.2f}, p = {p:.2g} (over {row['queries']} queries)" if row["n"] else "n = 0"
         ax.text(0.02, 0.97, note, transform=ax.transAxes, va="top", fontsize=7)
         ax.legend(fontsize=7, loc="upper right")
     save_figure(fig, png, pdf)
@@ -55,7 +55,8 @@ def figure4(
 
 def figure5(scores: pd.DataFrame, png: str | Path, pdf: str | Path, *, tolerance: float = 0.01) -> None:
     """Figure 5: histograms of rewritten - original ranker scores, one panel per (dataset,
-    assistant, ranker), with the mean, median, share within ±tolerance and sign-test p."""
+    assistant, ranker), with the mean, median, share within ±tolerance and the p of the sign
+    test over queries (``shift_p``)."""
     fig, axes, overall = _panels(score_shift(scores, tolerance=tolerance), 3.2, "no scores")
     for ax, (_, row) in zip(axes, overall.iterrows(), strict=False):
         block = scores[
@@ -73,7 +74,7 @@ def figure5(scores: pd.DataFrame, png: str | Path, pdf: str | Path, *, tolerance
         note = (
             f"mean {row['mean_diff']:+.3g}\nmedian {row['median_diff']:+.3g}\n"
             f"within ±{tolerance:g}: {row['within_tolerance']:.0%}\n"
-            f"sign test p = {row['sign_p']:.2g}"
+            f"sign test over {row['queries']} queries: p = {row['shift_p']:.2g}"
         )
         ax.text(
             0.97, 0.97, note, transform=ax.transAxes, ha="right", va="top", fontsize=7,

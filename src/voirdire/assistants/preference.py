@@ -4,9 +4,12 @@ Does a judge grade passages rewritten by an assistant of its own family (a Gemin
 Gemini rewriter) up more than other judges grade the same rewrites? A judge's raw shift on a
 pair is its rewritten label minus its original label. Rewrites can change what a passage says,
 so every judge may move; the correction subtracts, pair by pair, the mean shift of the judge's
-panel on the same pair (strictness corrected, as in the family audit of a judge panel). ``excess`` is the mean of those corrected shifts, with a bootstrap CI over pairs
-(``scipy.stats.bootstrap``). A judge is ``self_preferring`` when it shares the assistant's
-family and the CI lies above 0. Every judge gets the figure: one of another family with a
+panel on the same pair (strictness corrected, as in the family audit of a judge panel).
+``excess`` is the mean of those corrected shifts, with a cluster-bootstrap CI over queries
+(:func:`voirdire.stats.clustered_mean`: the pairs of one query share a topic, so a judge that
+moves a whole query's rewrites together is one unit of evidence, not one per pair;
+``degenerate`` counts undefined draws). A judge is ``self_preferring`` when it shares the
+assistant's family and the CI lies above 0 (one-sided, alpha 0.025). Every judge gets the figure: one of another family with a
 large excess is not self-preferring, but is worth a look.
 
 The candidates are the judges that read meaning (LLM and embedding judges, not the length or
@@ -22,26 +25,15 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Mapping
 
-import numpy as np
 import pandas as pd
-from scipy import stats
 
 from ..audits.panel import comparison_panel
+from ..stats import clustered_mean
 
 COLUMNS = [
-    "dataset", "assistant", "assistant_family", "judge", "family", "same_family", "panel", "pairs",
-    "raw_shift", "panel_shift", "excess", "excess_ci_low", "excess_ci_high", "self_preferring", "reason",
+    "dataset", "assistant", "assistant_family", "judge", "family", "same_family", "panel", "pairs", "queries",
+    "raw_shift", "panel_shift", "excess", "excess_ci_low", "excess_ci_high", "degenerate", "self_preferring", "reason",
 ]  # fmt: skip
-
-
-def _bootstrap_ci(values: np.ndarray, seed: int, resamples: int, level: float) -> tuple[float, float]:
-    if len(values) < 2 or np.all(values == values[0]):
-        value = float(values[0]) if len(values) else math.nan
-        return value, value  # no spread: the CI is the point (or undefined)
-    result = stats.bootstrap(
-        (values,), np.mean, n_resamples=resamples, confidence_level=level, random_state=seed, method="percentile"
-    )
-    return float(result.confidence_interval.low), float(result.confidence_interval.high)
 
 
 def rewrite_self_preference(
@@ -82,13 +74,15 @@ def rewrite_self_preference(
             own = shifts[judge]
             reference = shifts[others].mean(axis=1)  # the other judges' mean shift on the pair
             both = own.notna() & reference.notna()
-            excess = (own - reference)[both].to_numpy(dtype=float)
-            low, high = _bootstrap_ci(excess, seed, resamples, level)
+            excess = (own - reference)[both]
+            queries = excess.index.get_level_values("query_id")
+            point, found = clustered_mean(excess.to_numpy(dtype=float), queries, resamples=resamples, seed=seed,
+                                          level=level)  # fmt: skip
             row |= {
-                "pairs": int(both.sum()), "raw_shift": float(own[both].mean()) if both.any() else math.nan,
+                "pairs": int(both.sum()), "queries": int(queries.nunique()),
+                "raw_shift": float(own[both].mean()) if both.any() else math.nan,
                 "panel_shift": float(reference[both].mean()) if both.any() else math.nan,
-                "excess": float(excess.mean()) if len(excess) else math.nan,
-                "excess_ci_low": low, "excess_ci_high": high,
+                "excess": point, "excess_ci_low": found.low, "excess_ci_high": found.high, "degenerate": found.degenerate,
             }  # fmt: skip
             if not assistant_family:
                 row["reason"] = "the assistant declares no family"
@@ -97,6 +91,6 @@ def rewrite_self_preference(
             elif not len(excess):
                 row["reason"] = "no pair labelled by the judge and the panel on both sides"
             else:
-                row["self_preferring"] = bool(row["same_family"] and low > 0)
+                row["self_preferring"] = bool(row["same_family"] and found.low > 0)  # False for NaN (one query)
             rows.append(row)
     return pd.DataFrame(rows, columns=COLUMNS)

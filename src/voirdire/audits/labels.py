@@ -5,11 +5,14 @@ says non-relevant, the judge relevant: leniency) and *false alarms* (the human s
 relevant, the judge non-relevant), and the mean judge grade per human grade. Relevant means
 grade >= the scale's binary threshold, each side with its own scale.
 
-Each rate comes with its 95% Wilson score interval (Wilson 1927; statsmodels
-``proportion_confint(method="wilson")``) and the count it is a share of: ``pairs`` for the
-agreements, ``human_non_relevant`` for missed failures, ``human_relevant`` for false alarms.
-Pairs are treated as independent; they cluster by query, so the intervals are a lower bound
-on the uncertainty over topics.
+Each rate comes with the count it is a share of (``pairs`` for the agreements,
+``human_non_relevant`` for missed failures, ``human_relevant`` for false alarms) and a 95%
+cluster-bootstrap interval over queries (:func:`voirdire.stats.clustered_rate`): the pairs of
+one query share a topic, an assessor and a prompt, and a judge's leniency varies by topic, so
+pairs are not independent. ``rate_degenerate`` counts the bootstrap draws with no pair to
+rate (the most of any rate). Wilson's interval (Wilson 1927; statsmodels), which counts every
+pair as independent and is too narrow when leniency varies by topic, stays as the descriptive
+``<rate>_ci_low_wilson`` / ``<rate>_ci_high_wilson``.
 """
 
 from __future__ import annotations
@@ -18,10 +21,9 @@ import math
 
 import numpy as np
 import pandas as pd
-from statsmodels.stats.proportion import proportion_confint
 
 from ..judges import Scale
-from ..stats import kappas
+from ..stats import clustered_rate, kappas, wilson
 
 
 def aligned(human: pd.DataFrame, judge: pd.DataFrame) -> pd.DataFrame:
@@ -40,28 +42,28 @@ def confusion(pairs: pd.DataFrame, human_scale: Scale, judge_scale: Scale) -> pd
     return table
 
 
-def wilson(successes: int, n: int, *, level: float = 0.95) -> tuple[float, float]:
-    """Wilson score interval of a proportion (statsmodels); NaN for n = 0."""
-    if n == 0:
-        return math.nan, math.nan
-    low, high = proportion_confint(successes, n, alpha=1 - level, method="wilson")
-    return float(low), float(high)
-
-
-def label_test(pairs: pd.DataFrame, human_scale: Scale, judge_scale: Scale, *, level: float = 0.95) -> dict:
-    """One row of the label test for aligned pairs (see :func:`aligned`), rates with Wilson CIs."""
+def label_test(
+    pairs: pd.DataFrame,
+    human_scale: Scale,
+    judge_scale: Scale,
+    *,
+    level: float = 0.95,
+    resamples: int = 1000,
+    seed: int = 42,
+) -> dict:
+    """One row of the label test for aligned pairs (see :func:`aligned`): rates with
+    cluster-bootstrap intervals over queries, and Wilson's over pairs as descriptive columns."""
     n = len(pairs)
     human_rel = human_scale.binary(pairs["human"]).to_numpy()
     judge_rel = judge_scale.binary(pairs["judge"]).to_numpy()
     human_non = human_rel == 0
+    same_scale = (human_scale.low, human_scale.high) == (judge_scale.low, judge_scale.high)
+    graded_same = pairs["human"].to_numpy() == pairs["judge"].to_numpy()
     row = {
         "pairs": n,
+        "queries": int(pairs["query_id"].nunique()),
         "agreement_binary": float(np.mean(human_rel == judge_rel)) if n else math.nan,
-        "agreement_graded": (
-            float(np.mean(pairs["human"].to_numpy() == pairs["judge"].to_numpy()))
-            if n and (human_scale.low, human_scale.high) == (judge_scale.low, judge_scale.high)
-            else math.nan
-        ),
+        "agreement_graded": float(np.mean(graded_same)) if n and same_scale else math.nan,
         # the binary confusion matrix: tp, tn, and its two errors, named as practitioners' judge checklists name them
         "binary_tp": int(np.sum(~human_non & (judge_rel == 1))),
         "binary_tn": int(np.sum(human_non & (judge_rel == 0))),
@@ -70,19 +72,23 @@ def label_test(pairs: pd.DataFrame, human_scale: Scale, judge_scale: Scale, *, l
         "false_alarms": int(np.sum(~human_non & (judge_rel == 0))),
         "false_alarm_rate": float(np.mean(judge_rel[~human_non] == 0)) if (~human_non).any() else math.nan,
     }
-    same_scale = (human_scale.low, human_scale.high) == (judge_scale.low, judge_scale.high)
-    counts = {
-        "agreement_binary": (int(np.sum(human_rel == judge_rel)), n),
-        "agreement_graded": (
-            int(np.sum(pairs["human"].to_numpy() == pairs["judge"].to_numpy())),
-            n if same_scale else 0,
-        ),
-        "missed_failure_rate": (row["missed_failures"], int(human_non.sum())),
-        "false_alarm_rate": (row["false_alarms"], int((~human_non).sum())),
+    queries = pairs["query_id"].to_numpy()
+    everyone = np.ones(n, dtype=bool)
+    # each rate: its hits among the pairs it is a share of (which pairs), clustered by their query
+    rates = {
+        "agreement_binary": (human_rel == judge_rel, everyone),
+        "agreement_graded": (graded_same, everyone if same_scale else np.zeros(n, dtype=bool)),
+        "missed_failure_rate": (judge_rel == 1, human_non),
+        "false_alarm_rate": (judge_rel == 0, ~human_non),
     }
     row["human_non_relevant"], row["human_relevant"] = int(human_non.sum()), int((~human_non).sum())
-    for name, (successes, total) in counts.items():
-        row[f"{name}_ci_low"], row[f"{name}_ci_high"] = wilson(successes, total, level=level)
+    row["rate_degenerate"] = 0
+    for name, (hits, which) in rates.items():
+        _, found = clustered_rate(hits[which], queries[which].tolist(), resamples=resamples, seed=seed, level=level)
+        row[f"{name}_ci_low"], row[f"{name}_ci_high"] = found.low, found.high
+        low, high = wilson(int(hits[which].sum()), int(which.sum()), level=level)
+        row[f"{name}_ci_low_wilson"], row[f"{name}_ci_high_wilson"] = low, high
+        row["rate_degenerate"] = max(row["rate_degenerate"], found.degenerate)
     row.update(kappas(pairs["human"], pairs["judge"], human_scale, judge_scale))
     for grade in range(human_scale.low, human_scale.high + 1):
         at = pairs.loc[pairs["human"] == grade, "judge"]

@@ -6,12 +6,17 @@ condition, overall and per human grade:
 
 * ``pairs``, and ``unlabelled``: pairs where either grade did not parse (left out, never
   counted as 0);
-* the columns of :func:`voirdire.stats.paired_shift` on the labelled pairs (``n``, how many
-  went ``up``, ``down`` or stayed ``same`` and their shares, the mean grade before and after,
-  ``mean_shift`` with its t interval, the exact sign test ``sign_p``, and Stuart-Maxwell):
-  the same paired test as the Assistants experiment;
-* ``flagged``: ``sign_p`` < alpha and the mean shift is positive (the change bought a higher
-  grade).
+* the columns of :func:`voirdire.stats.paired_shift` on the labelled pairs, clustered by
+  query (``n`` pairs over ``queries``, how many went ``up``, ``down`` or stayed ``same`` and
+  their shares, the mean grade before and after, ``mean_shift`` with its cluster-bootstrap
+  interval, ``shift_p``: the sign-flip test over queries of each query's summed shift, the
+  clustered marginal homogeneity test, and the pair-level sign test ``sign_p_pairs``,
+  descriptive only): the same paired test as the Assistants experiment;
+* ``flagged``: ``shift_p`` < alpha and the tested mean shift is positive (the change bought a
+  higher grade);
+* ``tests``: the rows of the table whose shift was tested (``shift_p`` defined), the family
+  ``flagged`` stands on, and ``expected_false_flags``: alpha x tests, at most what chance
+  alone would flag (a flag also needs a positive shift, so about half that).
 
 A padded text should never win (its shift should be about 0); an injected claim should not move a
 non-relevant passage (Alaofi et al., arXiv 2501.17969).
@@ -25,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from ..output import per_dataset, save_figure
-from ..stats import SHIFT_COLUMNS, paired_shift
+from ..stats import SHIFT_COLUMNS, direction, expected_false_flags, paired_shift
 
 ALL = "all"
 
@@ -33,23 +38,27 @@ ALL = "all"
 def _row(group: pd.DataFrame, alpha: float) -> dict:
     labelled = group.dropna(subset=["original", "changed"])
     row = {"pairs": len(group), "unlabelled": len(group) - len(labelled)}
-    row |= paired_shift(labelled["original"].to_numpy(dtype=float), labelled["changed"].to_numpy(dtype=float))
-    row["flagged"] = bool(row["n"] and row["sign_p"] < alpha and row["mean_shift"] > 0)
+    row |= paired_shift(labelled["original"].to_numpy(dtype=float), labelled["changed"].to_numpy(dtype=float),
+                           labelled["query_id"].tolist())  # fmt: skip
+    row["flagged"] = direction(bool(row["shift_p"] < alpha), row["mean_shift"]) == "up"
     return row
 
 
 def label_shift(
     grades: pd.DataFrame, alpha: float = 0.05, keys: Sequence[str] = ("dataset", "judge", "condition")
 ) -> pd.DataFrame:
-    """Shift per group of ``keys``, overall (``human`` = "all") and per human grade."""
+    """Shift per group of ``keys``, overall (``human`` = "all") and per human grade; ``grades``
+    has the ``keys``, query_id, human, original and changed (NaN: unparsed)."""
     rows = []
     for key, group in grades.groupby(list(keys), sort=True):
         ids = dict(zip(keys, key if isinstance(key, tuple) else (key,), strict=True))
         rows.append({**ids, "human": ALL, **_row(group, alpha)})
         for grade, part in group.groupby("human", sort=True):
             rows.append({**ids, "human": str(int(grade)), **_row(part, alpha)})
-    columns = [*keys, "human", "pairs", "unlabelled", *SHIFT_COLUMNS, "flagged"]
-    return pd.DataFrame(rows, columns=columns)
+    columns = [*keys, "human", "pairs", "unlabelled", *SHIFT_COLUMNS, "flagged", "tests", "expected_false_flags"]
+    table = pd.DataFrame(rows, columns=columns)
+    tests = int(table["shift_p"].notna().sum())
+    return table.assign(tests=tests, expected_false_flags=expected_false_flags(tests, alpha))
 
 
 def shift_chart(table: pd.DataFrame, png: str, title: str) -> None:
