@@ -114,10 +114,12 @@ def test_self_preference_finds_a_planted_family_bonus_and_forgives_plain_strictn
     # the panel gives gpt systems BASE except claude-judge's -0.1: the panel's mean = BASE - 0.1/2
     assert gpt["raw"] == pytest.approx(0.10 + 0.10 / 2, abs=0.02)
     assert gpt["strictness"] == pytest.approx(0.10 / 2, abs=0.02)
-    assert gpt["corrected"] == pytest.approx(0.10, abs=0.02) and gpt["self_preferring"]
+    assert gpt["corrected"] == pytest.approx(0.10, abs=0.02)  # the paper-comparable figure recovers the bonus
     claude = found.loc["claude-judge"]
     assert claude["raw"] < -0.05 and claude["strictness"] < -0.05  # strict everywhere ...
     assert abs(claude["corrected"]) < 0.03 and not claude["self_preferring"]  # ... is not self-preference
+    # scores alone never flag: the flag is the within-grade estimate on labels (tests/test_self_preference.py)
+    assert not gpt["self_preferring"] and "labels" in gpt["reason"]
     assert found.loc["neutral", "reason"] == "the judge declares no family"
     assert found.loc["llama-judge", "reason"] == "no system of family 'llama'"
 
@@ -217,8 +219,12 @@ def test_drift_finds_a_planted_10_percent_flip_and_a_clean_rerun_is_still():
     assert found.loc["run-2", "flips"] == 0 and found.loc["run-2", "kappa_graded"] == 1.0
     assert found.loc["run-2", "kappa_graded_ci_low"] == found.loc["run-2", "kappa_graded_ci_high"] == 1.0
     assert found.loc["run-3", "flips"] == N // 10 and found.loc["run-3", "flip_rate"] == pytest.approx(0.10)
-    wilson = proportion_confint(N // 10, N, alpha=0.05, method="wilson")
-    assert (found.loc["run-3", "flip_rate_ci_low"], found.loc["run-3", "flip_rate_ci_high"]) == pytest.approx(wilson)
+    wilson = proportion_confint(N // 10, N, alpha=0.05, method="wilson")  # over pairs: descriptive
+    assert (found.loc["run-3", "flip_rate_ci_low_wilson"], found.loc["run-3", "flip_rate_ci_high_wilson"]) == (
+        pytest.approx(wilson)
+    )
+    assert found.loc["run-3", "flip_rate_ci_low"] < 0.10 < found.loc["run-3", "flip_rate_ci_high"]  # over queries
+    assert found.loc["run-3", "queries"] == 20 and found.loc["run-3", "flip_rate_degenerate"] == 0
     assert found.loc["run-3", "kappa_graded"] < 0.95
     for kappa in ("kappa_graded", "kappa_binary", "kappa_quadratic"):  # over queries: the point is inside
         assert (
@@ -234,7 +240,7 @@ def test_drift_finds_a_planted_10_percent_flip_and_a_clean_rerun_is_still():
 def test_drift_kappa_from_confusion_counts_is_sklearns_kappa_on_the_same_labels():
     from sklearn.metrics import cohen_kappa_score
 
-    from voirdire.audits.drift import kappa_from_counts
+    from voirdire.stats import kappa_from_counts
 
     rng = np.random.default_rng(12)
     a = rng.integers(0, 4, 300)
@@ -249,23 +255,29 @@ def test_drift_kappa_from_confusion_counts_is_sklearns_kappa_on_the_same_labels(
 def test_a_rerun_one_grade_kinder_is_a_paired_shift_and_a_clean_rerun_is_not():
     from scipy import stats
 
-    from voirdire.audits.drift import paired_shift
+    from voirdire.audits.drift import CONTROL_COLUMNS, paired_shift
 
     first = HUMAN.copy()
     kinder = HUMAN.assign(relevance=np.minimum(HUMAN["relevance"] + 1, 3))  # a later run, one grade kinder
+    harsher = HUMAN.assign(relevance=np.maximum(HUMAN["relevance"] - 1, 0))  # one grade harsher
     planted = float((kinder["relevance"] - first["relevance"]).mean())  # +1 except where the grade was 3
-    table = paired_shift({"run-1": first, "run-2": first.copy(), "run-3": kinder}, resamples=500).set_index("run")
+    sets = {"run-1": first, "run-2": first.copy(), "run-3": kinder, "run-4": harsher}
+    table = paired_shift(sets, resamples=500).set_index("run")
+    assert list(table.reset_index().columns) == CONTROL_COLUMNS
     shift = table.loc["run-3"]
     assert shift["mean_difference"] == pytest.approx(planted)
     assert shift["difference_ci_low"] <= planted <= shift["difference_ci_high"]
-    assert shift["up"] == int((HUMAN["relevance"] < 3).sum()) and shift["down"] == 0
-    assert shift["sign_test_p"] == pytest.approx(
+    assert shift["up"] == int((HUMAN["relevance"] < 3).sum()) and shift["down"] == 0 and shift["queries"] == 20
+    assert shift["sign_p_pairs"] == pytest.approx(  # the pair-level sign test stays, descriptive
         stats.binomtest(int(shift["up"]), int(shift["up"] + shift["down"])).pvalue
     )
-    assert shift["shifted"]
+    assert shift["shifted"] and shift["direction"] == "up" and shift["shift_p"] < 0.001
+    assert table.loc["run-4", "shifted"] and table.loc["run-4", "direction"] == "down"
+    assert table.loc["run-4", "mean_difference"] == pytest.approx(-float((HUMAN["relevance"] > 0).mean()))
     clean = table.loc["run-2"]
-    assert clean["mean_difference"] == 0 and clean["sign_test_p"] == 1.0 and not clean["shifted"]
-    # a rerun that moves 6 pairs up and 4 down is within chance: the exact sign test says so
+    assert clean["mean_difference"] == 0 and clean["shift_p"] == 1.0 and not clean["shifted"]
+    assert clean["direction"] == "none"
+    # a rerun that moves 6 pairs up and 4 down is within chance
     noisy = first.copy()
     noisy.loc[:5, "relevance"] = noisy.loc[:5, "relevance"].where(
         noisy.loc[:5, "relevance"] == 3, noisy.loc[:5, "relevance"] + 1
@@ -275,8 +287,30 @@ def test_a_rerun_one_grade_kinder_is_a_paired_shift_and_a_clean_rerun_is_not():
     noisy.loc[downs_at, "relevance"] -= 1
     row = paired_shift({"a": first, "b": noisy}).iloc[0]
     assert (row["up"], row["down"]) == (ups, 4)
-    assert row["sign_test_p"] == pytest.approx(stats.binomtest(ups, ups + 4).pvalue) and not row["shifted"]
+    assert row["sign_p_pairs"] == pytest.approx(stats.binomtest(ups, ups + 4).pvalue) and not row["shifted"]
     assert paired_shift({"only": first}).empty
+
+
+def test_reruns_whose_queries_move_at_random_are_not_flagged_as_shifted():
+    """No drift on average: each query's labels move one grade in a direction drawn per query.
+    A sign test over pairs flags about 40% of such reruns at nominal 5%; the test over queries
+    about 5%."""
+    from voirdire.audits.drift import paired_shift
+
+    rng = np.random.default_rng(21)
+    simulations, alpha = 200, 0.05
+    queries = np.repeat([f"q{i}" for i in range(20)], 10)
+    first = pd.DataFrame({"query_id": queries, "doc_id": [f"d{i}" for i in range(len(queries))]})
+    shifted = pair_level = 0
+    for _ in range(simulations):
+        grades = rng.integers(1, 3, len(queries))
+        step = np.repeat(rng.choice([-1, 1], 20), 10) * (rng.random(len(queries)) < 0.5)
+        row = paired_shift({"a": first.assign(relevance=grades), "b": first.assign(relevance=grades + step)},
+                           alpha=alpha, resamples=100).iloc[0]  # fmt: skip
+        shifted += row["shifted"]
+        pair_level += row["sign_p_pairs"] < alpha
+    assert shifted / simulations <= alpha + 2 * np.sqrt(alpha * (1 - alpha) / simulations)
+    assert pair_level / simulations > 0.25
 
 
 def test_a_live_judges_label_sets_come_from_its_samples_or_its_model_versions():
@@ -311,6 +345,7 @@ def test_a_judge_without_signal_loves_its_own_ranking_and_the_humans_do_not():
         "noise": human.assign(relevance=rng.integers(0, 4, len(human))),  # no relevance signal
     }
     runs = {name: [judge_ranking(pool, qrels)] for name, qrels in labels.items()}
+    labels["human@pool"] = human  # the humans label the whole pool here: human@pool is the humans
     first = runs["noise"][0][runs["noise"][0]["query_id"] == "q0"]
     grades = first.merge(labels["noise"], on=["query_id", "doc_id"])["relevance"].tolist()
     assert grades == sorted(grades, reverse=True)  # sorted by the judge's grade
@@ -346,7 +381,7 @@ def test_length_across_systems_vs_within_a_tier_is_seed_004s_simpson_case():
     assert clean["r_all"] > 0.9 and not clean["simpson"]
 
 
-def test_label_test_rates_carry_statsmodels_wilson_intervals_on_their_own_counts():
+def test_label_test_rates_carry_cluster_intervals_and_descriptive_wilson_ones_on_their_own_counts():
     from statsmodels.stats.proportion import proportion_confint
 
     human = HUMAN["relevance"].to_numpy()
@@ -355,14 +390,16 @@ def test_label_test_rates_carry_statsmodels_wilson_intervals_on_their_own_counts
     lenient[non_relevant[: len(non_relevant) // 3]] = 2  # a planted leniency
     row = label_test(aligned(HUMAN, judge_from(lenient)), SCALE, SCALE)
     assert row["human_non_relevant"] == len(non_relevant) and row["human_relevant"] == N - len(non_relevant)
+    assert row["queries"] == 20 and row["rate_degenerate"] == 0
     for name, successes, n in (
         ("missed_failure_rate", row["missed_failures"], row["human_non_relevant"]),
         ("false_alarm_rate", row["false_alarms"], row["human_relevant"]),
         ("agreement_binary", round(row["agreement_binary"] * N), N),
         ("agreement_graded", round(row["agreement_graded"] * N), N),
     ):
-        expected = proportion_confint(successes, n, alpha=0.05, method="wilson")
-        assert (row[f"{name}_ci_low"], row[f"{name}_ci_high"]) == pytest.approx(expected)
+        expected = proportion_confint(successes, n, alpha=0.05, method="wilson")  # pairs independent: descriptive
+        assert (row[f"{name}_ci_low_wilson"], row[f"{name}_ci_high_wilson"]) == pytest.approx(expected)
+        assert row[f"{name}_ci_low"] <= row[name] <= row[f"{name}_ci_high"]  # over queries
     # the planted third is inside its interval; a clean judge's zero is at the interval's floor
     assert row["missed_failure_rate_ci_low"] <= 1 / 3 <= row["missed_failure_rate_ci_high"]
     clean = label_test(aligned(HUMAN, judge_from(human)), SCALE, SCALE)
@@ -370,6 +407,36 @@ def test_label_test_rates_carry_statsmodels_wilson_intervals_on_their_own_counts
         clean["missed_failure_rate_ci_low"] == pytest.approx(0.0, abs=1e-12)
         and clean["missed_failure_rate_ci_high"] < 0.03
     )
+
+
+def topic_lenient(rng, queries=40, per_query=20):
+    """Human-non-relevant pairs only; the judge's leniency varies by topic: query q's pairs are
+    called relevant with probability p_q ~ Beta(2, 8) (mean 0.2, the rate to recover)."""
+    leniency = np.repeat(rng.beta(2, 8, queries), per_query)
+    human = pd.DataFrame({"query_id": np.repeat([f"q{i}" for i in range(queries)], per_query),
+                          "doc_id": [f"d{i}" for i in range(queries * per_query)],
+                          "relevance": rng.integers(0, 2, queries * per_query)})  # fmt: skip
+    judge = human.assign(relevance=np.where(rng.random(len(human)) < leniency, 2, human["relevance"]))
+    return aligned(human, judge)
+
+
+def test_the_missed_failure_interval_covers_a_topic_varying_leniency_and_wilsons_does_not():
+    rng = np.random.default_rng(31)
+    simulations, alpha, truth = 200, 0.05, 0.2
+    missed = {"": 0, "_wilson": 0}
+    widths = []
+    for _ in range(simulations):
+        row = label_test(topic_lenient(rng), SCALE, SCALE, resamples=400)
+        for suffix in missed:
+            missed[suffix] += not (
+                row[f"missed_failure_rate_ci_low{suffix}"] <= truth <= row[f"missed_failure_rate_ci_high{suffix}"]
+            )
+        widths.append((row["missed_failure_rate_ci_high"] - row["missed_failure_rate_ci_low"])
+                      / (row["missed_failure_rate_ci_high_wilson"] - row["missed_failure_rate_ci_low_wilson"]))  # fmt: skip
+    assert missed[""] / simulations <= alpha + 2 * np.sqrt(alpha * (1 - alpha) / simulations)
+    assert missed["_wilson"] / simulations > 0.15  # pairs counted as independent: far too narrow
+    # a design effect of 1 + 19 x 1/11 (intra-query correlation of Beta(2, 8)): about 1.65 times as wide
+    assert np.median(widths) > 1.4
 
 
 def test_drift_takes_the_audits_scripts_per_query_tables_and_finds_a_rerun_that_reorders_systems():

@@ -37,8 +37,11 @@ def test_every_audit_table_comes_back_with_its_rows():
     assert labels.loc["copy", "agreement_binary"] == 1.0 and labels.loc["lenient", "missed_failures"] > 0
     circularity = tables["circularity"].set_index("ranker")
     assert circularity.loc[HUMAN, "inflation"] == 0 and circularity.loc[HUMAN, "inflation_p"] == 1.0
-    # the lenient judge's own ranking is the humans' order with grades shifted: no inflation either way
-    assert {"inflation_ci_low", "inflation_ci_high", "queries"} <= set(circularity.columns)
+    # the lenient judge merges grades 2 and 3: its own ranking is ideal under itself, not under the humans
+    assert (
+        circularity.loc["lenient", "self_score"] == pytest.approx(1.0) and circularity.loc["lenient", "inflation"] > 0
+    )
+    assert {"inflation_ci_low", "inflation_ci_high", "queries", "inflated"} <= set(circularity.columns)
     assert list(tables["drift"]["judge"]) == ["lenient"] and tables["control_chart"]["down"].iloc[0] > 0
     assert tables["control_chart"]["mean_difference"].iloc[0] < 0  # the rerun set 20% of labels to 0
     assert set(tables["calibration"]["k"]) == {3, 5} and set(tables["length"]["judge"]) == {"copy", "lenient"}
@@ -55,19 +58,62 @@ def test_a_labels_only_dataset_has_no_length_rows_and_the_rest():
     assert len(tables["label_test"]) == 2 and len(tables["circularity"]) == 3
 
 
-def test_inflation_interval_is_a_bootstrap_of_the_per_query_gap():
+def test_inflation_interval_is_a_bootstrap_of_the_per_query_gap_with_a_sign_flip_test():
     from scipy import stats
 
     from voirdire.audits.circularity import inflation_interval
     from voirdire.stats import query_resamples
 
     rng = np.random.default_rng(1)
-    own = pd.Series(rng.random(20) * 0.2 + 0.8, index=[f"q{i}" for i in range(20)])
-    human = pd.Series(rng.random(20) * 0.5, index=own.index)
+    own = pd.Series(rng.random(20) * 0.2 + 0.54, index=[f"q{i}" for i in range(20)])
+    human = pd.Series(rng.random(20) * 0.5 + 0.3, index=own.index)
     row = inflation_interval(own, human, resamples=500, seed=9)
-    boot = query_resamples(20, 500, 9) @ (own - human).to_numpy() / 20
+    gap = (own - human).to_numpy()
+    boot = query_resamples(20, 500, 9) @ gap / 20
     assert (row["inflation_ci_low"], row["inflation_ci_high"]) == pytest.approx(tuple(np.percentile(boot, [2.5, 97.5])))
-    assert row["inflation_p"] == pytest.approx(stats.ttest_rel(own, human).pvalue)
+    # each query's gap keeps or flips its sign (scipy's sign-flip permutation test, other draws)
+    reference = stats.permutation_test((gap,), np.mean, permutation_type="samples", n_resamples=20000,
+                                       random_state=3).pvalue  # fmt: skip
+    assert 0.01 < reference < 0.5 and row["inflation_p"] == pytest.approx(reference, abs=0.02)
+    assert row["queries"] == 20 and row["inflation_degenerate"] == 0
+
+
+def with_qrels_beyond_the_pool(seed=3):
+    """The small dataset, with relevant human qrels no system retrieves (as NIST's pools hold), a
+    judge that copies the human labels of the needed pairs, and one whose labels are noise."""
+    data = small_dataset(seed)
+    rng = np.random.default_rng(seed + 1)
+    extra = pd.DataFrame([(q, f"{q}-unretrieved{j}", 3) for q in data.topics for j in range(3)],
+                         columns=["query_id", "doc_id", "relevance"])  # fmt: skip
+    human = pd.concat([data.labels[HUMAN], extra], ignore_index=True)
+    pairs = needed_pairs(human, pool=data.base)
+    copy = human.merge(pairs[["query_id", "doc_id"]], on=["query_id", "doc_id"])
+    noise = copy.assign(relevance=rng.integers(0, 4, len(copy)))
+    data.pairs = pairs
+    data.labels = {HUMAN: human, "copy": copy, "lenient": data.labels["lenient"], "noise": noise}
+    data.judges = dict(data.judges) | {"noise": {"min": 0, "max": 3, "binary_threshold": 2, "kind": "recorded",
+                                                 "family": "c"}}  # fmt: skip
+    data.per_query = pd.concat([evaluate_systems(data.runs, qrels, list(data.topics)).assign(judge=j)
+                                for j, qrels in data.labels.items()])  # fmt: skip
+    return data
+
+
+def test_a_judge_copying_the_human_labels_is_not_inflated_and_a_noisy_one_is():
+    data = with_qrels_beyond_the_pool()
+    tables, _ = audit_tables({"toy": data}, system_families={"base": "a", "shuffled": "b"},
+                             calibration={"ks": [3], "draws": 2})  # fmt: skip
+    circularity = tables["circularity"].set_index("ranker")
+    copy = circularity.loc["copy"]
+    # under every human qrel the copy's ranking scores lower (a larger ideal DCG) ...
+    assert copy["human_score"] < copy["self_score"]
+    # ... but against the human labels of the same pairs, the copy is the humans exactly
+    assert copy["self_score"] == copy["human_pool_score"] == copy["under_human@pool"]
+    assert copy["inflation"] == 0 and copy["inflation_ci_low"] == copy["inflation_ci_high"] == 0
+    assert copy["inflation_p"] == 1.0 and not copy["inflated"]
+    assert circularity.loc[HUMAN, "inflation"] == 0 and not circularity.loc[HUMAN, "inflated"]
+    noise = circularity.loc["noise"]  # its own ranking is ideal under its own labels only
+    assert noise["self_score"] == pytest.approx(1.0) and noise["inflation"] > 0.1
+    assert noise["inflation_ci_low"] > 0 and noise["inflation_p"] < 0.01 and noise["inflated"]
 
 
 def test_the_humans_join_the_self_preference_panel_only_when_asked():
@@ -77,3 +123,82 @@ def test_the_humans_join_the_self_preference_panel_only_when_asked():
     panel = without["self_preference"].set_index("judge")["panel"]
     assert HUMAN not in panel["copy"] and "lenient" in panel["copy"]
     assert HUMAN in with_humans["self_preference"].set_index("judge").loc["copy", "panel"]
+
+
+def deep_tied_dataset(seed=5, depth=10):
+    """Runs 30 deep whose scores tie in threes (the rank column in doc id order, trec_eval's the
+    other way), a 0/1 judge with threshold 1 and a drift label set, for a binary measure cut
+    at ``depth`` < 30."""
+    rng = np.random.default_rng(seed)
+    queries = [f"q{i}" for i in range(10)]
+    docs = [(q, f"{q}-d{j:02d}") for q in queries for j in range(30)]
+    base = pd.DataFrame([(q, d, j % 30 + 1, 100.0 - (j % 30) // 3) for j, (q, d) in enumerate(docs)],
+                        columns=["query_id", "doc_id", "rank", "score"])  # fmt: skip
+    human = base.assign(relevance=rng.choice(4, len(base), p=[0.4, 0.3, 0.2, 0.1]))[["query_id", "doc_id", "relevance"]]
+    runs = {"base": [base]} | {f"s{i}": [base.assign(score=rng.integers(0, 6, len(base)).astype(float))]
+                               for i in range(5)}  # fmt: skip
+    pairs = needed_pairs(human, pool=base, runs=[r[0] for r in runs.values()], depth=depth)
+    on_pairs = human.merge(pairs[["query_id", "doc_id"]], on=["query_id", "doc_id"])
+    binary = on_pairs.assign(relevance=(on_pairs["relevance"] >= 1).astype(int))
+    rerun = binary.assign(relevance=np.where(rng.random(len(binary)) < 0.3, 1 - binary["relevance"],
+                                             binary["relevance"]))  # fmt: skip
+    labels = {HUMAN: human, "binary": binary}
+    meta = {HUMAN: {"min": 0, "max": 3, "binary_threshold": 2, "kind": "human", "family": "human"},
+            "binary": {"min": 0, "max": 1, "binary_threshold": 1, "kind": "recorded", "family": "a"}}  # fmt: skip
+    per_query = pd.concat([evaluate_systems(runs, q, queries, measure="AP@100", depth=depth,
+                                            binary_threshold=meta[j]["binary_threshold"]).assign(judge=j)
+                           for j, q in labels.items()])  # fmt: skip
+    return DatasetInputs(judges=meta, pairs=pairs, labels=labels, runs=runs, base=base,
+                         topics={q: q for q in queries}, per_query=per_query,
+                         label_sets={"binary": {"qrels": binary, "rerun-1": rerun}})  # fmt: skip
+
+
+def test_drift_and_circularity_score_systems_as_table_2_does():
+    from voirdire.evaluation import cut, evaluate_measures
+    from voirdire.formats import ranked, run_from_rankings
+    from voirdire.judges import restrict
+    from voirdire.stats import kendall_tau
+    from voirdire.systems import Perfect, oracle_rankings
+
+    depth, measure = 10, "AP@100"
+    data = deep_tied_dataset(depth=depth)
+    tables, _ = audit_tables({"toy": data}, system_families={}, measure=measure, depth=depth,
+                             calibration={"ks": [3], "draws": 2})  # fmt: skip
+
+    def table2(runs, labels, threshold, **options):  # the evaluate rule's call (workflow/scripts/evaluate.py)
+        options = {"binary_threshold": threshold, "depth": depth} | options
+        scores = evaluate_measures(runs, labels, list(data.topics), [measure], **options)
+        return scores.groupby("system")["value"].mean()
+
+    # drift: tau between the systems' orderings under the two label sets of the 0/1 judge
+    sets = data.label_sets["binary"]
+    means = {name: table2(data.runs, labels, 1) for name, labels in sets.items()}
+    expected = kendall_tau(means["qrels"].to_numpy(), means["rerun-1"][means["qrels"].index].to_numpy())
+    assert tables["drift"]["tau_systems"].iloc[0] == pytest.approx(expected)
+    naive = {name: table2(data.runs, labels, 2, depth=None) for name, labels in sets.items()}  # the old call
+    assert kendall_tau(naive["qrels"].to_numpy(), naive["rerun-1"][naive["qrels"].index].to_numpy()) != expected
+
+    # circularity: the humans' ranking is the Perfect oracle of the base run's top depth
+    grades = {q: dict(zip(g["doc_id"], g["relevance"], strict=True)) for q, g in data.labels[HUMAN].groupby("query_id")}
+    perfect = {"human": [run_from_rankings(oracle_rankings(Perfect(), ranked(cut(data.base, depth)), grades))]}
+    circularity = tables["circularity"].set_index("ranker")
+    for judge, labels, threshold in ((HUMAN, data.labels[HUMAN], 2), ("binary", data.labels["binary"], 1),
+                                     ("human@pool", restrict(data.labels[HUMAN], data.pairs), 2)):  # fmt: skip
+        assert circularity.loc[HUMAN, f"under_{judge}"] == pytest.approx(table2(perfect, labels, threshold)["human"])
+    old = table2({"human": [data.base.sort_values(["query_id", "rank"])]}, data.labels[HUMAN], 2, depth=None)
+    assert circularity.loc[HUMAN, "under_human"] != pytest.approx(old["human"])
+
+
+def test_leave_one_judge_out_never_drops_or_keeps_a_null_baseline():
+    data = small_dataset()
+    longest = data.labels["lenient"].assign(relevance=3)  # a null baseline: the same grade for every pair
+    data.labels = dict(data.labels) | {"longest": longest}
+    data.judges = dict(data.judges) | {"longest": {"min": 0, "max": 3, "binary_threshold": 2, "kind": "baseline",
+                                                   "family": None}}  # fmt: skip
+    data.per_query = pd.concat([data.per_query,
+                                evaluate_systems(data.runs, longest, list(data.topics)).assign(judge="longest")])  # fmt: skip
+    options = {"system_families": {"base": "a", "shuffled": "b"}, "calibration": {"ks": [3], "draws": 2}}
+    tables, _ = audit_tables({"toy": data}, **options)
+    without, _ = audit_tables({"toy": small_dataset()}, **options)
+    assert set(tables["lojo"]["left_out"]) == {"copy", "lenient"}
+    pd.testing.assert_frame_equal(tables["lojo"], without["lojo"])

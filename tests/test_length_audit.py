@@ -55,7 +55,7 @@ def test_a_length_bias_inside_one_grade_is_found_where_cube_weighting_misses_it(
 
 
 def test_within_grade_rhos_are_scipys_spearman_and_the_pool_weighs_grades_by_size():
-    pairs = dl19_like(True)
+    pairs = dl19_like(True).assign(query_id="q")  # one query: the blocks are the grades
     found = length_bias(pairs, permutations=0)
     for grade, block in pairs.groupby("human"):
         assert found[f"rho_within_human_{grade}"] == pytest.approx(stats.spearmanr(block["words"], block["judge"])[0])
@@ -67,6 +67,27 @@ def test_within_grade_rhos_are_scipys_spearman_and_the_pool_weighs_grades_by_siz
     weights = np.array([n for n in SIZES.values()])
     assert found["rho_within"] == pytest.approx(np.average(rhos, weights=weights), rel=1e-3)
     assert math.isnan(found["p_within"])
+
+
+def stratified_rho(pairs: pd.DataFrame) -> float:
+    """Spearman's rho stratified by query: scipy's average ranks within each query, divided by the
+    query's size and centred, correlated over all pairs (without a mean: each is centred)."""
+    u, v = [], []
+    for _, block in pairs.groupby("query_id"):
+        n = len(block)
+        u.append((stats.rankdata(block["words"]) - 0.5) / n - 0.5)
+        v.append((stats.rankdata(block["judge"]) - 0.5) / n - 0.5)
+    u, v = np.concatenate(u), np.concatenate(v)
+    return float(u @ v / np.sqrt((u @ u) * (v @ v)))
+
+
+def test_each_grades_rho_is_ranked_within_its_query_blocks():
+    pairs = dl19_like(True)
+    found = length_bias(pairs, permutations=0)
+    for grade, block in pairs.groupby("human"):
+        assert found[f"rho_within_human_{grade}"] == pytest.approx(stratified_rho(block))
+    assert found["rho_within"] == pytest.approx(stratified_rho(pairs.assign(query_id=pairs["query_id"] + "/" +
+                                                                            pairs["human"].astype(str))))  # fmt: skip
 
 
 def test_one_block_matches_scipys_permutation_test():
@@ -97,9 +118,43 @@ def test_lengths_and_grades_that_differ_only_between_queries_are_not_a_length_bi
     pairs = pd.DataFrame({"query_id": query, "doc_id": np.arange(len(query)).astype(str), "human": human,
                           "judge": judge, "words": words})  # fmt: skip
     found = length_bias(pairs)
-    assert found["rho_within"] > 0.15  # pooled across queries, length and grade go together ...
+    assert found["rho_overall"] > 0.15  # pooled across queries, length and grade go together ...
     assert cube_weighted_p(pairs) < 1e-6  # ... so a test of independent pairs flags it
-    assert found["p_within"] > 0.05 and not found["length_biased"]  # within queries nothing moves
+    assert abs(found["rho_within"]) < 0.05  # within queries nothing moves: the effect says so too
+    assert found["p_within"] > 0.05 and not found["length_biased"]
+
+
+def topics(within: float, seed: int = 5, queries: int = 40, per_query: int = 30) -> pd.DataFrame:
+    """Topics whose passages are longer the more lenient their judge is (a topic's mean length and
+    its leniency both rise with one topic-level draw), and inside every topic the judge's grade
+    moves with the passage's length by ``within`` (0: not at all)."""
+    rng = np.random.default_rng(seed)
+    level = rng.random(queries)  # a topic's leniency, and its passages' length
+    query = np.repeat(np.arange(queries), per_query)
+    human = rng.integers(0, 4, len(query))
+    offset = rng.normal(0, 1, len(query))  # a passage's length inside its topic (standardised)
+    words = np.maximum(5, 40 + 200 * level[query] + 30 * offset).astype(int)
+    lift = 1.5 * level[query] + within * offset + rng.normal(0, 0.5, len(query))
+    judge = np.clip(np.round(human + lift - 0.75), 0, 3).astype(int)
+    return pd.DataFrame({"query_id": [f"q{q}" for q in query], "doc_id": [f"d{i}" for i in range(len(query))],
+                         "human": human, "judge": judge, "words": words})  # fmt: skip
+
+
+def test_a_judge_lenient_on_long_topics_has_no_within_topic_length_effect():
+    pairs = topics(within=0.0)
+    found = length_bias(pairs)
+    assert found["rho_overall"] > 0.2  # across topics, long passages get higher grades
+    assert abs(found["rho_within"]) < 0.05 and found["p_within"] > 0.05 and not found["length_biased"]
+    for grade in range(4):  # about 300 pairs each: a rho's standard error is about 0.06
+        assert abs(found[f"rho_within_human_{grade}"]) < 0.15 and found[f"p_within_human_{grade}"] > 0.01
+
+
+@pytest.mark.parametrize("sign", [1, -1])
+def test_a_planted_within_topic_length_effect_is_found_with_its_sign(sign):
+    found = length_bias(topics(within=0.6 * sign))
+    assert sign * found["rho_within"] > 0.2 and found["p_within"] < 0.01 and found["length_biased"]
+    for grade in range(4):
+        assert sign * found[f"rho_within_human_{grade}"] > 0.1
 
 
 def test_the_permutation_p_is_seeded():
@@ -160,3 +215,19 @@ def test_system_lengths_on_the_judged_top_ten():
     assert system_lengths(runs, texts)["s"] == pytest.approx((5 * 100 + 5 * 10) / 10)  # every passage
     assert system_lengths(runs, texts, judged=judged)["s"] == 10  # the ten the score uses
     assert system_lengths(runs, texts, depth=3, judged=judged.iloc[:2])["s"] == 10
+
+
+def test_system_lengths_take_the_top_as_the_evaluation_does_ties_and_depth_included():
+    # ranks say a0..a5 in order, but the scores tie in pairs: trec_eval reads a1 a0 a3 a2 a5 a4
+    words = {f"a{i}": i + 1 for i in range(6)}
+    texts = {d: "w " * n for d, n in words.items()}
+    run = pd.DataFrame({"query_id": "q", "doc_id": list(words), "rank": range(1, 7),
+                        "score": [3.0, 3.0, 2.0, 2.0, 1.0, 1.0]})  # fmt: skip
+    runs = {"s": [run]}
+    assert system_lengths(runs, texts, depth=1)["s"] == words["a1"]  # not a0, the top by rank
+    assert system_lengths(runs, texts, depth=3)["s"] == pytest.approx((2 + 1 + 4) / 3)
+    # the evaluation depth cuts first: at depth 3 the run holds a1 a0 a3, of which a0 and a3 are judged
+    judged = pd.DataFrame({"query_id": "q", "doc_id": ["a0", "a3", "a4", "a5"], "relevance": 1})
+    assert system_lengths(runs, texts, depth=10, judged=judged)["s"] == pytest.approx((1 + 4 + 5 + 6) / 4)
+    assert system_lengths(runs, texts, depth=10, judged=judged, evaluation_depth=3)["s"] == pytest.approx((1 + 4) / 2)
+    assert system_lengths(runs, texts, depth=None, evaluation_depth=2)["s"] == pytest.approx((2 + 1) / 2)

@@ -132,3 +132,26 @@ def test_the_weighted_mean_test_is_the_ratio_of_weighted_sums():
     found = query_mean_test([1.0, 3.0, -1.0], ["a", "a", "b"], weights=[1.0, 3.0, 2.0])
     assert found["mean"] == pytest.approx((1 + 9 - 2) / 6)
     assert found["queries"] == 2
+
+
+def test_a_clean_judge_beside_a_self_preferring_panel_judge_is_not_flagged():
+    """The panel judge (family x) grades its own family's documents up; the audited judge copies
+    the humans. The panel's bonus must not pass for the audited judge's self-preference."""
+    human, runs = collection(seed=4)
+    tops = top_documents(runs, human, depth=10)
+    x_docs = set(zip(tops["x-run"]["query_id"], tops["x-run"]["doc_id"], strict=True))
+    boosted = np.array([(q, d) in x_docs for q, d, _ in human.itertuples(index=False)])
+    panel = human.assign(relevance=human["relevance"] + boosted.astype(int))
+    labels = {"human": human, "judge": human.copy(), "panel": panel}
+    topics = [f"q{q}" for q in range(QUERIES)]
+    per_query = pd.concat(
+        [evaluate_systems(runs, lab, topics).assign(judge=j) for j, lab in labels.items()], ignore_index=True
+    )
+    families = JUDGE_FAMILIES | {"panel": "x"}
+    table = self_preference(per_query, families, SYSTEM_FAMILIES, KINDS, labels=labels,
+                            scales=dict.fromkeys(labels, Scale(0, 3, 2)), tops=tops, resamples=300)  # fmt: skip
+    row = table.set_index("judge").loc["judge"]
+    assert row["within_grade"] == pytest.approx(0.0, abs=1e-12) and not row["self_preferring"]
+    assert row["placebo_families"] == 0  # y alone has no neutral family to be compared with (x is staked)
+    panel_row = table.set_index("judge").loc["panel"]  # and the panel judge itself is caught
+    assert panel_row["self_preferring"] and panel_row["within_grade"] > 0.5

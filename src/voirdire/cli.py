@@ -1,5 +1,6 @@
 """Command line: ``voirdire init`` (a config from your files), ``voirdire check`` (a config and its
-inputs, before any job) and ``voirdire plan``."""
+inputs, before any job), ``voirdire plan`` and ``voirdire verdict`` (the verdict of a finished
+run, in the terminal)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     plan.add_argument("--configfile", default="config/config.yaml")
     plan.add_argument("--provenance", default="original")
+    verdict = sub.add_parser("verdict", help="print the verdict of a finished run: one row per judge and dataset")
+    verdict.add_argument("--configfile", default="config/config.yaml")
+    verdict.add_argument("--results", help="the run's results folder (default: the config's results:)")
     init = sub.add_parser("init", help="write an editable labels-only config from qrels, topics, runs and label sets")
     init.add_argument("--qrels", required=True, help="the human qrels (TREC format, plain or .gz)")
     init.add_argument("--topics", required=True, help="topics TSV: qid<TAB>text")
@@ -34,6 +38,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "init":
         return _init(args)
+    if args.command == "verdict":
+        return _verdict(args)
     try:
         cfg = load_plan(args.configfile)
         if args.command == "check":
@@ -54,6 +60,36 @@ def main(argv: list[str] | None = None) -> int:
         print(f"voirdire: {exc}", file=sys.stderr)
         return 2
     print(text)
+    return 0
+
+
+def _verdict(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    import pandas as pd
+
+    from .layout import Layout
+    from .verdict import sentence
+
+    results = args.results
+    if results is None:
+        try:
+            results = load_plan(args.configfile).config["results"]
+        except (InputError, FileNotFoundError) as exc:
+            print(f"voirdire: {exc}", file=sys.stderr)
+            return 2
+    path = Path(Layout(str(results)).verdict("csv"))
+    if not path.exists():
+        print(f"voirdire: no verdict at {path}: run the workflow first (snakemake --cores N)", file=sys.stderr)
+        return 2
+    long = pd.read_csv(path, keep_default_na=False, na_values=[""])
+    for dataset, judge in dict.fromkeys(zip(long["dataset"], long["judge"], strict=True)):
+        print(sentence(long, dataset, judge))
+        rows = long[(long["dataset"] == dataset) & (long["judge"] == judge)]
+        width = max(len(q) for q in rows["question"])
+        for row in rows.itertuples():
+            print(f"  {row.question:<{width}}  {row.text}")
+        print()
     return 0
 
 

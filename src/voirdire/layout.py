@@ -139,6 +139,10 @@ class Layout:
         """One dataset's Table 2 rows (``agreement``) or significance tests (``significance``)."""
         return f"{self.root}/{dataset}/agreement/{provenance}/{name}.parquet"
 
+    def verdict(self, ext: str = "csv") -> str:
+        """The verdict: one row per judge and dataset, one column per question (docs/verdict.md)."""
+        return f"{self.root}/verdict.{ext}"
+
     def timings(self, ext: str = "csv") -> str:
         """Where the run's time went: the slowest jobs from the benchmark files."""
         return f"{self.root}/tables/timings.{ext}"

@@ -51,6 +51,8 @@ rule audits:
         judges=audit_judges,
         system_families={str(s): family_of(s) for s in PLAN.systems},
         measure=PLAN.measures[0],
+        # every score the audits compute is cut here first, as Table 2's are
+        depth=PLAN.depth,
         seed=config["evaluation"]["seed"],
         alpha=config["evaluation"]["alpha"],
         include_humans=config["audits"]["self_preference"]["include_humans"],

@@ -606,9 +606,30 @@ def probe_final_outputs():
     return [L.audit("original", name, "csv") for name in names]
 
 
+def verdict_inputs(wildcards):
+    """Every table a verdict question reads (voirdire.verdict.QUESTIONS), of the original texts:
+    the paper's tables, the label audits, and the probes that are configured."""
+    tables = {
+        name: L.table("original", name, "csv") for name in ("table1", "table2", "significance")
+    }
+    tables |= {
+        name: L.audit("original", name, "csv")
+        for name in ("label_test", "self_preference", "length", "control_chart", "circularity")
+    }
+    probes = set(PROBES) if PLAN.probe_judges else set()
+    tables |= {
+        name: L.audit("original", name, "csv")
+        for name in ("swap", "pad", "injection")
+        if name in probes
+    }
+    if "personas" in probes:
+        tables["persona_sensitivity"] = L.audit("original", "persona_sensitivity", "csv")
+    return tables
+
+
 def get_final_output():
-    """Every table and figure, then the table of where the run's time went (made last)."""
-    return run_outputs() + [L.timings("csv")]
+    """Every table and figure, the verdict, then the table of where the run's time went (made last)."""
+    return run_outputs() + [L.verdict(ext) for ext in ("csv", "md", "html")] + [L.timings("csv")]
 
 
 def run_outputs():

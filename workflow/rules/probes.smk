@@ -138,6 +138,11 @@ rule probe_tables:
         "../envs/voirdire.yaml"
     params:
         probes=[name for name in ("swap", "pad", "injection", "personas") if name in PROBES],
+        # every judge's scale and binary threshold, the primary measure and the evaluation
+        # depth: the systems are scored as Table 2 scores them
+        judges=audit_judges,
+        measure=PLAN.measures[0],
+        depth=PLAN.depth,
         alpha=config["evaluation"]["alpha"],
         low=HUMAN_SCALE.low,
         high=HUMAN_SCALE.high,
@@ -162,6 +167,9 @@ rule prompt_sensitivity:
         "../envs/voirdire.yaml"
     params:
         baselines={g: v["baseline"] for g, v in config.get("variants", {}).items()},
+        judges=audit_judges,
+        measure=PLAN.measures[0],
+        depth=PLAN.depth,
         low=HUMAN_SCALE.low,
         high=HUMAN_SCALE.high,
         seed=config["evaluation"]["seed"],

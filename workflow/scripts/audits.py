@@ -65,23 +65,22 @@ for dataset, judges in params.judges.items():
     )  # fmt: skip
 tables, heatmaps = audit_tables(datasets, system_families=params.system_families, measure=params.measure,
                                 seed=params.seed, alpha=ALPHA, calibration=params.calibration,
-                                include_humans=params.include_humans)  # fmt: skip
+                                include_humans=params.include_humans, depth=params.depth)  # fmt: skip
 
 label_table = tables["label_test"]
 write_table(label_table, out.label_test, floatfmt=".3f", manifest=manifest,
             title="Label test: each judge against the human labels, pair by pair "
-                  "(rates with 95% Wilson intervals over pairs and the counts they are shares of)")  # fmt: skip
+                  "(rates with 95% cluster-bootstrap intervals over queries and the counts they are shares of)")  # fmt: skip
 write_table(tables["lojo"], out.lojo, floatfmt=".3f", manifest=manifest,
             title="Leave one judge out: does each adjacent pair of the panel ranking hold without the judge? "
                   "(margins with 95% bootstrap CIs over queries)")  # fmt: skip
 preference = tables["self_preference"]
-preference_tests = (
-    int(preference["reason"].isna().sum()) if len(preference) and "reason" in preference else len(preference)
-)
+preference_tests = int(preference["within_grade_p"].notna().sum()) if "within_grade_p" in preference else 0
 write_table(preference, out.self_preference, floatfmt=".4f", manifest=manifest,
-            title="Self-preference corrected for strictness, against a panel of judges of other families "
-                  f"(per-query {params.measure}, 95% bootstrap CIs; flagged when the CI lies above 0; "
-                  f"{chance(preference_tests, 0.025)}, one-sided)")  # fmt: skip
+            title="Self-preference against a panel of judges of other families: flagged from the within-grade "
+                  "label estimate (the family's documents against other documents of the same human grade; 95% "
+                  "bootstrap CI and sign-flip p over queries; the nDCG raw / strictness / corrected are the papers' "
+                  f"figures, not flagged on; {chance(preference_tests, ALPHA)})")  # fmt: skip
 length = tables["length"]
 write_table(length, out.length, floatfmt=".3f", manifest=manifest,
             title="Length bias: passage length vs judge grade, overall and within human grades (permutation p-values "
@@ -93,13 +92,13 @@ shift_tests = len(tables["control_chart"])
 for name, title in (
     (
         "drift",
-        "Drift: each later label set of a judge against its first (re-runs, samples): flip rate "
-        "(95% Wilson CI over pairs), kappa and tau (95% bootstrap CIs over queries)",
+        "Drift: each later label set of a judge against its first (re-runs, samples): flip rate, kappa and tau "
+        "(95% cluster-bootstrap CIs over queries)",
     ),
     (
         "control_chart",
         "Paired shift: each later run's grades against the first run's on the same pairs "
-        "(mean difference with a 95% bootstrap CI over queries; exact sign test of up vs down, "
+        "(mean difference with a 95% bootstrap CI over queries; sign-flip test over queries, "
         f"shifted when p < alpha; {chance(shift_tests, ALPHA)})",
     ),
 ):
@@ -112,8 +111,10 @@ drift_chart(tables["control_chart"], tables["drift"], out.drift_png)
 leniency_chart(label_table, out.leniency_png)
 circularity = tables["circularity"]
 write_table(circularity, out.circularity, floatfmt=".3f", manifest=manifest,
-            title="Each judge as a ranker: its ranking of the base run scored under the humans and every judge "
-                  "(inflation = under itself - under the humans, 95% bootstrap CI over queries, paired t-test p)")  # fmt: skip
+            title="Each judge as a ranker: its ranking of the base run scored under the humans, human@pool (the "
+                  "human labels of the judged pairs) and every judge (inflation = under itself - under human@pool, "
+                  "95% cluster-bootstrap CI over queries, sign-flip permutation p over queries; inflated: p < "
+                  f"alpha and inflation > 0, {chance(len(circularity), ALPHA)})")  # fmt: skip
 circularity_heatmap(circularity, out.circularity_png)
 calibration = tables["calibration"]
 calibration = calibration[["dataset", "judge"] + [c for c in calibration.columns if c not in ("dataset", "judge")]]

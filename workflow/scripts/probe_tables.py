@@ -1,5 +1,9 @@
 """Probes, step 5: the tables and figures of every configured probe (the swap test, the pad test,
-the injection probe, persona-conditioned judging), or of prompt sensitivity (its own rule)."""
+the injection probe, persona-conditioned judging), or of prompt sensitivity (its own rule).
+
+The systems' per-query scores under each condition and under the humans are computed as Table 2
+computes them: the primary measure, every run cut at the evaluation depth, binarized at the
+judge's own binary threshold (a persona's: the probed judge's; a prompt variant's: its own)."""
 
 import json
 from pathlib import Path
@@ -9,6 +13,7 @@ import pandas as pd
 from voirdire.evaluation import evaluate_systems
 from voirdire.fingerprint import fingerprint
 from voirdire.formats import atomic_write, read_qrels, read_run
+from voirdire.judges import HUMAN
 from voirdire.manifest import sha256
 from voirdire.output import pyplot, save_figure, write_table
 from voirdire.probes import tables as probes
@@ -22,8 +27,16 @@ files = grouped(snakemake.input)
 manifest = sha256(snakemake.input.manifest)
 
 
-def qrels(path: str, dataset: str) -> pd.DataFrame:
-    return read_qrels(path, (-1000, 1000), allow_empty=True).assign(dataset=dataset)
+def qrels(path: str, dataset: str, judge: str = HUMAN) -> pd.DataFrame:
+    """A judge's qrels, every grade checked against its declared scale."""
+    scale = params.judges[dataset][judge]
+    return read_qrels(path, (scale["min"], scale["max"]), allow_empty=True).assign(dataset=dataset)
+
+
+def scores(runs, labels: pd.DataFrame, queries, dataset: str, judge: str) -> pd.DataFrame:
+    """The systems' per-query scores under ``labels`` as Table 2 computes them under ``judge``."""
+    return evaluate_systems(runs, labels, queries, measure=params.measure, depth=params.depth,
+                            binary_threshold=params.judges[dataset][judge]["binary_threshold"])  # fmt: skip
 
 
 def answers() -> pd.DataFrame:
@@ -37,8 +50,9 @@ def table(frame: pd.DataFrame, key: str, title: str) -> None:
                 empty="no LLM judge is probed")  # fmt: skip
 
 
-def sensitivity(labels, human, baselines, prefix: str, what: str, left_out=None) -> None:
-    """Persona or prompt-variant sensitivity: the five tables and the two figures."""
+def sensitivity(labels, human, baselines, prefix: str, what: str, judge_of, left_out=None) -> None:
+    """Persona or prompt-variant sensitivity: the five tables and the two figures. ``judge_of``
+    (group, condition) names the judge whose binary threshold a condition's labels have."""
     if labels.empty:  # nothing to compare on the same pairs: say so in every table and figure
         note = "no pair is human-judged and parsed under every condition, so no condition can be compared"
         for name in ("agreement", "displacement", "sensitivity", "systems", "consistency"):
@@ -56,12 +70,12 @@ def sensitivity(labels, human, baselines, prefix: str, what: str, left_out=None)
     }
     queries = {d: sorted(set(labels.loc[labels["dataset"] == d, "query_id"])) for d in runs}
     per_query = pd.concat([
-        evaluate_systems(runs[d], part.dropna(subset=["relevance"]).astype({"relevance": int}), queries[d])
+        scores(runs[d], part.dropna(subset=["relevance"]).astype({"relevance": int}), queries[d], d, judge_of(g, c))
         .assign(dataset=d, group=g, condition=c)
         for (d, g, c), part in labels.groupby(["dataset", "group", "condition"])
     ], ignore_index=True)  # fmt: skip
     human_scores = pd.concat([
-        evaluate_systems(runs[d], human[human["dataset"] == d], queries[d]).assign(dataset=d) for d in runs
+        scores(runs[d], human[human["dataset"] == d], queries[d], d, HUMAN).assign(dataset=d) for d in runs
     ], ignore_index=True)  # fmt: skip
     tables = probes.sensitivity_tables(labels, human, baselines, per_query, human_scores, low=params.low,
                                        high=params.high, seed=params.seed, rbo_p=params.rbo_p,
@@ -74,14 +88,14 @@ def sensitivity(labels, human, baselines, prefix: str, what: str, left_out=None)
 
 human = pd.concat([qrels(path, d) for d, path in files["human"].items()], ignore_index=True)
 if rule == "prompt_sensitivity":  # each variants group's judges' labels of the pool
-    labels = pd.concat([qrels(path, d).assign(group=g, condition=j) for d, groups in files["labels"].items()
+    labels = pd.concat([qrels(path, d, j).assign(group=g, condition=j) for d, groups in files["labels"].items()
                         for g, judges in groups.items() for j, path in judges.items()], ignore_index=True)  # fmt: skip
-    sensitivity(labels, human, params.baselines, "", "Prompt sensitivity")
+    sensitivity(labels, human, params.baselines, "", "Prompt sensitivity", lambda group, condition: condition)
 else:
     found = answers()
     if "swap" in params.probes:
-        scores = pd.concat([pd.read_parquet(p) for p in files["human_scores"].values()], ignore_index=True)
-        result = probes.swap_results(found, human, scores)
+        human_eval = pd.concat([pd.read_parquet(p) for p in files["human_scores"].values()], ignore_index=True)
+        result = probes.swap_results(found, human, human_eval)
         table(result, "swap", "Swap test: each pair asked in both orders; a win counts only if it survives the swap")
         swap_chart(result, out.swap_png)
     if "pad" in params.probes:
@@ -101,7 +115,8 @@ else:
         pairs = labels[["dataset", "query_id", "doc_id"]].drop_duplicates()
         persona_human = human.merge(pairs, on=["dataset", "query_id", "doc_id"])
         sensitivity(labels, persona_human, {g: "baseline" for g in labels["group"].unique()}, "persona_",
-                    "Persona-conditioned judging (every condition and the humans on the same pairs)", left_out)  # fmt: skip
+                    "Persona-conditioned judging (every condition and the humans on the same pairs)",
+                    lambda group, condition: group, left_out)  # fmt: skip
 if rule == "probe_tables":  # what produced these tables: packages, config, and who answered
     answered = {}
     for dataset, summaries in files["summaries"].items():

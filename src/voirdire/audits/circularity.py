@@ -1,34 +1,44 @@
 """The judge as a ranker (circularity; Clarke & Dietz, 2024, arXiv 2412.17156).
 
-A judge's labels define a ranking: sort each query's base run (the oracles' base: the BM25 pool
-by default) by the judge's grade, ties (and passages the judge did not label) in the base order. Scoring that ranking with the same judge's
-labels is circular: Clarke & Dietz found UMBRELA's own ranking at nDCG > 0.95 under UMBRELA
-labels against 0.68-0.72 under humans. The judge x ranker table shows, for every judge's
-ranking, its score under the humans and under every judge, so the diagonal can be read
-against the human column.
+A judge's labels define a ranking: sort the top ``depth`` of each query's base run (the
+oracles' base: the BM25 pool by default, cut as the oracles cut it) by the judge's grade, ties
+(and passages the judge did not label) in the base order. Scoring that ranking with the same
+judge's labels is circular: Clarke & Dietz found UMBRELA's own ranking at nDCG > 0.95 under
+UMBRELA labels against 0.68-0.72 under humans. The judge x ranker table shows, for every
+judge's ranking, its score under the humans (every qrel, and ``human@pool``: the human labels
+of the pairs the judges label) and under every judge, each scored as Table 2 scores systems
+(the evaluation depth, the scoring judge's binary threshold). The inflation is read against
+``human@pool``: a judge scores only the pairs it labels, so against every human qrel even a
+judge that copies the human labels would look inflated.
 
-Choice: evaluation is judged-only nDCG@10 (docs/definitions.md), so only the human-judged pool
+Choice: under the default judged-only nDCG@10 (docs/definitions.md) only the human-judged pool
 passages -- exactly the pairs every judge labels -- decide a ranking's score; the judge need
 not label the rest of the pool, and this audit makes no call.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 
-import numpy as np
 import pandas as pd
-from scipy import stats
 
-from ..stats import percentile_interval, query_resamples
+from ..evaluation import cut
+from ..judges import HUMAN
+from ..stats import query_mean_test
+
+HUMAN_POOL = "human@pool"
+"""The reference column: the human labels of the pairs the judges label (Table 2's human@pool)."""
 
 
-def judge_ranking(pool: pd.DataFrame, labels: pd.DataFrame) -> pd.DataFrame:
-    """A TREC-style run (query_id, doc_id, rank, score): the pool sorted by the judge's grade."""
+def judge_ranking(pool: pd.DataFrame, labels: pd.DataFrame, depth: int | None = None) -> pd.DataFrame:
+    """A TREC-style run (query_id, doc_id, rank, score): the pool (its top ``depth`` in trec_eval's
+    order, as the oracles take it) sorted by the judge's grade, equal grades in the pool's order
+    as the oracles read it (score descending, then rank, then document id)."""
+    pool = cut(pool, depth) if depth is not None else pool
     merged = pool.merge(labels[["query_id", "doc_id", "relevance"]], on=["query_id", "doc_id"], how="left")
     merged["grade"] = merged["relevance"].fillna(-1)  # unlabelled passages go below every grade
-    merged = merged.sort_values(["query_id", "grade", "rank"], ascending=[True, False, True], kind="stable")
+    merged = merged.sort_values(["query_id", "grade", "score", "rank", "doc_id"],
+                                ascending=[True, False, False, True, True], kind="stable")  # fmt: skip
     merged["rank"] = merged.groupby("query_id").cumcount() + 1
     merged["score"] = -merged["rank"].astype(float)
     return merged[["query_id", "doc_id", "rank", "score"]].reset_index(drop=True)
@@ -36,43 +46,53 @@ def judge_ranking(pool: pd.DataFrame, labels: pd.DataFrame) -> pd.DataFrame:
 
 def circularity_table(
     scores: pd.DataFrame,
-    human: str = "human",
+    human: str = HUMAN,
     *,
+    reference: str = HUMAN_POOL,
     per_query: Mapping[str, pd.DataFrame] | None = None,
     resamples: int = 1000,
     seed: int = 42,
     level: float = 0.95,
+    alpha: float = 0.05,
 ) -> pd.DataFrame:
-    """From mean scores of each judge's ranking (rows ``ranker``) under each judge (columns):
-    the self-score, the human score and their gap per ranking judge.
+    """From mean scores of each judge's ranking (rows ``ranker``) under each judge (columns,
+    ``reference`` among them): the self-score, the human scores and the inflation per ranking
+    judge.
+
+    ``inflation`` = ``self_score`` - ``human_pool_score``: the ranking under its own judge's
+    labels against the same ranking under the human labels of the same pairs (``reference``,
+    human@pool, as Table 2 has it). Both sides then score the same documents with the same
+    ideal DCG, so a judge that copies the human labels has inflation 0 exactly. ``human_score``
+    (under every human qrel) stays as a column. The humans' own row is the reference itself:
+    its self-score is under ``reference``, inflation 0.
 
     With ``per_query`` (ranker -> query x judge table of the ranking's per-query scores), the
-    inflation carries a bootstrap CI over queries (seeded) and a paired t-test of the
-    per-query self and human scores (scipy ``ttest_rel``); ``queries`` says how many."""
+    inflation carries the cluster-bootstrap interval over queries and the sign-flip test of
+    :func:`voirdire.stats.query_mean_test` (seeded), ``queries`` says how many, and
+    ``inflated`` is p < ``alpha`` with inflation > 0."""
+    if reference not in scores.columns:
+        raise ValueError(f"circularity needs the scores under {reference!r} (the human labels of the judged pairs)")
     rows = []
     for ranker in scores.index:
-        row = {"ranker": ranker, "self_score": scores.loc[ranker, ranker], "human_score": scores.loc[ranker, human],
-               "inflation": scores.loc[ranker, ranker] - scores.loc[ranker, human]}  # fmt: skip
+        own = reference if ranker == human else ranker
+        row = {"ranker": ranker, "self_score": scores.loc[ranker, own], "human_score": scores.loc[ranker, human],
+               "human_pool_score": scores.loc[ranker, reference],
+               "inflation": scores.loc[ranker, own] - scores.loc[ranker, reference]}  # fmt: skip
         if per_query is not None:
-            row |= inflation_interval(per_query[ranker][ranker], per_query[ranker][human], resamples=resamples,
+            row |= inflation_interval(per_query[ranker][own], per_query[ranker][reference], resamples=resamples,
                                       seed=seed, level=level)  # fmt: skip
+            row["inflated"] = bool(row["inflation_p"] < alpha and row["inflation"] > 0)
         rows.append(row)
     return pd.DataFrame(rows)
 
 
 def inflation_interval(
-    self_scores: pd.Series, human_scores: pd.Series, *, resamples: int = 1000, seed: int = 42, level: float = 0.95
+    self_scores: pd.Series, reference_scores: pd.Series, *, resamples: int = 1000, seed: int = 42, level: float = 0.95
 ) -> dict[str, float]:
-    """Bootstrap CI over queries of mean(self - human), and the paired t-test of the two."""
-    diff = (self_scores - human_scores.loc[self_scores.index]).to_numpy(dtype=float)
-    row = {"queries": len(diff), "inflation_ci_low": math.nan, "inflation_ci_high": math.nan, "inflation_p": math.nan}
-    if len(diff) < 2:
-        return row
-    times = query_resamples(len(diff), resamples, seed)
-    row["inflation_ci_low"], row["inflation_ci_high"] = percentile_interval(times @ diff / len(diff), level)
-    if np.ptp(diff) > 0:
-        row["inflation_p"] = float(stats.ttest_rel(self_scores.to_numpy(float), human_scores.loc[self_scores.index]
-                                                   .to_numpy(float)).pvalue)  # fmt: skip
-    else:
-        row["inflation_p"] = 1.0 if diff[0] == 0 else 0.0
-    return row
+    """mean(self - reference) over queries: its cluster-bootstrap interval and the two-sided
+    sign-flip permutation p of :func:`voirdire.stats.query_mean_test` (each query's gap keeps or
+    flips its sign), and how many of the bootstrap draws were undefined."""
+    diff = (self_scores - reference_scores.loc[self_scores.index]).to_numpy(dtype=float)
+    test = query_mean_test(diff, resamples=resamples, seed=seed, level=level)
+    return {"queries": test["queries"], "inflation_ci_low": test["ci_low"], "inflation_ci_high": test["ci_high"],
+            "inflation_p": test["p"], "inflation_degenerate": test["degenerate"]}  # fmt: skip

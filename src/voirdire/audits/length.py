@@ -7,16 +7,19 @@ each human grade (length should not move the judge's grade when relevance is fix
 overall one can even have the opposite sign (Simpson's paradox). Spearman correlations
 (scipy).
 
-The within-grade figure pools the grades as a stratified Spearman correlation on
-*percentile* ranks: lengths and judge grades are ranked within each human grade, divided by
-the grade's size and centred there, then correlated over all pairs. Each grade then weighs
-in proportion to its size (about ``sum_g n_g rho_g / sum_g n_g``), where raw centred ranks
-would weigh it by ``n_g (n_g^2 - 1)`` and let the largest grade drown the rest. Its p-value,
-and one for each grade's rho, come from permuting the lengths within query x grade blocks
+The within-grade figure is a stratified Spearman correlation on *percentile* ranks within
+query x grade blocks: lengths and judge grades are ranked within the pairs of one query and
+one human grade, divided by the block's size and centred there, then correlated over the
+pairs of each grade (``rho_within_human_g``) and over all pairs (``rho_within``). Relevance
+is held fixed by the grade and the topic by the query, so a judge that is merely more lenient
+on topics whose passages are long shows no length effect; each block weighs about in
+proportion to its size (a block of one pair, or one whose lengths or grades all tie, not at
+all), where raw centred ranks would weigh it by ``n (n^2 - 1)`` and let the largest drown the
+rest. The p-values come from permuting the lengths within the same query x grade blocks
 (pairs of one query share a topic, so they are not independent; Good 2005, *Permutation,
 Parametric and Bootstrap Tests of Hypotheses*, on stratified permutation tests), two-sided,
-with the add-one estimate of Phipson & Smyth (2010). A judge is flagged as length-biased when
-that p < ``alpha``.
+with the add-one estimate of Phipson & Smyth (2010): the statistic tested is the one
+reported. A judge is flagged as length-biased when that p < ``alpha``.
 """
 
 from __future__ import annotations
@@ -26,6 +29,9 @@ import math
 import numpy as np
 import pandas as pd
 from scipy import stats
+
+from ..evaluation import cut, judged_only
+from ..stats.permutation import block_permutations, permutation_p
 
 
 def with_lengths(pairs: pd.DataFrame, texts: dict[str, str]) -> pd.DataFrame:
@@ -41,36 +47,21 @@ def _spearman(x: pd.Series, y: pd.Series) -> float:
     return float(stats.spearmanr(x, y).statistic)
 
 
-def _percentile_ranks(values: pd.Series, strata: pd.Series) -> np.ndarray:
+def _percentile_ranks(values: pd.Series, strata: np.ndarray) -> np.ndarray:
     """Average ranks within each stratum, divided by its size and centred: in (-1/2, 1/2)."""
+    values = pd.Series(values.to_numpy(), index=range(len(values)))
     groups = values.groupby(strata)
     return ((groups.rank() - 0.5) / groups.transform("size") - 0.5).to_numpy(dtype=float)
 
 
-def _block_permutations(blocks: np.ndarray, permutations: int, rng: np.random.Generator, chunk: int = 250):
-    """Index arrays, ``chunk`` permutations at a time: row b holds, for each pair in block order
-    (``order``), the pair whose length it receives; every pair draws from its own block."""
-    order = np.argsort(blocks, kind="stable")
-    sorted_blocks = blocks[order].astype(float)
-    for start in range(0, permutations, chunk):
-        size = min(chunk, permutations - start)
-        keys = sorted_blocks + rng.random((size, len(blocks)))  # a random order inside each block
-        yield order, order[np.argsort(keys, axis=1)]
-
-
-def _permutation_p(observed: np.ndarray, null: np.ndarray) -> np.ndarray:
-    """Two-sided add-one permutation p (Phipson & Smyth 2010) per column; NaN where undefined."""
-    hits = (np.abs(null) >= np.abs(observed) - 1e-12).sum(axis=0)
-    p = (1 + hits) / (1 + len(null))
-    return np.where(np.isnan(observed), np.nan, p)
-
-
 def length_bias(pairs: pd.DataFrame, alpha: float = 0.01, *, seed: int = 42, permutations: int = 2000) -> dict:
-    """Overall vs within-human-grade correlation of passage length and judge grade.
+    """Overall vs within-query-and-human-grade correlation of passage length and judge grade.
 
-    ``pairs``: what :func:`with_lengths` returns (query_id, doc_id, human, judge, words).
-    Keys: ``pairs``; ``rho_overall``; per human grade g, ``n_human_g``, ``rho_within_human_g``
-    (Spearman) and ``p_within_human_g``; the pooled ``rho_within`` on percentile ranks and its
+    ``pairs``: what :func:`with_lengths` returns (query_id, doc_id, human, judge, words; no
+    query_id: one query). Keys: ``pairs``; ``rho_overall`` (Spearman over all pairs); per human
+    grade g, ``n_human_g``, ``rho_within_human_g`` (on percentile ranks within that grade's
+    query blocks; scipy's Spearman rho of the grade when it holds one query) and
+    ``p_within_human_g``; the pooled ``rho_within`` on the same percentile ranks and its
     ``p_within``; ``permutations`` (lengths permuted within query x grade blocks, seeded);
     ``length_biased`` (``p_within`` < ``alpha``) and ``simpson`` (biased, and the overall rho
     has the other sign).
@@ -78,8 +69,10 @@ def length_bias(pairs: pd.DataFrame, alpha: float = 0.01, *, seed: int = 42, per
     row: dict = {"pairs": len(pairs), "rho_overall": _spearman(pairs["words"], pairs["judge"])}
     grades = sorted(pairs["human"].unique())
     human = pairs["human"].to_numpy()
-    u = _percentile_ranks(pairs["words"], pairs["human"])
-    v = _percentile_ranks(pairs["judge"], pairs["human"])
+    queries = pairs["query_id"] if "query_id" in pairs else pd.Series(0, index=pairs.index)
+    blocks = pd.MultiIndex.from_arrays([queries, pairs["human"]]).factorize()[0]
+    u = _percentile_ranks(pairs["words"], blocks)  # ranked within the blocks the permutation keeps
+    v = _percentile_ranks(pairs["judge"], blocks)
     member = np.stack([human == g for g in grades], axis=1).astype(float)  # pairs x grades
     uu, vv = (u**2) @ member, (v**2) @ member
     scale = np.sqrt(uu * vv)
@@ -89,16 +82,13 @@ def length_bias(pairs: pd.DataFrame, alpha: float = 0.01, *, seed: int = 42, per
     observed[:-1][member.sum(axis=0) < 3] = np.nan
     if len(pairs) < 3:
         observed[-1] = np.nan
-    queries = pairs["query_id"] if "query_id" in pairs else pd.Series(0, index=pairs.index)
-    blocks = pd.MultiIndex.from_arrays([queries, pairs["human"]]).factorize()[0]
-    rng = np.random.default_rng(seed)
     null = []
-    for order, drawn in _block_permutations(blocks, permutations, rng):
+    for order, drawn in block_permutations(blocks, permutations, seed):
         products = u[drawn] * v[order]  # permutations x pairs, in block order
         per_grade = products @ member[order]
         with np.errstate(invalid="ignore", divide="ignore"):
             null.append(np.column_stack([per_grade / scale, per_grade.sum(axis=1) / total]))
-    p = _permutation_p(observed, np.concatenate(null)) if permutations else np.full(len(observed), np.nan)
+    p = permutation_p(observed, np.concatenate(null)) if permutations else np.full(len(observed), np.nan)
     for i, grade in enumerate(grades):
         row[f"n_human_{grade}"] = int(member[:, i].sum())
         row[f"rho_within_human_{grade}"] = float(observed[i])
@@ -128,30 +118,40 @@ def by_decile(pairs: pd.DataFrame) -> pd.DataFrame:
     return frame.reset_index()
 
 
-def _judged_top(run: pd.DataFrame, judged: pd.DataFrame | None, depth: int) -> pd.DataFrame:
-    """A run's top ``depth`` per query; with ``judged`` (query_id, doc_id), unjudged documents
-    are removed first, as judged-only nDCG does (trec_eval ``-J``)."""
+def _judged_top(
+    run: pd.DataFrame, judged: pd.DataFrame | None, depth: int | None, evaluation_depth: int | None = None
+) -> pd.DataFrame:
+    """The documents a measure with cutoff ``depth`` scores, as the evaluation takes them: the
+    run cut at ``evaluation_depth``, then with ``judged`` (query_id, doc_id) the unjudged
+    documents removed, as judged-only measures do (trec_eval ``-J``), then its top ``depth``
+    (None: all), every cut in trec_eval's order (score descending, then document id
+    descending), whatever the rank column says."""
+    if evaluation_depth is not None:
+        run = cut(run, evaluation_depth)
     if judged is not None:
-        keys = pd.MultiIndex.from_frame(judged[["query_id", "doc_id"]].astype(str))
-        run = run[pd.MultiIndex.from_frame(run[["query_id", "doc_id"]].astype(str)).isin(keys)]
-    return run.sort_values(["query_id", "rank"], kind="mergesort").groupby("query_id", sort=False).head(depth)
+        run = judged_only(run, judged)
+    return cut(run, depth) if depth is not None else run
 
 
 def system_lengths(
     runs: dict[str, list[pd.DataFrame]],
     texts: dict[str, str],
-    depth: int = 10,
+    depth: int | None = 10,
     judged: pd.DataFrame | None = None,
+    *,
+    evaluation_depth: int | None = None,
 ) -> pd.Series:
     """Per system: the mean length (words) of its top-``depth`` passages, averaged over queries
     (and over an oracle's tie-break draws). With ``judged`` (a qrels frame: query_id, doc_id),
-    the top ``depth`` of the *judged* passages, the ones judged-only nDCG@10 scores."""
+    the top ``depth`` of the *judged* passages, the ones judged-only nDCG@10 scores. Every run
+    is first cut at ``evaluation_depth`` and every cut is in trec_eval's order, as the
+    evaluation takes them (:func:`_judged_top`)."""
     words = {d: len(t.split()) for d, t in texts.items()}
     out = {}
     for system, system_runs in runs.items():
         means = []
         for run in system_runs:
-            top = _judged_top(run, judged, depth)
+            top = _judged_top(run, judged, depth, evaluation_depth)
             means.append(top["doc_id"].map(words).groupby(top["query_id"]).mean().mean())
         out[system] = float(np.mean(means))
     return pd.Series(out)

@@ -185,7 +185,8 @@ def within_grade(
     side = np.array(["own" if k in own else "other" if k in other else "" for k in keys])
     frame = resid.assign(side=side)
     frame = frame[frame["side"] != ""]
-    strata = frame.groupby(["query_id", "human", "side"])["r"].agg(["mean", "size"]).unstack("side").dropna()
+    strata = frame.groupby(["query_id", "human", "side"])["r"].agg(["mean", "size"]).unstack("side")
+    strata = strata.reindex(columns=pd.MultiIndex.from_product([["mean", "size"], ["own", "other"]])).dropna()
     row = {"pairs_own": int((frame["side"] == "own").sum()), "pairs_other": int((frame["side"] == "other").sum()),
            "strata": len(strata)}  # fmt: skip
     if not len(strata):
@@ -290,13 +291,21 @@ def self_preference(
         flag_reason = _within_grade_reason(judge, others, labels, scales, tops, humans)
         if flag_reason is None:
             resid = residuals(judge, others, labels, scales, humans[0])
+            # documents a panel judge's family retrieved carry that judge's own preference: left
+            # out of both sides where the family's documents remain (as strictness_on does)
+            staked_docs = _docs(tops, [s for s in rest if system_families[s] in staked])
             mine = _docs(tops, own)
-            found = within_grade(resid, mine, _docs(tops, rest) - mine, **engine)
+            own_docs = (mine - staked_docs) or mine
+            other_docs = _docs(tops, rest) - mine - staked_docs
+            found = within_grade(resid, own_docs, other_docs, **engine)
             row |= {"within_grade": found["mean"], "within_grade_ci_low": found["ci_low"],
                     "within_grade_ci_high": found["ci_high"], "within_grade_p": found["p"],
-                    "pairs_own": found["pairs_own"], "pairs_other": found["pairs_other"], "strata": found["strata"]}  # fmt: skip
+                    "pairs_own": found["pairs_own"], "pairs_other": found["pairs_other"], "strata": found["strata"],
+                    "documents_on": "none a panel family retrieved" if own_docs is not mine or not staked_docs
+                    else "the family's, though a panel family retrieved them too"}  # fmt: skip
             degenerate = max(degenerate, found["degenerate"])
-            row |= _placebo(resid, tops, {s: system_families[s] for s in present}, family, **engine)
+            neutral_families = {s: system_families[s] for s in present if system_families[s] not in staked}
+            row |= _placebo(resid, tops, neutral_families, family, **engine)
             if not found["strata"]:
                 flag_reason = "no human grade has documents of the family's systems and of only other systems"
         row["degenerate"] = degenerate
@@ -318,8 +327,9 @@ def _within_grade_reason(judge, others, labels, scales, tops, humans) -> str | N
 
 
 def _placebo(resid, tops, families: Mapping[str, str | None], family: str, **engine) -> dict:
-    """The within-grade statistic with the family moved to each other family of systems (a
-    system of no family is a family of its own); j's own family's documents on neither side."""
+    """The within-grade statistic with the family moved to each other family of systems that no
+    panel judge has a stake in (``families``; a system of no family is a family of its own);
+    j's own family's documents on neither side."""
     groups: dict[str, list[str]] = {}
     for system, fam in families.items():
         if fam != family:

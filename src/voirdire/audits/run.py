@@ -9,17 +9,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import partial
 
 import pandas as pd
 
-from ..evaluation import MEASURE, evaluate_systems
-from ..judges import HUMAN, Scale
+from ..evaluation import MEASURE, cut, evaluate_systems, parse_measure
+from ..judges import HUMAN, Scale, restrict
 from .calibration import calibration_curve
-from .circularity import circularity_table, judge_ranking
+from .circularity import HUMAN_POOL, circularity_table, judge_ranking
 from .drift import drift, paired_shift
 from .labels import aligned, confusion, label_test
 from .length import by_decile, length_bias, system_lengths, tier_correlation, with_lengths
-from .panel import leave_one_judge_out, self_preference
+from .panel import NULL_KINDS, leave_one_judge_out, self_preference, top_documents
 
 
 @dataclass
@@ -45,6 +46,20 @@ class DatasetInputs:
         return Scale(meta["min"], meta["max"], meta["binary_threshold"])
 
 
+def _scored(
+    runs: Mapping[str, list[pd.DataFrame]],
+    labels: pd.DataFrame,
+    binary_threshold: int,
+    *,
+    topics: Mapping[str, str],
+    measure: str,
+    depth: int | None,
+) -> pd.DataFrame:
+    """Systems under one judge's labels as Table 2 scores them: every run cut at the evaluation
+    ``depth``, the measure binarized at that judge's ``binary_threshold``."""
+    return evaluate_systems(runs, labels, topics, measure=measure, binary_threshold=binary_threshold, depth=depth)
+
+
 TABLES = ("label_test", "lojo", "self_preference", "length", "length_systems", "deciles", "drift",
           "control_chart", "circularity", "calibration")  # fmt: skip
 
@@ -58,25 +73,39 @@ def audit_tables(
     alpha: float = 0.05,
     calibration: Mapping[str, object] | None = None,
     include_humans: bool = False,
+    depth: int | None = None,
 ) -> tuple[dict[str, pd.DataFrame], dict[tuple[str, str], pd.DataFrame]]:
     """The audit tables of :data:`TABLES` (each with a ``dataset`` column first) and the
-    confusion matrix of every (dataset, judge)."""
+    confusion matrix of every (dataset, judge).
+
+    Every score an audit computes itself (the judges as rankers, the systems under each drift
+    label set) is computed as Table 2's are: ``measure`` on every system cut at ``depth`` (the
+    evaluation depth; None: uncut), binarized at the scoring judge's ``binary_threshold``. The
+    length across systems is measured on the documents ``measure`` scores: each run cut at
+    ``depth``, judged documents only for a judged-only measure, then the measure's cutoff, all
+    in trec_eval's order."""
     calibration = dict(calibration or {"ks": [3, 5, 10, 20], "draws": 50})
+    primary = parse_measure(measure)
+    top = primary["cutoff"] if isinstance(primary["cutoff"], int) else None
+    judged_only = bool(primary.params.get("judged_only", False))
     rows: dict[str, list] = {name: [] for name in TABLES}
     heatmaps: dict[tuple[str, str], pd.DataFrame] = {}
     for dataset, data in datasets.items():
         judges = list(data.judges)
         others = [j for j in judges if j != HUMAN]
-        human = data.labels[HUMAN].merge(data.pairs[["query_id", "doc_id"]], on=["query_id", "doc_id"])
-        # every judge (the humans too) as a ranker of the base run, scored under every judge
-        rankings = {j: [judge_ranking(data.base, labels)] for j, labels in data.labels.items()}
-        under = {j: evaluate_systems(rankings, labels, data.topics, measure=measure)
-                 for j, labels in data.labels.items()}  # fmt: skip
+        human = restrict(data.labels[HUMAN], data.pairs)  # human@pool: the human labels of the needed pairs
+        threshold = {j: data.scale(j).binary_threshold for j in judges}
+        scoring = dict(data.labels) | {HUMAN_POOL: human}
+        threshold[HUMAN_POOL] = threshold[HUMAN]
+        scored = partial(_scored, topics=data.topics, measure=measure, depth=depth)
+        # every judge (the humans too) as a ranker of the base run, scored under every judge and human@pool
+        rankings = {j: [judge_ranking(data.base, labels, depth)] for j, labels in data.labels.items()}
+        under = {j: scored(rankings, labels, threshold[j]) for j, labels in scoring.items()}
         scores = pd.DataFrame({j: frame.groupby("system")["ndcg"].mean() for j, frame in under.items()})
-        scores = scores.loc[judges, judges]
+        scores = scores.loc[judges, [*judges, HUMAN_POOL]]
         per_query = {ranker: pd.DataFrame({j: frame[frame["system"] == ranker].set_index("query_id")["ndcg"]
                                            for j, frame in under.items()}) for ranker in judges}  # fmt: skip
-        circular = circularity_table(scores, per_query=per_query, seed=seed)
+        circular = circularity_table(scores, per_query=per_query, seed=seed, alpha=alpha)
         rows["circularity"].append(pd.concat([circular.set_index("ranker"), scores.add_prefix("under_")], axis=1)
                                    .reset_index(names="ranker").assign(dataset=dataset))  # fmt: skip
         for judge in others:
@@ -92,7 +121,7 @@ def audit_tables(
             sets = data.label_sets.get(judge, {})
             if len(sets) >= 2:
                 # each label set's query x system scores, for tau between the runs and its CI
-                tables = {name: evaluate_systems(data.runs, labels, data.topics, measure=measure)
+                tables = {name: scored(data.runs, labels, threshold[judge])
                           .pivot_table(index="query_id", columns="system", values="ndcg")
                           for name, labels in sets.items()}  # fmt: skip
                 rows["drift"].append(drift(sets, scale, tables, seed=seed).assign(dataset=dataset, judge=judge))
@@ -100,20 +129,29 @@ def audit_tables(
                     paired_shift(sets, alpha=alpha, seed=seed).assign(dataset=dataset, judge=judge)
                 )
         block = data.per_query
-        # length across systems vs within tiers (families) of systems, on each judge's judged top 10
-        lengths = {j: system_lengths(data.runs, data.texts, judged=data.labels[j]) for j in judges}
+        # length across systems vs within tiers (families) of systems, on the documents the primary
+        # measure scores under each judge (the judged top 10 of judged-only nDCG@10)
+        lengths = {j: system_lengths(data.runs, data.texts, top, judged=data.labels[j] if judged_only else None,
+                                     evaluation_depth=depth) for j in judges}  # fmt: skip
         for judge in judges:
             means = block[block["judge"] == judge].groupby("system")["ndcg"].mean()
             rows["length_systems"].append({"dataset": dataset, "judge": judge,
                                            **tier_correlation(lengths[judge], means, system_families)})  # fmt: skip
-        lojo = leave_one_judge_out(block, others, seed=seed)
+        # the panel of judges, never the null baselines (as in self-preference)
+        lojo = leave_one_judge_out(block, [j for j in others if data.judges[j]["kind"] not in NULL_KINDS], seed=seed)
         if len(lojo):
             rows["lojo"].append(lojo.assign(dataset=dataset))
         # each judge against the judges of other families (never the null baselines; humans: off)
         families = {j: data.judges[j]["family"] for j in judges}
         kinds = {j: data.judges[j]["kind"] for j in judges}
-        rows["self_preference"].append(self_preference(block, families, system_families, kinds,
-                                                       include_humans=include_humans, seed=seed).assign(dataset=dataset))  # fmt: skip
+        # its flag reads labels within human grade, on the documents each system puts in its top
+        # (the runs cut at the evaluation depth, human-judged documents, the measure's cutoff)
+        runs = {s: [cut(r, depth) for r in rs] for s, rs in data.runs.items()} if depth else data.runs
+        tops = top_documents(runs, human, top or 10)
+        scales = {j: data.scale(j) for j in judges}
+        rows["self_preference"].append(self_preference(block, families, system_families, kinds, labels=data.labels,
+                                                       scales=scales, tops=tops, include_humans=include_humans,
+                                                       alpha=alpha, seed=seed).assign(dataset=dataset))  # fmt: skip
         wide = block.pivot_table(index="query_id", columns=["judge", "system"], values="ndcg")
         for judge in others:
             curve = calibration_curve(

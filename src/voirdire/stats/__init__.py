@@ -4,6 +4,7 @@
 * :mod:`.agreement`: kappa, Kendall's tau, RBO, with their intervals;
 * :mod:`.paired`: paired tests with the query as the unit (sign-flip, clustered marginal
   homogeneity), the systems' paired t-tests and difference in differences;
+* :mod:`.permutation`: permutation tests within blocks;
 * :mod:`.proportions`: rates of clustered pairs;
 * :mod:`.multiplicity`: adjusted p-values and what chance alone flags.
 
@@ -39,6 +40,7 @@ from .paired import (
     sign_test_p,
     stuart_maxwell,
 )
+from .permutation import block_permutations, permutation_p
 from .proportions import clustered_rate, wilson
 from .resample import (
     Interval,
@@ -53,7 +55,7 @@ from .resample import (
 )
 
 __all__ = [
-    "CORRECTIONS", "KAPPAS", "SHIFT_COLUMNS", "Interval", "adjust", "cluster_sums", "clustered_homogeneity",
+    "CORRECTIONS", "KAPPAS", "SHIFT_COLUMNS", "Interval", "adjust", "block_permutations", "permutation_p", "cluster_sums", "clustered_homogeneity",
     "clustered_mean", "clustered_rate", "compare_significance", "difference_in_differences", "direction",
     "expected_false_flags", "interval", "kappa_from_counts", "kappa_intervals", "kappas", "kendall_tau",
     "kendall_tau_rows", "majority", "mean_interval", "ordering", "paired_shift", "paired_tests", "per_query_confusion",

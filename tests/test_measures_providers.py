@@ -1,0 +1,120 @@
+"""Every measure the docs name against ir_measures' default pipeline on the same qrels and run,
+tied scores included, and RR@k, which trec_eval has no cutoff for, by hand."""
+
+import re
+from pathlib import Path
+
+import ir_measures
+import numpy as np
+import pandas as pd
+import pytest
+
+from voirdire.errors import ConfigError
+from voirdire.evaluation import cut, for_judge, parse_measure, per_query_scores
+from voirdire.formats import trec_eval_order
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+LISTED = ["nDCG(judged_only=True)@10", "AP@100", "RR@10", "P@10", "R@100", "nDCG@10", "nDCG@20", "RR(rel=1)@5",
+          "P(rel=1)@5", "AP(rel=2)@100", "Success@10"]  # fmt: skip
+MEASURE = re.compile(r"\b(?:nDCG|AP|RR|P|R|Success)(?:\([^()\s]*\))?@\d+")
+
+
+def documented() -> list[str]:
+    """Every measure in ir_measures' syntax that docs/*.md names, and the ones above."""
+    found = {m for path in DOCS.glob("*.md") for m in MEASURE.findall(path.read_text(encoding="utf-8"))}
+    return sorted(found | set(LISTED))
+
+
+def random_inputs(seed: int = 0, queries: int = 30, docs: int = 40) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
+    """A run with many tied scores (integers 0..7) and qrels on a 0-3 scale judging about 60% of it."""
+    rng = np.random.default_rng(seed)
+    qids = [f"q{i}" for i in range(queries)]
+    run = pd.DataFrame([(q, f"d{j:02d}", float(rng.integers(0, 8))) for q in qids for j in range(docs)],
+                       columns=["query_id", "doc_id", "score"])  # fmt: skip
+    qrels = pd.DataFrame([(q, f"d{j:02d}", int(rng.choice(4, p=[0.6, 0.2, 0.12, 0.08]))) for q in qids
+                          for j in range(docs) if rng.random() < 0.6], columns=["query_id", "doc_id", "relevance"])  # fmt: skip
+    return run, qrels, qids
+
+
+def untied(run: pd.DataFrame) -> pd.DataFrame:
+    """The same ranking as trec_eval reads it (score desc, doc id desc), with no two scores equal."""
+    ordered = trec_eval_order(run).copy()
+    ordered["score"] = -ordered.groupby("query_id").cumcount().astype(float)
+    return ordered
+
+
+def default_pipeline(measure, qrels: pd.DataFrame, run: pd.DataFrame) -> dict[str, float]:
+    return {m.query_id: m.value for m in ir_measures.iter_calc([measure], qrels, run[["query_id", "doc_id", "score"]])}
+
+
+def test_the_docs_name_the_measures_this_test_runs():
+    found = documented()
+    assert {"nDCG(judged_only=True)@10", "AP@100", "RR@10", "P@10", "R@100"} <= set(found)
+
+
+@pytest.mark.parametrize("threshold", [1, 2])
+@pytest.mark.parametrize("depth", [None, 25])
+def test_every_documented_measure_equals_ir_measures_default_pipeline(threshold, depth):
+    run, qrels, qids = random_inputs()
+    measures = documented()
+    ours = per_query_scores(run, qrels, qids, measures, binary_threshold=threshold, depth=depth)
+    scored = run if depth is None else cut(run, depth)
+    wrong = []
+    for text in measures:
+        measure = for_judge(text, threshold)
+        if measure.NAME == "RR" and not ir_measures.pytrec_eval.supports(measure):
+            # ir_measures sends RR@k to its MS MARCO provider, which breaks ties by doc id
+            # ascending; trec_eval's order is doc id descending: compare on the same order untied
+            assert [p.NAME for p in ir_measures.DefaultPipeline.providers if p.supports(measure)] == ["msmarco"]
+            reference = default_pipeline(measure, qrels, untied(scored))
+        else:
+            reference = default_pipeline(measure, qrels, scored)
+        expected = [reference.get(q, 0.0) for q in qids]  # a query with nothing to score: 0 (trec_eval -c)
+        if ours[text].to_numpy() != pytest.approx(expected, abs=1e-12):
+            wrong.append(text)
+    assert len(measures) >= 10 and wrong == []
+
+
+def test_two_names_of_one_measure_under_a_judge_both_get_scores():
+    run, qrels, qids = random_inputs(seed=1)
+    scores = per_query_scores(run, qrels, qids, ["AP@100", "AP(rel=2)@100", "RR@10", "RR(rel=2)@10"])
+    assert scores["AP@100"].sum() > 0 and scores["RR@10"].sum() > 0
+    assert scores["AP@100"].equals(scores["AP(rel=2)@100"]) and scores["RR@10"].equals(scores["RR(rel=2)@10"])
+
+
+def test_rr_at_k_counts_only_the_top_k_in_trec_eval_order_ties_included():
+    qrels = pd.DataFrame([("q", "d00", 2), ("r", "b2", 2), ("r", "b1", 0), ("s", "x", 3)],
+                         columns=["query_id", "doc_id", "relevance"])  # fmt: skip
+    # q: one document on top, then ten tied at 1.0: trec_eval reads them d09, d08, ..., d00, so the
+    # relevant d00 is 11th (RR@10 0; the whole run 1/11; doc id ascending would make it 2nd: 1/2)
+    rows = [("q", "z", 5.0)] + [("q", f"d{j:02d}", 1.0) for j in range(10)]
+    # r: b1 and b2 tie: b2 (relevant) comes first, second overall: 1/2
+    rows += [("r", "top", 9.0), ("r", "b1", 3.0), ("r", "b2", 3.0)]
+    # s: the relevant document 12th with no tie: RR@10 0, RR@12 1/12
+    rows += [("s", f"n{j:02d}", 20.0 - j) for j in range(11)] + [("s", "x", 1.0)]
+    run = pd.DataFrame(rows, columns=["query_id", "doc_id", "score"])
+    scores = per_query_scores(run, qrels, ["q", "r", "s"], ["RR@10", "RR@12", "RR", "RR(rel=3)@12"])
+    assert scores["RR@10"].to_dict() == {"q": 0.0, "r": 0.5, "s": 0.0}
+    assert scores["RR@12"].to_dict() == pytest.approx({"q": 1 / 11, "r": 0.5, "s": 1 / 12})
+    assert scores["RR"].to_dict() == pytest.approx({"q": 1 / 11, "r": 0.5, "s": 1 / 12})
+    assert scores["RR(rel=3)@12"].to_dict() == pytest.approx({"q": 0.0, "r": 0.0, "s": 1 / 12})
+
+
+def test_judged_only_rr_removes_unjudged_documents_before_the_cut():
+    qrels = pd.DataFrame([("q", f"j{i}", 0) for i in range(9)] + [("q", "hit", 2)],
+                         columns=["query_id", "doc_id", "relevance"])  # fmt: skip
+    # five unjudged documents on top, then nine judged non-relevant ones, then the relevant one
+    rows = [("q", f"u{i}", 100.0 - i) for i in range(5)] + [("q", f"j{i}", 50.0 - i) for i in range(9)]
+    run = pd.DataFrame(rows + [("q", "hit", 1.0)], columns=["query_id", "doc_id", "score"])
+    scores = per_query_scores(run, qrels, ["q"], ["RR@10", "RR(judged_only=True)@10", "RR(judged_only=True)@9"])
+    assert scores.loc["q"].to_dict() == pytest.approx(
+        {"RR@10": 0.0, "RR(judged_only=True)@10": 0.1, "RR(judged_only=True)@9": 0.0}
+    )
+
+
+def test_a_measure_no_route_computes_is_refused_and_rr_at_k_is_not():
+    for text in ("RR@10", "RR(rel=2)@10", "RR(judged_only=True)@10", "nDCG(judged_only=True)@10", "Success@20"):
+        parse_measure(text)
+    for text in ("Judged@10", "ERR@10", "nDCG(dcg='exp-log2')@10"):
+        with pytest.raises(ConfigError, match="cannot be computed"):
+            parse_measure(text, key="evaluation.measures[0]")

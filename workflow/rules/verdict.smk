@@ -1,0 +1,31 @@
+# Stage 9 (docs/verdict.md): "can I trust this judge?" on one page, from the tables above.
+
+
+rule verdict:
+    input:
+        unpack(verdict_inputs),
+        manifest=L.manifest(),
+    output:
+        csv=report(
+            L.verdict("csv"),
+            caption="../report/verdict.rst",
+            category="1. Verdict",
+        ),
+        md=L.verdict("md"),
+        html=report(
+            L.verdict("html"),
+            caption="../report/verdict.rst",
+            category="1. Verdict",
+        ),
+    log:
+        L.log("verdict"),
+    benchmark:
+        L.benchmark("verdict")
+    conda:
+        "../envs/voirdire.yaml"
+    params:
+        judges={d: [j.name for j in js if j.kind != "human"] for d, js in PLAN.judges.items()},
+        oracles=[str(o) for o in PLAN.oracles],
+        alpha=config["evaluation"]["alpha"],
+    script:
+        "../scripts/verdict.py"

@@ -1,0 +1,25 @@
+"""Stage 9: the verdict, one row per judge and dataset, from the tables the questions read."""
+
+import pandas as pd
+
+from voirdire.formats import atomic_write
+from voirdire.manifest import sha256
+from voirdire.verdict import DatasetTables, coverage_notes, html, markdown, verdict
+from voirdire.wf import start
+
+log = start(snakemake)
+params, out = snakemake.params, snakemake.output
+tables = {name: pd.read_csv(path) for name, path in snakemake.input.items() if name != "manifest"}
+datasets = {dataset: DatasetTables(judges=judges, tables=tables, oracles=params.oracles, alpha=params.alpha)
+            for dataset, judges in params.judges.items()}  # fmt: skip
+long = verdict(datasets)
+notes = coverage_notes(tables.get("table2", pd.DataFrame()))
+with atomic_write(out.csv) as fh:
+    long.to_csv(fh, index=False, float_format="%.12g")
+with atomic_write(out.md) as fh:
+    fh.write(markdown(long, notes=notes, fingerprint=sha256(snakemake.input.manifest)))
+with atomic_write(out.html) as fh:
+    fh.write(html(long, notes=notes))
+flags = long[long["status"] == "flag"]
+log.info("verdict: %d judge(s), %d flag(s): %s", long[["dataset", "judge"]].drop_duplicates().shape[0], len(flags),
+         ", ".join(f"{r.judge}/{r.question}" for r in flags.itertuples()) or "none")  # fmt: skip
