@@ -448,15 +448,15 @@ def markdown(long: pd.DataFrame, *, notes: Sequence[str] = (), fingerprint: str 
 _COLOURS = {PASS: "#e6f4ea", FLAG: "#fce8e6", NA: "#f1f3f4"}
 
 
-def html(long: pd.DataFrame, *, notes: Sequence[str] = ()) -> str:
-    """The verdict as a self-contained HTML page (cells coloured by status)."""
+def fragment(long: pd.DataFrame, *, notes: Sequence[str] = ()) -> str:
+    """The verdict as an HTML fragment (sentences, the table with cells coloured by status, the
+    flag rules): the report's first page embeds it."""
     from html import escape
 
-    out = ["<!doctype html><html><head><meta charset='utf-8'><title>Verdict</title>",
-           "<style>body{font-family:sans-serif;margin:1em}table{border-collapse:collapse;font-size:13px}"
-           "td,th{border:1px solid #ccc;padding:4px;vertical-align:top;max-width:16em}</style></head><body>",
-           "<h1>Verdict: can I trust this judge?</h1><ul>"]  # fmt: skip
     pairs = list(dict.fromkeys(zip(long["dataset"], long["judge"], strict=True)))
+    out = ["<div class='voirdire-verdict'><style>.voirdire-verdict table{border-collapse:collapse;font-size:13px}"
+           ".voirdire-verdict td,.voirdire-verdict th{border:1px solid #ccc;padding:4px;vertical-align:top;"
+           "max-width:16em}</style><ul>"]  # fmt: skip
     out += [f"<li>{escape(sentence(long, d, j))}</li>" for d, j in pairs]
     out.append("</ul><table><tr><th>dataset</th><th>judge</th>")
     out += [f"<th title='{escape(q.asks)}'>{escape(q.name.replace('_', ' '))}</th>" for q in QUESTIONS.values()]
@@ -468,13 +468,20 @@ def html(long: pd.DataFrame, *, notes: Sequence[str] = ()) -> str:
             status, text = (rows.loc[q, "status"], rows.loc[q, "text"]) if q in rows.index else (NA, "n/a")
             out.append(f"<td style='background:{_COLOURS[status]}'>{escape(str(text))}</td>")
         out.append("</tr>")
-    out.append("</table><h2>Flag rules</h2><ul>")
+    out.append("</table><p>Flag rules:</p><ul>")
     out += [f"<li><b>{escape(q.name)}</b>: {escape(q.asks)} ({escape(q.rule)})</li>" for q in QUESTIONS.values()]
     out.append("</ul>")
     if notes:
-        out.append("<h2>Notes</h2><ul>" + "".join(f"<li>{escape(n)}</li>" for n in notes) + "</ul>")
-    out.append("</body></html>")
+        out.append("<p>Notes:</p><ul>" + "".join(f"<li>{escape(n)}</li>" for n in notes) + "</ul>")
+    out.append("</div>")
     return "\n".join(out)
+
+
+def html(long: pd.DataFrame, *, notes: Sequence[str] = ()) -> str:
+    """The verdict as a self-contained HTML page."""
+    return ("<!doctype html><html><head><meta charset='utf-8'><title>Verdict</title></head>"
+            "<body style='font-family:sans-serif;margin:1em'><h1>Verdict: can I trust this judge?</h1>\n"
+            + fragment(long, notes=notes) + "\n</body></html>\n")  # fmt: skip
 
 
 def coverage_notes(table2: pd.DataFrame) -> list[str]:

@@ -17,6 +17,8 @@ rule verdict:
             caption="../report/verdict.rst",
             category="1. Verdict",
         ),
+        # the report's first page embeds it (workflow/report/workflow.rst)
+        fragment=L.verdict("fragment.html"),
     log:
         L.log("verdict"),
     benchmark:

@@ -4,7 +4,7 @@ import pandas as pd
 
 from voirdire.formats import atomic_write
 from voirdire.manifest import sha256
-from voirdire.verdict import DatasetTables, coverage_notes, html, markdown, verdict
+from voirdire.verdict import DatasetTables, coverage_notes, fragment, html, markdown, verdict
 from voirdire.wf import start
 
 log = start(snakemake)
@@ -20,6 +20,8 @@ with atomic_write(out.md) as fh:
     fh.write(markdown(long, notes=notes, fingerprint=sha256(snakemake.input.manifest)))
 with atomic_write(out.html) as fh:
     fh.write(html(long, notes=notes))
+with atomic_write(out.fragment) as fh:
+    fh.write(fragment(long, notes=notes))
 flags = long[long["status"] == "flag"]
 log.info("verdict: %d judge(s), %d flag(s): %s", long[["dataset", "judge"]].drop_duplicates().shape[0], len(flags),
          ", ".join(f"{r.judge}/{r.question}" for r in flags.itertuples()) or "none")  # fmt: skip
