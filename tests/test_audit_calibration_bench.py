@@ -45,7 +45,7 @@ def test_the_bench_scores_as_the_project_does(bench, data):
 
 def test_table_shape(bench, table):
     audits = bench.audits(200, 500)
-    flags = {"dd": 2}  # the difference in differences is read on two pairs of systems
+    flags = {"dd": 4}  # the difference in differences: disagrees and reversed, on two pairs of systems
     expected = sum((len(a.nulls) + 1) * flags.get(key, 1) for key, a in audits.items())
     assert len(table) == expected
     assert set(bench.COLUMNS) <= set(table.columns)
@@ -67,8 +67,3 @@ def test_planted_biases_are_found(table):
         assert planted.loc[(audit, flag), "mean_statistic"] > 0, (audit, flag)
     # monoT5 was given +0.05 nDCG@10 on every query: the estimate carries it whether or not it flags
     assert planted.loc[("difference in differences", "disagrees (monoT5, Rank1)"), "mean_statistic"] > 0.02
-
-
-def test_a_copy_of_the_humans_is_never_inflated(table):
-    copy = table[(table["audit"] == "circularity") & (table["simulated"] == "null: a copy of the human labels")]
-    assert copy["flagged"].tolist() == [0] and copy["mean_statistic"].tolist() == [0.0]

@@ -137,3 +137,13 @@ def test_the_vectorised_sign_flip_is_scipys_permutation_test(queries):
 
 def test_a_single_query_is_one_unit_of_evidence():
     assert sign_flip_p(np.array([40.0])) == 1.0
+
+
+def test_noise_compresses_a_wide_gap_but_does_not_reverse_it():
+    rng = np.random.default_rng(3)
+    human = pd.DataFrame({"strong": rng.normal(0.8, 0.05, 40), "weak": rng.normal(0.4, 0.05, 40)})
+    noisy = human * 0.6 + 0.2 + rng.normal(0, 0.02, (40, 2))  # a judge that sees every gap smaller
+    table = difference_in_differences(human, noisy).iloc[0]
+    assert table["disagrees"] and not table["reversed"]
+    flipped = human[["weak", "strong"]].set_axis(["strong", "weak"], axis=1)  # the judge swaps them
+    assert difference_in_differences(human, flipped).iloc[0]["reversed"]

@@ -16,12 +16,12 @@ def tables(**overrides):
             {"dataset": "d", "judge": "good", "measure": "m", "kappa_binary": 0.62, "kappa_binary_ci_low": 0.55,
              "kappa_binary_ci_high": 0.69, "tau_all": 0.9, "tau_all_vs_pool": 1.0, "tau_all_ci_low_vs_pool": 0.95,
              "tau_all_ci_high_vs_pool": 1.0, "pairs_of_systems": 36, "disagreements_vs_pool": 1,
-             "disagreements_expected_vs_pool": 1.8, "missed": 2, "spurious": 1, "flipped": 0, "correction": "none",
+             "disagreements_reversed_vs_pool": 0, "disagreements_expected_vs_pool": 1.8, "missed": 2, "spurious": 1, "flipped": 0, "correction": "none",
              "coverage": 1.0, "pairs_labelled": 100, "pairs_needed": 100},
             {"dataset": "d", "judge": "bad", "measure": "m", "kappa_binary": 0.1, "kappa_binary_ci_low": 0.02,
              "kappa_binary_ci_high": 0.2, "tau_all": 0.2, "tau_all_vs_pool": 0.3, "tau_all_ci_low_vs_pool": 0.1,
              "tau_all_ci_high_vs_pool": 0.5, "pairs_of_systems": 36, "disagreements_vs_pool": 12,
-             "disagreements_expected_vs_pool": 1.8, "missed": 9, "spurious": 4, "flipped": 6, "correction": "none",
+             "disagreements_reversed_vs_pool": 5, "disagreements_expected_vs_pool": 1.8, "missed": 9, "spurious": 4, "flipped": 6, "correction": "none",
              "coverage": 0.8, "pairs_labelled": 80, "pairs_needed": 100},
         ]),
         "self_preference": pd.DataFrame([
@@ -53,7 +53,8 @@ def test_labels_leaderboard_and_decisions_flag_only_the_bad_judge():
         assert answer(tables(), "bad", question)["status"] == FLAG, question
         assert answer(tables(), "good", question)["status"] == PASS, question
     decisions = answer(tables(), "bad", "decisions")
-    assert decisions["tests"] == 36 and decisions["chance"] == pytest.approx(1.8) and "12 of 36" in decisions["text"]
+    assert decisions["tests"] == 36 and decisions["chance"] == pytest.approx(0.9)  # alpha / 2 per pair
+    assert "5 of 36 pairs reversed, 12 seen differently" in decisions["text"]
 
 
 def test_a_question_whose_table_is_absent_or_empty_is_na_with_the_reason():
@@ -89,6 +90,15 @@ def test_the_page_is_readable_a_sentence_per_judge_and_a_column_per_question():
     page = markdown(long, notes=["bad labelled 80 of 100"])
     assert "| good" in page and "bad labelled 80 of 100" in page
     assert all(q.rule and q.asks for q in QUESTIONS.values())
+
+
+def test_circular_use_is_reported_not_flagged():
+    circularity = pd.DataFrame([{"dataset": "d", "ranker": "good", "self_score": 1.0, "human_pool_score": 0.8,
+                                 "inflation": 0.2, "inflation_ci_low": 0.15, "inflation_ci_high": 0.25}])  # fmt: skip
+    row = answer(tables(circularity=circularity), "good", "circular_use")
+    assert row["status"] == "info" and row["effect"] == pytest.approx(0.2)
+    long = verdict({"d": DatasetTables(judges=["good"], tables=tables(circularity=circularity))})
+    assert "reports circular use (+0.200" in sentence(long, "d", "good")
 
 
 def test_a_cell_reads_as_text():

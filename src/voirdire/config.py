@@ -523,6 +523,45 @@ def _check_oracles(config: dict, systems: tuple[System, ...], recorded: dict[str
         raise ConfigError(f"the oracles' base run {base!r} is not listed under systems:", key="oracles.base")
 
 
+def _check_families(config: dict, systems: tuple[System, ...], judges: dict[str, tuple[Judge, ...]]) -> None:
+    """A family one judge or system alone declares, spelled close to another declared family, is
+    a typo until the user says otherwise (``audits.self_preference.similar_families: allow``):
+    self-preference would quietly become n/a, or compare with another panel."""
+    from difflib import get_close_matches
+
+    from .systems import family_of
+
+    setting = config.get("audits", {}).get("self_preference", {}).get("similar_families", "error")
+    if setting == "allow":
+        return
+    declared: dict[str, dict[str, str]] = {}  # family -> who -> config key
+    for system in systems:
+        family = family_of(system)
+        if family:
+            section = "rankers" if isinstance(system, Ranker) else "runs"
+            declared.setdefault(family, {})[f"system {system}"] = f"{section}.{system}.family"
+    for judge in {j.name: j for js in judges.values() for j in js}.values():
+        if getattr(judge, "family", None):
+            declared.setdefault(judge.family, {})[f"judge {judge.name}"] = f"judges[{judge.name}].family"
+    reported: set[frozenset[str]] = set()
+    for family, who in declared.items():
+        if len(who) > 1:
+            continue
+        close = get_close_matches(family, [f for f in declared if f != family], n=1, cutoff=0.6)
+        if not close or frozenset((family, close[0])) in reported:
+            continue
+        reported.add(frozenset((family, close[0])))
+        # the judge's side is what self-preference reads: name its key where one side is a judge
+        sides = sorted([(family, *next(iter(who.items()))), (close[0], *next(iter(declared[close[0]].items())))],
+                       key=lambda side: not side[1].startswith("judge"))  # fmt: skip
+        (first, declarer, key), (other, other_declarer, _) = sides
+        raise ConfigError(
+            f"family {first!r} of {declarer} is declared by nothing else, and spelled like {other!r} of "
+            f"{other_declarer}: did you mean {other!r}? (audits.self_preference.similar_families: allow keeps both)",
+            key=key,
+        )
+
+
 def _check_measures(config: dict, found: _Found | None = None) -> None:
     """Every measure parses in ir_measures' syntax."""
     from .evaluation import parse_measure
@@ -741,6 +780,9 @@ def check(config: dict, *, configfile: str | os.PathLike | Iterable[str | os.Pat
         if systems_ok:
             with found.each():
                 _check_labels_only(config, systems, judges)
+        if systems_ok and judges_ok:
+            with found.each():
+                _check_families(config, systems, judges)
         padders: tuple[Assistant, ...] = ()
         if judges_ok:
             padders = _check_probes(config, judges, systems, found, systems_ok=systems_ok)

@@ -70,6 +70,7 @@ class RecordedJudge:
     family: str | None = None
     reruns: tuple[Path, ...] = ()  # more label sets of the same judge, for the drift audit
     invalid_labels: str = "error"  # lines off the scale or conflicting: error, or drop and count
+    unused_grades: str = "error"  # never the scale's top, or two grades of more: error, or allow
 
     def __str__(self) -> str:
         return f"{self.name} (recorded, {self.scale})"
@@ -162,7 +163,7 @@ def judge_from_config(entry: dict, *, key: str) -> Judge:
         reruns = tuple(Path(p) for p in entry.get("reruns") or ())
         return RecordedJudge(
             name=entry["name"], qrels=Path(entry["qrels"]), scale=scale, family=family, reruns=reruns,
-            invalid_labels=entry.get("invalid_labels", "error"),
+            invalid_labels=entry.get("invalid_labels", "error"), unused_grades=entry.get("unused_grades", "error"),
         )  # fmt: skip
     if kind == "baseline":
         from .null_judges import METHODS

@@ -16,7 +16,7 @@ from .assistants.declarations import LLMAssistant
 from .config import Plan
 from .data import load_dataset
 from .errors import ConfigError, InputError
-from .formats import read_corpus, read_qrels
+from .formats import read_corpus, read_qrels_counted
 from .judges import LLMJudge, RecordedJudge
 
 
@@ -55,6 +55,29 @@ def check_corpus(path: str | Path, results: str | Path) -> None:
     marker.write_text(f"{path}\n", encoding="utf-8")
 
 
+def check_grades_used(judge: RecordedJudge, labels) -> None:
+    """A label set declared on a scale it does not use is most likely declared wrong (a 0/1
+    judge declared 0-3 makes Table 2's binary kappa 0 and every AP 0 without a word): an error
+    naming the judge's ``scale`` key, unless it sets ``unused_grades: allow``."""
+    if judge.unused_grades == "allow" or labels.empty:
+        return
+    used = sorted(set(labels["relevance"].astype(int)))
+    low, high = judge.scale.low, judge.scale.high
+    problems = []
+    if high not in used:
+        problems.append(f"never uses its top grade {high}")
+    if len(used) <= 2 < high - low + 1:
+        problems.append(f"uses only the grades {', '.join(map(str, used))}")
+    problem = " and ".join(problems)
+    if problem:
+        raise ConfigError(
+            f"recorded judge {judge.name!r} is declared on {low}..{high} but {problem} in {judge.qrels}: declare the "
+            f"scale it uses (scale: {{min: {used[0]}, max: {used[-1]}}}, binary_threshold), or set "
+            "unused_grades: allow",
+            key=f"judges[{judge.name}].scale",
+        )
+
+
 def preflight(plan: Plan, *, keys: bool = True) -> None:
     """Parse every topics/qrels/corpus/candidates file the plan names, check keys and results.
 
@@ -74,9 +97,10 @@ def preflight(plan: Plan, *, keys: bool = True) -> None:
         for judge in plan.judges[name]:
             if not isinstance(judge, RecordedJudge):
                 continue
+            bounds = (judge.scale.low, judge.scale.high)
             for rerun in judge.reruns:
-                read_qrels(rerun, (judge.scale.low, judge.scale.high))
-            labels = read_qrels(judge.qrels, (judge.scale.low, judge.scale.high))
+                read_qrels_counted(rerun, bounds, invalid=judge.invalid_labels)
+            labels = read_qrels_counted(judge.qrels, bounds, invalid=judge.invalid_labels)[0]
             if topics is not None and not topics & set(labels["query_id"]):
                 raise InputError(
                     f"recorded judge {judge.name!r} has no label for any query of dataset {name!r} "
@@ -84,3 +108,4 @@ def preflight(plan: Plan, *, keys: bool = True) -> None:
                     "the qrels of another dataset?)",
                     path=judge.qrels,
                 )
+            check_grades_used(judge, labels)

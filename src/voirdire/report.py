@@ -129,6 +129,7 @@ def agreement_tables(
                 # paired over queries, corrected across the pairs): the count chance alone bounds
                 dd = difference_in_differences(ref, other, alpha, correction=correction)
                 row["disagreements" + suffix] = int(dd["disagrees"].sum())
+                row["disagreements_reversed" + suffix] = int(dd["reversed"].sum())
                 row["disagreements_expected" + suffix] = expected_false_flags(
                     len(dd), alpha, correction, discoveries=row["disagreements" + suffix]
                 )

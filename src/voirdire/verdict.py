@@ -13,13 +13,17 @@ Flag rules (docs/verdict.md gives each with its source):
 * labels: binary kappa's interval lies below 0.4 (below "moderate", Landis & Koch 1977);
 * leaderboard: tau against ``human@pool`` has its interval below 0.9 (Voorhees 2000: rankings
   with tau >= 0.9 are taken as equivalent);
-* decisions: more pairs of systems disagree (difference in differences, judge - human@pool)
-  than chance allows at 5% (the binomial tail of alpha per test; any disagreement under Holm
-  or BH, which already bound chance);
+* decisions: more pairs of systems are *reversed* (the judge orders them the other way round,
+  and its gap differs significantly from human@pool's: difference in differences) than chance
+  allows at 5% (the binomial tail of alpha / 2 per pair; any under Holm or BH, which already
+  bound chance). Pairs whose gap it sees smaller are counted, not flagged: unbiased label noise
+  compresses every wide gap;
 * oracles: a system the humans rank below the best oracle passes it under the judge, and the
   judge's own paired test calls the pass significant;
-* own family, length, drift, circular use, padding, injection, position: the audit's own flag
-  column, its test over queries at alpha;
+* own family, length, drift, padding, injection, position: the audit's own flag column, its
+  test over queries at alpha;
+* circular use is reported, not flagged (``info``): a judge's own ranking scores 1 under its
+  own labels, so every judge that differs from the humans "inflates"; the cell says by how much;
 * persona/prompt: the ranking moves under a prompt change by more than the queries' own
   noise (the interval over queries of mean |delta rank| lies above 0, or above the noise
   floor where a rerun gives one).
@@ -33,7 +37,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-PASS, FLAG, NA = "pass", "flag", "n/a"
+PASS, FLAG, NA, INFO = "pass", "flag", "n/a", "info"
 
 
 @dataclass(frozen=True)
@@ -41,7 +45,7 @@ class Cell:
     """One answer: ``status`` pass / flag / n/a, the effect and its interval, the tests behind a
     flag and the flags chance alone would give, the reason of an n/a, and a short detail."""
 
-    status: str
+    status: str  # pass, flag, n/a, or info (reported, no flag rule)
     effect: float = math.nan
     low: float = math.nan
     high: float = math.nan
@@ -169,8 +173,8 @@ def _binomial_tail(count: int, tests: int, alpha: float) -> float:
 
 
 @question("decisions", asks="Does it see the same differences between systems?", table="table2", needs=("runs",),
-          rule="flag when more system pairs disagree (judge - human@pool, paired over queries) than chance "
-               "allows at 5%", absent="no systems")  # fmt: skip
+          rule="flag when more system pairs are reversed (ordered the other way round, with a gap that differs "
+               "significantly from human@pool's) than chance allows at 5%", absent="no systems")  # fmt: skip
 def _decisions(rows, judge, context):
     found = _rows(_primary(rows), judge)
     if not len(found):
@@ -181,12 +185,14 @@ def _decisions(rows, judge, context):
     if pairs == 0:
         return Cell(NA, reason="fewer than two systems")
     count = int(_num(row, f"disagreements{suffix}"))
-    chance = _num(row, f"disagreements_expected{suffix}")
+    reversed_ = _num(row, f"disagreements_reversed{suffix}")
+    reversed_ = int(reversed_) if not math.isnan(reversed_) else 0
     correction = str(row.get("correction", "none"))
     alpha = context.get("_alpha", 0.05)
-    flagged = count > 0 if correction in ("holm", "bh") else _binomial_tail(count, pairs, alpha) < 0.05
-    detail = (f"{count} of {pairs} pairs disagree; missed {int(_num(row, 'missed'))}, spurious "
-              f"{int(_num(row, 'spurious'))}, flipped {int(_num(row, 'flipped'))}")  # fmt: skip
+    chance = alpha / 2 * pairs if correction == "none" else _num(row, f"disagreements_expected{suffix}")
+    flagged = reversed_ > 0 if correction in ("holm", "bh") else _binomial_tail(reversed_, pairs, alpha / 2) < 0.05
+    detail = (f"{reversed_} of {pairs} pairs reversed, {count} seen differently; missed {int(_num(row, 'missed'))}, "
+              f"spurious {int(_num(row, 'spurious'))}, flipped {int(_num(row, 'flipped'))}")  # fmt: skip
     return Cell(FLAG if flagged else PASS, tests=pairs, chance=chance, detail=detail)
 
 
@@ -284,19 +290,16 @@ def _drift(rows, judge, context):
 
 @question("circular_use", asks="Does its own ranking look better under it than under the humans?",
           table="circularity", needs=("labels",),
-          rule="flag when its ranking scores higher under itself than under human@pool, p < alpha over queries")  # fmt: skip
+          rule="reported, not flagged: its own ranking scores 1 under its own labels, so every judge that differs "
+               "from the humans inflates; the cell says by how much against human@pool")  # fmt: skip
 def _circular(rows, judge, context):
     found = _rows(rows, judge, "ranker")
     if not len(found):
         return Cell(NA, reason="no base run to rerank")
     row = found.iloc[0].to_dict()
     value = _num(row, "inflation")
-    flag = row.get("inflated")
-    if flag is None or (isinstance(flag, float) and math.isnan(flag)):
-        p = _num(row, "inflation_p")
-        flag = bool(p < context.get("_alpha", 0.05) and value > 0)
-    return Cell(FLAG if bool(flag) else PASS, value, _num(row, "inflation_ci_low"), _num(row, "inflation_ci_high"),
-                tests=1, chance=context.get("_alpha", 0.05))  # fmt: skip
+    return Cell(INFO, value, _num(row, "inflation_ci_low"), _num(row, "inflation_ci_high"),
+                detail=f"under itself {_num(row, 'self_score'):.3f}, under human@pool {_num(row, 'human_pool_score'):.3f}")  # fmt: skip
 
 
 def _shift_question(rows, judge, context, what):
@@ -407,7 +410,7 @@ def wide(long: pd.DataFrame) -> pd.DataFrame:
 def sentence(long: pd.DataFrame, dataset: str, judge: str) -> str:
     """What the row says, in one sentence."""
     rows = long[(long["dataset"] == dataset) & (long["judge"] == judge)]
-    by = {s: rows[rows["status"] == s] for s in (FLAG, PASS, NA)}
+    by = {s: rows[rows["status"] == s] for s in (FLAG, PASS, NA, INFO)}
     parts = []
     if len(by[FLAG]):
         parts.append("flagged on " + ", ".join(_label(r) for r in by[FLAG].itertuples()))
@@ -415,6 +418,8 @@ def sentence(long: pd.DataFrame, dataset: str, judge: str) -> str:
         parts.append("no audit flags it")
     if len(by[PASS]):
         parts.append("passes " + ", ".join(q.replace("_", " ") for q in by[PASS]["question"]))
+    if len(by[INFO]):
+        parts.append("reports " + ", ".join(_label(r) for r in by[INFO].itertuples()))
     if len(by[NA]):
         parts.append(f"{len(by[NA])} question(s) could not be asked")
     return f"{judge} on {dataset}: " + "; ".join(parts) + "."
@@ -445,7 +450,7 @@ def markdown(long: pd.DataFrame, *, notes: Sequence[str] = (), fingerprint: str 
     return "\n".join(lines) + "\n"
 
 
-_COLOURS = {PASS: "#e6f4ea", FLAG: "#fce8e6", NA: "#f1f3f4"}
+_COLOURS = {PASS: "#e6f4ea", FLAG: "#fce8e6", NA: "#f1f3f4", INFO: "#e8f0fe"}
 
 
 def fragment(long: pd.DataFrame, *, notes: Sequence[str] = ()) -> str:

@@ -9,7 +9,17 @@ from voirdire.wf import start
 
 log = start(snakemake)
 params, out = snakemake.params, snakemake.output
-tables = {name: pd.read_csv(path) for name, path in snakemake.input.items() if name != "manifest"}
+
+
+def read(path: str) -> pd.DataFrame:
+    """A table; one no job had a row for may be written without a header."""
+    try:
+        return pd.read_csv(path)
+    except pd.errors.EmptyDataError:
+        return pd.DataFrame()
+
+
+tables = {name: read(path) for name, path in snakemake.input.items() if name != "manifest"}
 datasets = {dataset: DatasetTables(judges=judges, tables=tables, oracles=params.oracles, alpha=params.alpha)
             for dataset, judges in params.judges.items()}  # fmt: skip
 long = verdict(datasets)

@@ -53,7 +53,6 @@ def circularity_table(
     resamples: int = 1000,
     seed: int = 42,
     level: float = 0.95,
-    alpha: float = 0.05,
 ) -> pd.DataFrame:
     """From mean scores of each judge's ranking (rows ``ranker``) under each judge (columns,
     ``reference`` among them): the self-score, the human scores and the inflation per ranking
@@ -68,8 +67,9 @@ def circularity_table(
 
     With ``per_query`` (ranker -> query x judge table of the ranking's per-query scores), the
     inflation carries the cluster-bootstrap interval over queries and the sign-flip test of
-    :func:`voirdire.stats.query_mean_test` (seeded), ``queries`` says how many, and
-    ``inflated`` is p < ``alpha`` with inflation > 0."""
+    :func:`voirdire.stats.query_mean_test` (seeded), and ``queries`` says how many. No flag:
+    a judge's own ranking scores 1 under its own labels, so every judge that differs from the
+    humans inflates (p ~ 0 for any noisy judge); the inflation says by how much."""
     if reference not in scores.columns:
         raise ValueError(f"circularity needs the scores under {reference!r} (the human labels of the judged pairs)")
     rows = []
@@ -81,7 +81,6 @@ def circularity_table(
         if per_query is not None:
             row |= inflation_interval(per_query[ranker][own], per_query[ranker][reference], resamples=resamples,
                                       seed=seed, level=level)  # fmt: skip
-            row["inflated"] = bool(row["inflation_p"] < alpha and row["inflation"] > 0)
         rows.append(row)
     return pd.DataFrame(rows)
 

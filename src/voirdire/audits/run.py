@@ -105,7 +105,7 @@ def audit_tables(
         scores = scores.loc[judges, [*judges, HUMAN_POOL]]
         per_query = {ranker: pd.DataFrame({j: frame[frame["system"] == ranker].set_index("query_id")["ndcg"]
                                            for j, frame in under.items()}) for ranker in judges}  # fmt: skip
-        circular = circularity_table(scores, per_query=per_query, seed=seed, alpha=alpha)
+        circular = circularity_table(scores, per_query=per_query, seed=seed)
         rows["circularity"].append(pd.concat([circular.set_index("ranker"), scores.add_prefix("under_")], axis=1)
                                    .reset_index(names="ranker").assign(dataset=dataset))  # fmt: skip
         for judge in others:

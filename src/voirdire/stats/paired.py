@@ -86,10 +86,15 @@ def difference_in_differences(
     """For every pair of systems (a, b): does the judge see a different gap than the humans?
     d_q = (judge_a - judge_b) - (human_a - human_b) per query, a paired t-test of d against 0
     over queries, p adjusted across the pairs (one family). Two aligned query x system tables
-    in; one row per pair out (system_a, system_b, dd, t, p, p_adjusted, disagrees)."""
+    in; one row per pair out (system_a, system_b, dd, t, p, p_adjusted, disagrees, reversed).
+
+    ``reversed``: the judge sees the gap significantly differently *and* orders the pair the
+    other way round (its mean gap has the other sign than the humans'). A judge with unbiased
+    label noise compresses wide gaps (its ``disagrees`` fire there: a real difference, of
+    resolution), but does not reverse them."""
     columns = list(human.columns)
     pairs = list(itertools.combinations(range(len(columns)), 2))
-    out = pd.DataFrame(columns=["system_a", "system_b", "dd", "t", "p", "p_adjusted", "disagrees"])
+    out = pd.DataFrame(columns=["system_a", "system_b", "dd", "t", "p", "p_adjusted", "disagrees", "reversed"])
     if not pairs or len(human) < 2:
         return out
     h, j = human[columns].to_numpy(float), judge[columns].to_numpy(float)
@@ -104,9 +109,11 @@ def difference_in_differences(
     p = np.where(same, 1.0, np.where(constant, 0.0, result.pvalue))
     t = np.where(same, 0.0, np.where(constant, np.sign(d.mean(axis=0)) * np.inf, result.statistic))
     adjusted = adjust(p, correction)
+    gap_h, gap_j = (h[:, left] - h[:, right]).mean(axis=0), (j[:, left] - j[:, right]).mean(axis=0)
     return pd.DataFrame({"system_a": [columns[i] for i in left], "system_b": [columns[k] for k in right],
                          "dd": d.mean(axis=0), "t": t.astype(float), "p": p.astype(float), "p_adjusted": adjusted,
-                         "disagrees": adjusted < alpha})  # fmt: skip
+                         "disagrees": adjusted < alpha,
+                         "reversed": (adjusted < alpha) & (np.sign(gap_h) * np.sign(gap_j) < 0)})  # fmt: skip
 
 
 def sign_test_p(up: int, down: int) -> float:
