@@ -83,6 +83,10 @@ def save_figure(fig, png: str | Path, pdf: str | Path | None = None) -> None:
 # ----------------------------------------------------------------------------- tables
 
 
+MAX_COLUMNS = 12
+"""The widest Markdown table a person reads; the CSV keeps every column."""
+
+
 def write_table(
     frame: pd.DataFrame,
     path: str | Path,
@@ -91,14 +95,18 @@ def write_table(
     floatfmt: str = ".4f",
     manifest: str | None = None,
     empty: str = "no judge besides the human labels is configured",
+    view: list[str] | None = None,
 ) -> None:
     """Write the table as ``<stem>.csv`` and ``<stem>.md`` (one Markdown section per dataset);
     ``path`` is either file or their common stem.
 
-    ``manifest`` (the manifest's SHA-256) is printed under the Markdown title, so a table
-    says which systems, judges and settings it was made from. In the Markdown, counts print
-    as integers (see :func:`_counts_as_integers`), a missing number as ``n/a`` and a missing
-    reason (a ``reason`` column: why a row has no result) as an empty cell.
+    The CSV keeps every column. The Markdown is the view a person reads: a statistic and its
+    interval share one cell (``0.482 [0.360, 0.588]``, from ``<x>``, ``<x>_ci_low`` and
+    ``<x>_ci_high``), and ``view`` (names after that merge) picks and orders its columns; the
+    Markdown then says how many more the CSV has. ``manifest`` (the manifest's SHA-256) is
+    printed under the Markdown title, so a table says which systems, judges and settings it was
+    made from. Counts print as integers (see :func:`_counts_as_integers`), a missing number as
+    ``n/a`` and a missing reason (a ``reason`` column: why a row has no result) as an empty cell.
     """
     base = stem(path)
     with atomic_write(f"{base}.csv") as fh:
@@ -109,14 +117,48 @@ def write_table(
     if frame.empty:
         lines.append(f"(no rows: {empty})")
     for dataset, block in frame.groupby("dataset", sort=False) if not frame.empty else []:
-        shown = _counts_as_integers(block.drop(columns="dataset")).astype(object)
+        shown = _with_intervals(_counts_as_integers(block.drop(columns="dataset")), floatfmt)
+        if view is not None:
+            shown = shown[[c for c in view if c in shown.columns]]
+        shown = shown.astype(object)
         shown = shown.where(shown.notna(), None)
         for column in shown.columns:
             if _REASON.search(str(column)):
                 shown[column] = shown[column].where(shown[column].notna(), "")
         lines += [f"## {dataset}", "", shown.to_markdown(index=False, floatfmt=floatfmt, missingval="n/a"), ""]
+    if view is not None and not frame.empty:
+        lines.append(f"{len(frame.columns)} columns in all: `{base.name}.csv` has every one.")
     with atomic_write(f"{base}.md") as fh:
         fh.write("\n".join(lines))
+
+
+_INTERVAL = re.compile(r"^(?P<name>.+)_ci_low(?P<suffix>.*)$")
+
+
+def _with_intervals(frame: pd.DataFrame, floatfmt: str) -> pd.DataFrame:
+    """``<x>``, ``<x>_ci_low``, ``<x>_ci_high`` (also ``<x>_ci_low<suffix>``, as Table 2's
+    ``_vs_pool`` columns) as one text column ``<x>``: ``value [low, high]``."""
+    frame = frame.copy()
+    for column in list(frame.columns):
+        match = _INTERVAL.match(str(column))
+        if not match:
+            continue
+        name = f"{match['name']}{match['suffix']}"
+        high = f"{match['name']}_ci_high{match['suffix']}"
+        if name not in frame.columns or high not in frame.columns:
+            continue
+        if not all(pd.api.types.is_numeric_dtype(frame[c]) for c in (name, column, high)):
+            continue
+
+        def cell(value, low, up):
+            if pd.isna(value):
+                return None
+            text = format(value, floatfmt)
+            return text if pd.isna(low) or pd.isna(up) else f"{text} [{format(low, floatfmt)}, {format(up, floatfmt)}]"
+
+        frame[name] = [cell(v, lo, hi) for v, lo, hi in zip(frame[name], frame[column], frame[high], strict=True)]
+        frame = frame.drop(columns=[column, high])
+    return frame
 
 
 # a column of why a row has no result: empty, not "n/a", where there is nothing to explain

@@ -314,7 +314,7 @@ def _shift_question(rows, judge, context, what):
     chance = _num(worst, "expected_false_flags")
     return Cell(FLAG if len(flagged) else PASS, _num(worst, "mean_shift"), _num(worst, "mean_shift_ci_low"),
                 _num(worst, "mean_shift_ci_high"), tests=tests, chance=None if math.isnan(chance) else chance,
-                detail=str(worst.get("condition", "")))  # fmt: skip
+                detail=str(worst.get("condition", worst.get("padding", worst.get("template", "")))))  # fmt: skip
 
 
 @question("padding", asks="Does padding a passage buy a higher grade?", table="pad", needs=("texts", "probe"),

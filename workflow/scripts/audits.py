@@ -69,6 +69,8 @@ tables, heatmaps = audit_tables(datasets, system_families=params.system_families
 
 label_table = tables["label_test"]
 write_table(label_table, out.label_test, floatfmt=".3f", manifest=manifest,
+            view=["judge", "kind", "pairs", "queries", "agreement_binary", "kappa_binary", "missed_failures",
+                  "missed_failure_rate", "false_alarms", "false_alarm_rate"],
             title="Label test: each judge against the human labels, pair by pair "
                   "(rates with 95% cluster-bootstrap intervals over queries and the counts they are shares of)")  # fmt: skip
 write_table(tables["lojo"], out.lojo, floatfmt=".3f", manifest=manifest,
@@ -76,13 +78,16 @@ write_table(tables["lojo"], out.lojo, floatfmt=".3f", manifest=manifest,
                   "(margins with 95% bootstrap CIs over queries)")  # fmt: skip
 preference = tables["self_preference"]
 preference_tests = int(preference["within_grade_p"].notna().sum()) if "within_grade_p" in preference else 0
-write_table(preference, out.self_preference, floatfmt=".4f", manifest=manifest,
+write_table(preference, out.self_preference, floatfmt=".3f", manifest=manifest,
+            view=["judge", "family", "panel", "within_grade", "within_grade_p", "strata", "placebo_min",
+                  "placebo_max", "corrected", "self_preferring", "reason"],
             title="Self-preference against a panel of judges of other families: flagged from the within-grade "
                   "label estimate (the family's documents against other documents of the same human grade; 95% "
                   "bootstrap CI and sign-flip p over queries; the nDCG raw / strictness / corrected are the papers' "
                   f"figures, not flagged on; {chance(preference_tests, ALPHA)})")  # fmt: skip
 length = tables["length"]
 write_table(length, out.length, floatfmt=".3f", manifest=manifest,
+            view=["judge", "pairs", "rho_overall", "rho_within", "p_within", "permutations", "length_biased", "simpson"],
             title="Length bias: passage length vs judge grade, overall and within human grades (permutation p-values "
                   f"within query x grade blocks; length_biased at p < 0.01: {chance(len(length), 0.01)})")  # fmt: skip
 write_table(tables["length_systems"], out.length_systems, floatfmt=".3f", manifest=manifest,
@@ -111,6 +116,7 @@ drift_chart(tables["control_chart"], tables["drift"], out.drift_png)
 leniency_chart(label_table, out.leniency_png)
 circularity = tables["circularity"]
 write_table(circularity, out.circularity, floatfmt=".3f", manifest=manifest,
+            view=["ranker", "self_score", "human_score", "human_pool_score", "inflation", "queries"],
             title="Each judge as a ranker: its ranking of the base run scored under the humans, human@pool (the "
                   "human labels of the judged pairs) and every judge (inflation = under itself - under human@pool, "
                   "95% cluster-bootstrap CI over queries; reported, not flagged: every judge that differs from the "

@@ -45,8 +45,18 @@ def answers() -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
+VIEWS = {  # the columns a person reads in the Markdown; the CSV keeps every one
+    "swap": ["judge", "probe", "pairs", "answered", "position_consistency", "first_position_win_rate", "tie_rate",
+             "accuracy", "position_p"],
+    "pad": ["judge", "padding", "human", "n", "queries", "mean_shift", "shift_p", "flagged", "padded_wins",
+            "padded_wins_upper", "tests"],
+    "injection": ["judge", "template", "human", "n", "queries", "mean_shift", "shift_p", "flagged", "tests",
+                  "expected_false_flags"],
+}  # fmt: skip
+
+
 def table(frame: pd.DataFrame, key: str, title: str) -> None:
-    write_table(frame, getattr(out, key), title=title, floatfmt=".3f", manifest=manifest,
+    write_table(frame, getattr(out, key), title=title, floatfmt=".3f", manifest=manifest, view=VIEWS.get(key),
                 empty="no LLM judge is probed")  # fmt: skip
 
 

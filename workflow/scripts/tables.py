@@ -46,9 +46,24 @@ agreement = pd.concat([pd.read_parquet(p) for p in snakemake.input.agreement], i
 write_table(
     agreement,
     out.table2,
-    title="Table 2: agreement of each judge with the human labels",
+    title="Table 2: agreement of each judge with the human labels (95% bootstrap intervals over queries; "
+    "_vs_pool: against the human labels of the judged pairs)",
     floatfmt=".3f",
     manifest=manifest,
+    view=[
+        "judge",
+        "measure",
+        "coverage",
+        "kappa_binary",
+        "kappa_graded",
+        "tau_all",
+        "tau_all_vs_pool",
+        "rbo_all",
+        "missed",
+        "spurious",
+        "flipped",
+        "disagreements_vs_pool",
+    ],
 )
 write_table(
     pd.concat([pd.read_parquet(p) for p in snakemake.input.significance], ignore_index=True),
