@@ -23,7 +23,7 @@ CORE = [
     "audits.length", "audits.panel", "bm25", "cli", "config", "data", "embedding_judge", "errors",
     "evaluation", "fingerprint", "formats", "init", "judges", "layout", "manifest", "null_judges", "output",
     "preflight", "probes", "probes.items", "probes.personas", "probes.sensitivity", "probes.shifts",
-    "probes.swap", "probes.tables", "prompts", "report", "runs", "stats", "stats.agreement", "stats.multiplicity", "stats.paired", "stats.permutation", "verdict",
+    "probes.swap", "probes.tables", "prompts", "report", "runs", "stats", "stats.agreement", "stats.multiplicity", "stats.paired", "stats.permutation", "stats.significance", "verdict",
     "stats.proportions", "stats.resample", "systems", "texts", "timing", "wf",
 ]  # fmt: skip
 """The science modules: every module outside the LLM side below."""

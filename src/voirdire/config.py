@@ -570,6 +570,10 @@ def _check_measures(config: dict, found: _Found | None = None) -> None:
     for index, text in enumerate(config["evaluation"]["measures"]):
         with found.each():
             parse_measure(text, key=item_key("evaluation.measures", index, text))
+    evaluation = config["evaluation"]
+    if evaluation.get("test") == "tukey" and evaluation.get("correction", "none") != "none":
+        found.add(ConfigError("randomized Tukey HSD holds the family-wise error over every pair itself: "
+                              "set correction: none, or choose test: t or randomization", key="evaluation.correction"))  # fmt: skip
 
 
 def _check_judges(config: dict, found: _Found | None = None) -> dict[str, tuple[Judge, ...]]:

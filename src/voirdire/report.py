@@ -19,14 +19,18 @@ from .output import pyplot, save_figure
 from .stats import (
     compare_significance,
     difference_in_differences,
+    discriminative_power,
     expected_false_flags,
     kappa_intervals,
     kappas,
     kendall_tau,
-    paired_tests,
+    max_drop,
     rbo_floor,
     rbo_scores,
+    significance_tests,
     system_agreement_intervals,
+    tau_ap,
+    top_k,
 )
 
 
@@ -70,6 +74,7 @@ def agreement_tables(
     rbo_p: float,
     pool_scores: pd.DataFrame | None = None,
     correction: str = "none",
+    test: str = "t",
     resamples: int = 1000,
     seed: int = 42,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -113,12 +118,12 @@ def agreement_tables(
             at_pool = pool_scores[pool_scores["measure"] == measure]
             at_pool = at_pool.pivot(index="query_id", columns="system", values="value")
             reference["pool"] = at_pool.loc[human.index, human.columns]
-        tests = {name: paired_tests(ref) for name, ref in reference.items()}
+        tests = {name: significance_tests(ref, test, **_seeded(test, seed)) for name, ref in reference.items()}
         for judge in label_rows:
             other = wide[judge].loc[human.index, human.columns]
             row = {"dataset": dataset, "judge": judge, "measure": measure, "queries": len(human),
                    "pairs_outside_pool": outside, **label_rows[judge]}  # fmt: skip
-            judge_tests = paired_tests(other)
+            judge_tests = significance_tests(other, test, **_seeded(test, seed))
             for name, ref in reference.items():
                 suffix = "" if name == "human" else "_vs_pool"
                 row.update(_system_agreement(ref, other, oracles, rbo_p, suffix, resamples=resamples, seed=seed))
@@ -134,6 +139,9 @@ def agreement_tables(
                     len(dd), alpha, correction, discoveries=row["disagreements" + suffix]
                 )
                 if name == "human":
+                    row["test"] = test
+                    row["discriminative_power"] = discriminative_power(sig["p_judge_adjusted"], alpha)
+                    row["discriminative_power_human"] = discriminative_power(sig["p_human_adjusted"], alpha)
                     row["pairs_of_systems"] = len(sig)
                     row["tests"] = 2 * len(sig)  # a test per pair under the humans and under the judge
                     discoveries = int((sig["p_human_adjusted"] < alpha).sum() + (sig["p_judge_adjusted"] < alpha).sum())
@@ -150,6 +158,11 @@ def agreement_tables(
     return agreement, (pd.concat(significance, ignore_index=True) if significance else pd.DataFrame())
 
 
+def _seeded(test: str, seed: int) -> dict:
+    """The seed of a permutation test (the t-test takes none)."""
+    return {} if test == "t" else {"seed": seed}
+
+
 def _system_agreement(
     human: pd.DataFrame, judge: pd.DataFrame, oracles: Sequence[str], rbo_p: float, suffix: str, **boot
 ) -> dict:
@@ -162,12 +175,22 @@ def _system_agreement(
         "tau_oracles": kendall_tau(means_h[oracle_cols].values, means_j[oracle_cols].values),
         "rbo_all": rbo_scores(means_h.values, means_j[means_h.index].values, p=rbo_p),
         "rbo_floor": rbo_floor(len(means_h), p=rbo_p),
+        "tau_ap": tau_ap(means_h.values, means_j[means_h.index].values),
+        "tau_top": _tau_top(means_h, means_j),
+        "max_drop": max_drop(means_h.values, means_j[means_h.index].values),
         **system_agreement_intervals(human, judge, oracles, rbo_p=rbo_p, **boot),
     }
     order = ["tau_all", "tau_all_ci_low", "tau_all_ci_high", "tau_oracles", "tau_oracles_ci_low",
-             "tau_oracles_ci_high", "rbo_all", "rbo_all_ci_low", "rbo_all_ci_high", "rbo_floor",
-             "system_degenerate"]  # fmt: skip
+             "tau_oracles_ci_high", "rbo_all", "rbo_all_ci_low", "rbo_all_ci_high", "rbo_floor", "tau_ap",
+             "tau_ap_ci_low", "tau_ap_ci_high", "tau_top", "tau_top_ci_low", "tau_top_ci_high", "max_drop",
+             "max_drop_ci_low", "max_drop_ci_high", "system_degenerate"]  # fmt: skip
     return {f"{name}{suffix}": row[name] for name in order}
+
+
+def _tau_top(human: pd.Series, judge: pd.Series) -> float:
+    """Kendall's tau on the reference's better half of the systems (:func:`voirdire.stats.top_k`)."""
+    top = list(human.sort_values(ascending=False, kind="stable").index[: top_k(list(human.index))])
+    return kendall_tau(human[top].values, judge[top].values)
 
 
 def figure3(table: pd.DataFrame, judges: Sequence[str], png: str | Path, pdf: str | Path) -> None:

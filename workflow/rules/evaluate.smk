@@ -61,6 +61,7 @@ rule agreement:
         rbo_p=config["evaluation"]["rbo_p"],
         min_coverage=config["evaluation"]["min_coverage"],
         correction=config["evaluation"]["correction"],
+        test=config["evaluation"]["test"],
         resamples=config["evaluation"]["resamples"],
         seed=config["evaluation"]["seed"],
         depth=PLAN.depth,

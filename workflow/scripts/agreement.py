@@ -29,7 +29,7 @@ agreement, significance = agreement_tables(
     dataset=snakemake.wildcards.dataset,
     labels=labels, scales=scales, pairs=pairs, scores=scores, measures=params.measure_names,
     oracles=params.oracles, alpha=params.alpha, rbo_p=params.rbo_p, pool_scores=pool,
-    correction=params.correction, resamples=params.resamples, seed=params.seed,
+    correction=params.correction, test=params.test, resamples=params.resamples, seed=params.seed,
 )  # fmt: skip
 with atomic_write(snakemake.output.pool, "wb") as fh:
     pool.to_parquet(fh, index=False)

@@ -6,6 +6,7 @@
   homogeneity), the systems' paired t-tests and difference in differences;
 * :mod:`.permutation`: permutation tests within blocks;
 * :mod:`.proportions`: rates of clustered pairs;
+* :mod:`.significance`: IR's randomization test, randomized Tukey HSD, discriminative power;
 * :mod:`.multiplicity`: adjusted p-values and what chance alone flags.
 
 No audit resamples on its own: a test reads the audit modules' source to hold that.
@@ -13,18 +14,22 @@ No audit resamples on its own: a test reads the audit modules' source to hold th
 
 from .agreement import (
     KAPPAS,
+    RANK_STATISTICS,
     kappa_from_counts,
     kappa_intervals,
     kappas,
     kendall_tau,
     kendall_tau_rows,
     majority,
+    max_drop,
     ordering,
     per_query_confusion,
     rbo,
     rbo_floor,
     rbo_scores,
     system_agreement_intervals,
+    tau_ap,
+    top_k,
 )
 from .multiplicity import CORRECTIONS, adjust, expected_false_flags
 from .paired import (
@@ -53,9 +58,11 @@ from .resample import (
     query_resamples,
     ratio_interval,
 )
+from .significance import TESTS, asl_curve, discriminative_power, randomization_tests, significance_tests, tukey_tests
 
 __all__ = [
-    "CORRECTIONS", "KAPPAS", "SHIFT_COLUMNS", "Interval", "adjust", "block_permutations", "permutation_p", "cluster_sums", "clustered_homogeneity",
+    "CORRECTIONS", "KAPPAS", "RANK_STATISTICS", "SHIFT_COLUMNS", "TESTS", "asl_curve", "discriminative_power",
+    "max_drop", "randomization_tests", "significance_tests", "tau_ap", "top_k", "tukey_tests", "Interval", "adjust", "block_permutations", "permutation_p", "cluster_sums", "clustered_homogeneity",
     "clustered_mean", "clustered_rate", "compare_significance", "difference_in_differences", "direction",
     "expected_false_flags", "interval", "kappa_from_counts", "kappa_intervals", "kappas", "kendall_tau",
     "kendall_tau_rows", "majority", "mean_interval", "ordering", "paired_shift", "paired_tests", "per_query_confusion",

@@ -204,6 +204,49 @@ def rbo_floor(k: int, p: float = 0.9) -> float:
     return rbo(items, items[::-1], p=p) if k else math.nan
 
 
+def tau_ap(reference: Sequence[float], judge: Sequence[float]) -> float:
+    """AP correlation tau_AP (Yilmaz, Aslam & Robertson 2008) of the judge's system ordering
+    against the reference's: walking down the judge's ordering, each system at position i > 1
+    scores the share of the i - 1 systems above it that the reference also puts above it;
+    tau_AP = 2 / (N - 1) * sum of those shares - 1. A swap near the top costs more than one
+    near the bottom; 1 for the same ordering, -1 for the reverse. NaN where either ties."""
+    ref, mine = np.asarray(reference, dtype=float), np.asarray(judge, dtype=float)
+    n = len(ref)
+    if n < 2 or _tied(ref) or _tied(mine) or np.isnan(ref).any() or np.isnan(mine).any():
+        return math.nan
+    order = np.argsort(-mine, kind="stable")
+    total = 0.0
+    for i in range(1, n):
+        above = order[:i]
+        total += np.sum(ref[above] > ref[order[i]]) / i
+    return 2.0 / (n - 1) * total - 1.0
+
+
+def tau_ap_rows(reference: np.ndarray, judge: np.ndarray) -> np.ndarray:
+    """:func:`tau_ap` for each row of two (rows, systems) arrays (bootstrap draws)."""
+    return np.array([tau_ap(r, j) for r, j in zip(np.atleast_2d(reference), np.atleast_2d(judge), strict=True)])
+
+
+def top_k(reference: Sequence[float]) -> int:
+    """How many systems "the top" means: the better half of them (at least two)."""
+    return max(2, math.ceil(len(reference) / 2))
+
+
+def max_drop(reference: Sequence[float], judge: Sequence[float]) -> float:
+    """The largest drop in rank of any system from the reference's ordering to the judge's
+    (positions; 0 when no system drops). NaN where either ties."""
+    ref, mine = np.asarray(reference, dtype=float), np.asarray(judge, dtype=float)
+    if len(ref) < 2 or _tied(ref) or _tied(mine):
+        return math.nan
+    rank_ref = np.argsort(np.argsort(-ref, kind="stable"), kind="stable")
+    rank_mine = np.argsort(np.argsort(-mine, kind="stable"), kind="stable")
+    return float(max(0, (rank_mine - rank_ref).max()))
+
+
+RANK_STATISTICS = ("tau_all", "tau_oracles", "rbo_all", "tau_ap", "tau_top", "max_drop")
+"""The statistics :func:`system_agreement_intervals` gives intervals of."""
+
+
 def system_agreement_intervals(
     human: pd.DataFrame,
     judge: pd.DataFrame,
@@ -214,11 +257,11 @@ def system_agreement_intervals(
     seed: int = SEED,
     level: float = LEVEL,
 ) -> dict[str, float]:
-    """Bootstrap intervals over queries of tau (all systems, oracles only) and RBO between the
-    system orderings of two aligned query x system tables (their means over the resampled
-    queries), and ``system_degenerate``: the most draws any of them left undefined."""
-    row: dict[str, float] = {f"{name}_ci_{end}": math.nan for name in ("tau_all", "tau_oracles", "rbo_all")
-                             for end in ("low", "high")}  # fmt: skip
+    """Bootstrap intervals over queries of :data:`RANK_STATISTICS` (tau over all systems and the
+    oracles only, RBO, tau_AP, tau on the reference's top half, the largest drop in rank)
+    between the system orderings of two aligned query x system tables (their means over the
+    resampled queries), and ``system_degenerate``: the most draws any of them left undefined."""
+    row: dict[str, float] = {f"{name}_ci_{end}": math.nan for name in RANK_STATISTICS for end in ("low", "high")}
     row["system_degenerate"] = 0
     if len(human) < 2:
         return row
@@ -231,6 +274,10 @@ def system_agreement_intervals(
     if len(picked) >= 2:
         draws["tau_oracles"] = kendall_tau_rows(mean_h[:, picked], mean_j[:, picked])
     draws["rbo_all"] = np.array([rbo_scores(x, y, p=rbo_p) for x, y in zip(mean_h, mean_j, strict=True)])
+    draws["tau_ap"] = tau_ap_rows(mean_h, mean_j)
+    top = np.argsort(-human[systems].to_numpy(float).mean(axis=0), kind="stable")[: top_k(systems)]
+    draws["tau_top"] = kendall_tau_rows(mean_h[:, top], mean_j[:, top])
+    draws["max_drop"] = np.array([max_drop(x, y) for x, y in zip(mean_h, mean_j, strict=True)])
     for name, values in draws.items():
         found = interval(values, level)
         row[f"{name}_ci_low"], row[f"{name}_ci_high"] = found.low, found.high
