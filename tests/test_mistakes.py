@@ -95,3 +95,23 @@ def test_invalid_labels_drop_holds_at_check(tmp_path, capsys):
 
     code, out = check(runs_config(tmp_path, dropped), capsys)
     assert code == 0, out
+
+
+def test_init_takes_family_globs_names_what_it_found_and_prints_a_command_that_runs_anywhere(tmp_path, capsys):
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for name in ("run.monot5-3b.txt", "run.rank1-7b.txt"):
+        shutil.copy(DL19 / name, runs / name)
+    out = tmp_path / "mine.yaml"
+    code = voirdire_cli(["init", "--qrels", str(DL19 / "qrels.nist.txt"), "--topics", str(DL19 / "topics.tsv"),
+                         "--runs", str(runs), "--judge", f"mono={DL19 / 'qrels.monot5-3b.txt'}",
+                         "--family", "*monot5*=t5", "--family", "mono*=t5", "--family", "*rank1*=rank1",
+                         "-o", str(out)])  # fmt: skip
+    printed = capsys.readouterr().out
+    assert code == 0, printed
+    config = yaml.safe_load(out.read_text())
+    assert config["runs"]["runs"]["families"] == {"monot5": "t5", "rank1": "rank1"}
+    assert config["judges"][0]["family"] == "t5"
+    assert "monot5  family: t5" in printed and "rank1  family: rank1" in printed
+    assert "reorder the top depth of 'monot5'" in printed
+    assert f"snakemake -s {ROOT / 'Snakefile'} --cores 2 --configfile {out}" in printed

@@ -106,10 +106,33 @@ def _init(args: argparse.Namespace) -> int:
     except (InputError, FileNotFoundError) as exc:
         print(f"voirdire: {exc}", file=sys.stderr)
         return 2
-    systems = len(config["systems"]) - 1
-    print(f"wrote {args.output}: {systems} run entries, {len(config['judges'])} judges; next:\n"
-          f"  snakemake --cores 2 --configfile {args.output}")  # fmt: skip
+    from pathlib import Path
+
+    from .init import family_of
+
+    print(f"wrote {args.output}: {len(config['systems']) - 1} run entries, {len(config['judges'])} judges")
+    for kind, names in (("runs", _run_names(config)), ("judges", [j["name"] for j in config["judges"]])):
+        print(f"{kind}:")
+        for name in names:
+            family = family_of(name, dict(a.split("=", 1) for a in args.family)) or "no family (--family NAME=FAMILY)"
+            print(f"  {name}  family: {family}")
+    for note in notes:
+        print(f"note: {note}")
+    snakefile = Path(__file__).resolve().parents[2] / "Snakefile"
+    print(f"next:\n  snakemake -s {snakefile} --cores 2 --configfile {Path(args.output).resolve()}")
     return 0
+
+
+def _run_names(config: dict) -> list[str]:
+    """Every system name the runs of ``config`` give (a folder: one per run file)."""
+    from pathlib import Path
+
+    from .runs import folder_names
+
+    names = []
+    for key, entry in config.get("runs", {}).items():
+        names += list(folder_names(Path(entry["path"]), key="--runs")[0]) if Path(entry["path"]).is_dir() else [key]
+    return names
 
 
 if __name__ == "__main__":

@@ -32,6 +32,14 @@ def _pairs(values: Sequence[str], flag: str) -> dict[str, str]:
     return found
 
 
+def family_of(name: str, patterns: dict[str, str]) -> str | None:
+    """The family of a run or judge: the first ``--family PATTERN=FAMILY`` whose pattern (a name
+    or a shell glob, ``run.*monot5*``) matches its name."""
+    from fnmatch import fnmatchcase
+
+    return next((family for pattern, family in patterns.items() if fnmatchcase(name, pattern)), None)
+
+
 def scale_of(path: str | Path) -> tuple[int, int, int]:
     """(min, max, binary threshold) of a label set, from the grades it holds: relevant from
     the middle of the range up (2 on 0-3, 1 on 0-1)."""
@@ -76,9 +84,9 @@ def init_config(
             found, folder_notes = folder_names(path, key="--runs")
             notes += folder_notes
             entry: dict = {"path": str(path)}
-            own = {n: family[n] for n in found if n in family}
-            if key in family:
-                entry["family"] = family[key]
+            own = {n: f for n in found if (f := family_of(n, family)) and f != family_of(key, family)}
+            if family_of(key, family):
+                entry["family"] = family_of(key, family)
             if own:
                 entry["families"] = own
             run_entries[key] = entry
@@ -86,7 +94,7 @@ def init_config(
         elif path.is_file():
             tag = run_tag(path)
             key = tag if _SAFE.match(tag) and tag not in run_entries else path.name.split(".")[0]
-            run_entries[key] = {"path": str(path), **({"family": family[key]} if key in family else {})}
+            run_entries[key] = {"path": str(path), **({"family": f} if (f := family_of(key, family)) else {})}
             names.append(key)
         else:
             raise ConfigError(f"no such file or folder: {value}", key="--runs")
@@ -94,7 +102,8 @@ def init_config(
     if run_entries:
         config["runs"] = run_entries
         config["oracles"] = {"base": names[0]}
-        notes.append(f"the oracles (Perfect) reorder the top depth of {names[0]!r} by the human labels")
+        notes.append(f"the oracles (Perfect) reorder the top depth of {names[0]!r} by the human labels (the first "
+                     "run given; oracles.base chooses another)")  # fmt: skip
         config["systems"] = ["Perfect", *run_entries]
     else:
         raise ConfigError(
@@ -105,8 +114,8 @@ def init_config(
         low, high, threshold = scale_of(path)
         entry = {"name": name, "kind": "recorded", "qrels": path, "scale": {"min": low, "max": high},
                  "binary_threshold": threshold}  # fmt: skip
-        if name in family:
-            entry["family"] = family[name]
+        if family_of(name, family):
+            entry["family"] = family_of(name, family)
         judge_list.append(entry)
         notes.append(f"judge {name}: grades {low}..{high} in its file, relevant from {threshold}")
     config["judges"] = judge_list
@@ -119,7 +128,8 @@ def init_config(
 
 def write_config(config: dict, notes: Sequence[str], path: str | Path) -> None:
     """Write the config as YAML with the notes as comments on top."""
-    header = ["# Written by voirdire init; edit freely. Run: snakemake --cores 2 --configfile " + str(path),
+    snakefile = Path(__file__).resolve().parents[2] / "Snakefile"
+    header = [f"# Written by voirdire init; edit freely. Run: snakemake -s {snakefile} --cores 2 --configfile {path}",
               "# Paths resolve from the folder snakemake runs in.", *[f"# - {n}" for n in notes]]  # fmt: skip
     text = "\n".join(header) + "\n" + yaml.safe_dump(config, sort_keys=False, allow_unicode=True)
     Path(path).parent.mkdir(parents=True, exist_ok=True)
