@@ -19,7 +19,7 @@ rule sample:
     benchmark:
         L.benchmark("{dataset}/sample")
     conda:
-        "../envs/voirdire.yaml"
+        "../../envs/voirdire.yaml"
     resources:
         mem_mb=4000,
     params:
@@ -46,7 +46,7 @@ rule rewrite:
     benchmark:
         L.benchmark("{dataset}/rewrite-{assistant}")
     conda:
-        "../envs/voirdire.yaml"
+        "../../envs/voirdire.yaml"
     threads: lambda wildcards: getattr(PLAN.assistant(wildcards.assistant), "threads", 1)
     resources:
         mem_mb=4000,
@@ -80,7 +80,7 @@ rule fixed_order_run:
         rewritten=one_of(REWRITTEN),
         fixed=fixed_order_systems(),
     conda:
-        "../envs/voirdire.yaml"
+        "../../envs/voirdire.yaml"
     shell:
         "cp {input:q} {output:q} 2> {log:q}"
 
@@ -111,7 +111,7 @@ rule llm_judge_sample:
     wildcard_constraints:
         judge=judges_of_kind("llm"),
     conda:
-        "../envs/voirdire.yaml"
+        "../../envs/voirdire.yaml"
     threads: lambda wildcards: caller_threads(PLAN.judge(wildcards.dataset, wildcards.judge))
     resources:
         mem_mb=4000,
@@ -143,7 +143,7 @@ rule null_judge_sample:
     wildcard_constraints:
         judge=judges_of_kind("baseline"),
     conda:
-        "../envs/voirdire.yaml"
+        "../../envs/voirdire.yaml"
     params:
         method=lambda wildcards: PLAN.judge(wildcards.dataset, wildcards.judge).method,
     script:
@@ -167,7 +167,7 @@ rule sample_scores:
         provenance=one_of(REWRITTEN),
         ranker=one_of(r.name for r in PLAN.rewriting_rankers),
     conda:
-        "../envs/voirdire.yaml"
+        "../../envs/voirdire.yaml"
     threads: lambda wildcards: caller_threads(PLAN.system(wildcards.ranker))
     resources:
         mem_mb=lambda wildcards: PLAN.system(wildcards.ranker).mem_mb,
@@ -222,7 +222,7 @@ rule assistant_tables:
     wildcard_constraints:
         provenance=one_of(REWRITTEN),
     conda:
-        "../envs/voirdire.yaml"
+        "../../envs/voirdire.yaml"
     params:
         datasets=PLAN.datasets,
         sample_judges={d: sample_judges(d) for d in PLAN.datasets},
@@ -263,7 +263,7 @@ rule figure5:
     wildcard_constraints:
         provenance=one_of(REWRITTEN),
     conda:
-        "../envs/voirdire.yaml"
+        "../../envs/voirdire.yaml"
     params:
         alpha=config["evaluation"]["alpha"],
     script:

@@ -46,7 +46,7 @@ rule audits:
     benchmark:
         L.benchmark("{provenance}/audits")
     conda:
-        "../envs/voirdire.yaml"
+        "../../envs/voirdire.yaml"
     params:
         judges=audit_judges,
         system_families={str(s): family_of(s) for s in PLAN.systems},

@@ -12,7 +12,7 @@ rule bm25_index:
     benchmark:
         L.benchmark("{dataset}/bm25_index")
     conda:
-        "../envs/voirdire.yaml"
+        "../../envs/voirdire.yaml"
     threads: 2
     resources:
         mem_mb=4000,
@@ -31,7 +31,7 @@ rule bm25:
     benchmark:
         L.benchmark("{dataset}/bm25")
     conda:
-        "../envs/voirdire.yaml"
+        "../../envs/voirdire.yaml"
     threads: 2
     resources:
         mem_mb=4000,

@@ -13,7 +13,7 @@ rule dataset:
     benchmark:
         L.benchmark("{dataset}/dataset")
     conda:
-        "../envs/voirdire.yaml"
+        "../../envs/voirdire.yaml"
     params:
         spec=dataset_spec,
     script:

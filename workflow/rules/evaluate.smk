@@ -19,7 +19,7 @@ rule evaluate:
         # files alone; human@pool's scores, beside them, come from the agreement rule)
         judge=one_of(sorted({name for d in PLAN.datasets for name in PLAN.judge_names(d)})),
     conda:
-        "../envs/voirdire.yaml"
+        "../../envs/voirdire.yaml"
     params:
         scale=judge_params,
         measures=PLAN.measures,
@@ -52,7 +52,7 @@ rule agreement:
     benchmark:
         L.benchmark("{dataset}/{provenance}/agreement")
     conda:
-        "../envs/voirdire.yaml"
+        "../../envs/voirdire.yaml"
     params:
         judges=judges_meta,
         measure_names=PLAN.measures,

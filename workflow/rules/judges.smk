@@ -12,7 +12,7 @@ rule needed_pairs:
     benchmark:
         L.benchmark("{dataset}/{provenance}/needed_pairs")
     conda:
-        "../envs/voirdire.yaml"
+        "../../envs/voirdire.yaml"
     params:
         depth=PLAN.depth,
     script:
@@ -29,7 +29,7 @@ rule human_judge:
     benchmark:
         L.benchmark("{dataset}/{provenance}/judge-human")
     conda:
-        "../envs/voirdire.yaml"
+        "../../envs/voirdire.yaml"
     shell:
         "cp {input:q} {output:q} 2> {log:q}"
 
@@ -48,7 +48,7 @@ rule recorded_judge:
     wildcard_constraints:
         judge=judges_of_kind("recorded"),
     conda:
-        "../envs/voirdire.yaml"
+        "../../envs/voirdire.yaml"
     params:
         scale=judge_params,
         invalid_labels=lambda wildcards: PLAN.judge(
@@ -72,7 +72,7 @@ rule null_judge:
     wildcard_constraints:
         judge=judges_of_kind("baseline"),
     conda:
-        "../envs/voirdire.yaml"
+        "../../envs/voirdire.yaml"
     params:
         method=lambda wildcards: PLAN.judge(wildcards.dataset, wildcards.judge).method,
     script:
@@ -104,7 +104,7 @@ rule llm_judge:
     # every table wait for it): start it before the rankers
     priority: 50
     conda:
-        "../envs/voirdire.yaml"
+        "../../envs/voirdire.yaml"
     threads: lambda wildcards: caller_threads(PLAN.judge(wildcards.dataset, wildcards.judge))
     resources:
         mem_mb=4000,
@@ -138,7 +138,7 @@ rule embedding_judge:
     wildcard_constraints:
         judge=judges_of_kind("embedding"),
     conda:
-        "../envs/voirdire.yaml"
+        "../../envs/voirdire.yaml"
     threads: lambda wildcards: PLAN.judge(wildcards.dataset, wildcards.judge).threads
     resources:
         mem_mb=2000,

@@ -13,7 +13,7 @@ rule oracle:
     benchmark:
         L.benchmark("{dataset}/{provenance}/oracle-{oracle}")
     conda:
-        "../envs/voirdire.yaml"
+        "../../envs/voirdire.yaml"
     params:
         depth=PLAN.depth,
         tie_break=config["oracles"]["tie_break"],

@@ -21,7 +21,7 @@ rule plan:
     benchmark:
         L.benchmark("plan")
     conda:
-        "../envs/voirdire.yaml"
+        "../../envs/voirdire.yaml"
     params:
         config=as_plain(config),
     script:

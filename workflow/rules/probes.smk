@@ -19,7 +19,7 @@ rule probe_sample:
     benchmark:
         L.benchmark("{dataset}/probes/sample")
     conda:
-        "../envs/voirdire.yaml"
+        "../../envs/voirdire.yaml"
     params:
         probes=PROBES,
         runs=lambda wildcards: system_runs_of(wildcards.dataset, "original"),
@@ -41,7 +41,7 @@ rule personas:
     benchmark:
         L.benchmark("{dataset}/probes/personas")
     conda:
-        "../envs/voirdire.yaml"
+        "../../envs/voirdire.yaml"
     threads: 1
     resources:
         mem_mb=2000,
@@ -65,7 +65,7 @@ rule pad:
     wildcard_constraints:
         padder=one_of(p.name for p in PLAN.padders),
     conda:
-        "../envs/voirdire.yaml"
+        "../../envs/voirdire.yaml"
     threads: lambda wildcards: PLAN.padder(wildcards.padder).threads
     resources:
         mem_mb=4000,
@@ -98,7 +98,7 @@ rule probe_judge:
     wildcard_constraints:
         judge=one_of(PLAN.probe_judges),
     conda:
-        "../envs/voirdire.yaml"
+        "../../envs/voirdire.yaml"
     threads: lambda wildcards: caller_threads(PLAN.judge(wildcards.dataset, wildcards.judge))
     resources:
         mem_mb=4000,
@@ -135,7 +135,7 @@ rule probe_tables:
     benchmark:
         L.benchmark("probes/tables")
     conda:
-        "../envs/voirdire.yaml"
+        "../../envs/voirdire.yaml"
     params:
         probes=[name for name in ("swap", "pad", "injection", "personas") if name in PROBES],
         # every judge's scale and binary threshold, the primary measure and the evaluation
@@ -164,7 +164,7 @@ rule prompt_sensitivity:
     benchmark:
         L.benchmark("probes/prompt_sensitivity")
     conda:
-        "../envs/voirdire.yaml"
+        "../../envs/voirdire.yaml"
     params:
         baselines={g: v["baseline"] for g, v in config.get("variants", {}).items()},
         judges=audit_judges,

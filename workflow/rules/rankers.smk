@@ -28,7 +28,7 @@ rule rerank:
     wildcard_constraints:
         ranker=ranker_names(),
     conda:
-        "../envs/voirdire.yaml"
+        "../../envs/voirdire.yaml"
     threads: lambda wildcards: caller_threads(PLAN.system(wildcards.ranker))
     resources:
         mem_mb=lambda wildcards: PLAN.system(wildcards.ranker).mem_mb,

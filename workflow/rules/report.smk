@@ -56,7 +56,7 @@ rule tables:
     benchmark:
         L.benchmark("{provenance}/tables")
     conda:
-        "../envs/voirdire.yaml"
+        "../../envs/voirdire.yaml"
     params:
         systems=[str(s) for s in PLAN.systems],
         measures=PLAN.measures,
@@ -81,7 +81,7 @@ rule figure3:
     benchmark:
         L.benchmark("{provenance}/figure3")
     conda:
-        "../envs/voirdire.yaml"
+        "../../envs/voirdire.yaml"
     params:
         measure=PLAN.measures[0],
     script:
@@ -104,7 +104,7 @@ rule position_bias:
     benchmark:
         L.benchmark("{provenance}/position_bias")
     conda:
-        "../envs/voirdire.yaml"
+        "../../envs/voirdire.yaml"
     script:
         "../scripts/position_bias.py"
 
@@ -123,7 +123,7 @@ rule timings:
     log:
         L.log("timings"),
     conda:
-        "../envs/voirdire.yaml"
+        "../../envs/voirdire.yaml"
     params:
         folder=L.benchmarks(),
     script:

@@ -16,7 +16,7 @@ if PLAN.recorded:
         benchmark:
             L.benchmark("{dataset}/recorded_runs")
         conda:
-            "../envs/voirdire.yaml"
+            "../../envs/voirdire.yaml"
         params:
             systems=recorded_params,
             depth=PLAN.depth,

@@ -13,7 +13,7 @@ rule serve:
         server=one_of(SERVED),
         layer="[0-2]",
     conda:
-        "../envs/voirdire.yaml"
+        "../../envs/voirdire.yaml"
     threads: 1
     resources:
         gpu=lambda wildcards: SERVED[wildcards.server].gpus,

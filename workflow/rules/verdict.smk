@@ -24,7 +24,7 @@ rule verdict:
     benchmark:
         L.benchmark("verdict")
     conda:
-        "../envs/voirdire.yaml"
+        "../../envs/voirdire.yaml"
     params:
         judges={d: [j.name for j in js if j.kind != "human"] for d, js in PLAN.judges.items()},
         oracles=[str(o) for o in PLAN.oracles],
