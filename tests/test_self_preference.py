@@ -75,11 +75,8 @@ def test_a_planted_family_bonus_of_a_tenth_of_a_grade_is_recovered_within_its_in
     human, runs = collection(seed=2)
     tops = top_documents(runs, human, depth=10)
     own = set(zip(tops["gpt-run"]["query_id"], tops["gpt-run"]["doc_id"], strict=True))
-    others = set()
-    for s in ("x-run", "y-run"):
-        others |= set(zip(tops[s]["query_id"], tops[s]["doc_id"], strict=True))
     rng = np.random.default_rng(7)
-    bonus = np.array([(q, d) in own for q, d, g in human.itertuples(index=False)])
+    bonus = np.array([(q, d) in own for q, d, _ in human.itertuples(index=False)])
     bonus &= rng.random(len(human)) < 0.5  # +1 on half of the family's documents: +0.5 grade
     biased = human.assign(relevance=human["relevance"] + bonus.astype(int))
     row, _ = audit(biased, human, runs)
@@ -91,8 +88,7 @@ def test_a_planted_family_bonus_of_a_tenth_of_a_grade_is_recovered_within_its_in
         human, runs = collection(seed=10 + seed)
         tops = top_documents(runs, human, depth=10)
         own = set(zip(tops["gpt-run"]["query_id"], tops["gpt-run"]["doc_id"], strict=True))
-        rest = {k for s in ("x-run", "y-run") for k in zip(tops[s]["query_id"], tops[s]["doc_id"], strict=True)}
-        hit = np.array([(q, d) in own for q, d, g in human.itertuples(index=False)])
+        hit = np.array([(q, d) in own for q, d, _ in human.itertuples(index=False)])
         hit &= np.random.default_rng(seed).random(len(human)) < 0.1
         row, _ = audit(human.assign(relevance=human["relevance"] + hit.astype(int)), human, runs)
         covered += row["within_grade_ci_low"] <= 0.1 <= row["within_grade_ci_high"]
@@ -102,7 +98,9 @@ def test_a_planted_family_bonus_of_a_tenth_of_a_grade_is_recovered_within_its_in
 
 def test_the_placebo_moves_the_family_to_the_other_systems_and_finds_nothing_on_a_clean_judge():
     human, runs = collection(seed=3)
-    noisy = human.assign(relevance=np.clip(human["relevance"] + np.random.default_rng(0).integers(-1, 2, len(human)), 0, 3))
+    noisy = human.assign(
+        relevance=np.clip(human["relevance"] + np.random.default_rng(0).integers(-1, 2, len(human)), 0, 3)
+    )
     row, _ = audit(noisy, human, runs)
     assert row["placebo_families"] == 2
     assert row["placebo_min"] <= row["placebo_max"] and abs(row["placebo_max"]) < 0.5
