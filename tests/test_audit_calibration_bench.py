@@ -65,5 +65,5 @@ def test_planted_biases_are_found(table):
     for audit, flag in [("self-preference", "self_preferring"), ("drift", "shifted"), ("length", "length_biased")]:
         assert planted.loc[(audit, flag), "flagged"] == 2, (audit, flag)
         assert planted.loc[(audit, flag), "mean_statistic"] > 0, (audit, flag)
-    # monoT5 was given +0.05 nDCG@10 on every query: the estimate carries it whether or not it flags
-    assert planted.loc[("difference in differences", "disagrees (monoT5, Rank1)"), "mean_statistic"] > 0.02
+    # Rank1 was given +0.05 nDCG@10 on every query: monoT5 - Rank1 carries it whether or not it flags
+    assert planted.loc[("difference in differences", "disagrees (monoT5, Rank1)"), "mean_statistic"] < -0.02
