@@ -629,7 +629,11 @@ def verdict_inputs(wildcards):
 
 def get_final_output():
     """Every table and figure, the verdict, then the table of where the run's time went (made last)."""
-    return run_outputs() + [L.verdict(ext) for ext in ("csv", "md", "html")] + [L.timings("csv")]
+    return run_outputs() + verdict_outputs() + [L.timings("csv")]
+
+
+def verdict_outputs():
+    return [L.verdict(ext) for ext in ("csv", "md", "html")]
 
 
 def run_outputs():

@@ -113,6 +113,7 @@ rule position_bias:
 rule timings:
     input:
         run_outputs(),
+        verdict_outputs(),
     output:
         csv=report(
             L.timings("csv"),
