@@ -122,6 +122,12 @@ def _reason(row: Mapping) -> str | None:
     return None if reason is None or (isinstance(reason, float) and math.isnan(reason)) or reason == "" else str(reason)
 
 
+def _table2_row(rows: pd.DataFrame, judge: str) -> dict | None:
+    """The judge's Table 2 row of the primary measure, or None."""
+    found = _rows(_primary(rows), judge)
+    return found.iloc[0].to_dict() if len(found) else None
+
+
 def _primary(frame: pd.DataFrame) -> pd.DataFrame:
     """Table 2's rows of the first (primary) measure."""
     if not len(frame) or "measure" not in frame:
@@ -154,10 +160,9 @@ def _labels(rows, judge, context):
 @question("leaderboard", asks="Does it order the systems as the humans do?", table="table2", needs=("runs",),
           rule="flag when tau against human@pool has its 95% interval below 0.9", absent="no systems")  # fmt: skip
 def _leaderboard(rows, judge, context):
-    found = _rows(_primary(rows), judge)
-    if not len(found):
+    row = _table2_row(rows, judge)
+    if row is None:
         return Cell(NA, reason="no systems scored")
-    row = found.iloc[0].to_dict()
     suffix = "_vs_pool" if "tau_all_vs_pool" in row else ""
     tau = _num(row, f"tau_all{suffix}")
     low, high = _num(row, f"tau_all_ci_low{suffix}"), _num(row, f"tau_all_ci_high{suffix}")
@@ -176,10 +181,9 @@ def _binomial_tail(count: int, tests: int, alpha: float) -> float:
           rule="flag when more system pairs are reversed (ordered the other way round, with a gap that differs "
                "significantly from human@pool's) than chance allows at 5%", absent="no systems")  # fmt: skip
 def _decisions(rows, judge, context):
-    found = _rows(_primary(rows), judge)
-    if not len(found):
+    row = _table2_row(rows, judge)
+    if row is None:
         return Cell(NA, reason="no systems scored")
-    row = found.iloc[0].to_dict()
     suffix = "_vs_pool" if "disagreements_vs_pool" in row else ""
     pairs = int(_num(row, "pairs_of_systems")) if not math.isnan(_num(row, "pairs_of_systems")) else 0
     if pairs == 0:
