@@ -384,16 +384,18 @@ def probe_sample(data: DL19, rng: np.random.Generator, probe: str) -> np.ndarray
     return rng.choice(pool[human == 0], 50, replace=False)
 
 
-def draw_label_shift(data: DL19, kind: str, rng: np.random.Generator, probe: str) -> dict[str, tuple[bool, float]]:
+def draw_label_shift(
+    data: DL19, kind: str, rng: np.random.Generator, probe: str, share: float = 0.2
+) -> dict[str, tuple[bool, float]]:
     """The pad (or injection) probe: each sampled pair graded on the original and on the changed
-    text, two draws of one judge; planted: the changed grade +1 on 20% of pairs."""
+    text, two draws of one judge; planted: the changed grade +1 on ``share`` of pairs."""
     pairs = probe_sample(data, rng, probe)
     grades, codes = data.grades[pairs], data.codes[pairs]
     base = "noise" if kind == "planted" else kind
     original = null_judge(base, grades, codes, rng)
     changed = null_judge(base, grades, codes, rng)
     if kind == "planted":
-        changed = bump(changed, np.ones(len(changed), bool), 0.2, rng)
+        changed = bump(changed, np.ones(len(changed), bool), share, rng)
     frame = data.qrels.iloc[pairs][["query_id", "doc_id"]].assign(
         dataset="dl19", judge="judge", condition=probe, human=grades, original=original, changed=changed
     )
@@ -455,7 +457,7 @@ def draw_difference_in_differences(data: DL19, kind: str, rng: np.random.Generat
     return out
 
 
-def audits(resamples: int, permutations: int) -> dict[str, Audit]:
+def audits(resamples: int, permutations: int, probe_shift: float = 0.2) -> dict[str, Audit]:
     """Every audit the bench runs, by key, with the null kinds it runs by default (``more``:
     those ``--all-nulls`` adds: for the length audit, kinds that move grades within a block at
     random as per-pair noise does)."""
@@ -470,11 +472,12 @@ def audits(resamples: int, permutations: int) -> dict[str, Audit]:
         ),
         "pad": Audit(
             "label shift (pad, 25 per grade)", "probes.shifts.label_shift", "mean_shift", 0.05, NULLS, (),
-            "changed +1 on 20% of pairs", lambda d, k, r: draw_label_shift(d, k, r, "pad"),
+            f"changed +1 on {probe_shift:.0%} of pairs", lambda d, k, r: draw_label_shift(d, k, r, "pad", probe_shift),
         ),
         "injection": Audit(
             "label shift (injection, 50 of grade 0)", "probes.shifts.label_shift", "mean_shift", 0.05, NULLS, (),
-            "changed +1 on 20% of pairs", lambda d, k, r: draw_label_shift(d, k, r, "injection"),
+            f"changed +1 on {probe_shift:.0%} of pairs",
+            lambda d, k, r: draw_label_shift(d, k, r, "injection", probe_shift),
         ),
         "length": Audit(
             "length", "audits.length.length_bias", "rho_within", 0.01, ("noise", "topic_length"),
@@ -568,9 +571,10 @@ def calibrate(
     length_permutations: int = 500,
     all_nulls: bool = False,
     progress: bool = True,
+    probe_shift: float = 0.2,
 ) -> pd.DataFrame:
     """The table: one row per audit, flag and simulated judge."""
-    chosen = audits(resamples, length_permutations)
+    chosen = audits(resamples, length_permutations, probe_shift)
     rows = []
     for key in keys or list(chosen):
         rows += simulate(data, key, chosen[key], draws, power_draws, seed, all_nulls=all_nulls, progress=progress)
@@ -594,6 +598,8 @@ def main() -> None:
                         help="sign-flip draws of every query-level p (default: the engine's)")  # fmt: skip
     parser.add_argument("--length-permutations", type=int, default=500, help="the length audit's (its default: 2000)")
     parser.add_argument("--seed", type=int, default=2019)
+    parser.add_argument("--probe-shift", type=float, default=0.2,
+                        help="the pad and injection probes' planted bias: +1 on this share of pairs")  # fmt: skip
     parser.add_argument("--out", type=Path, help="also write the table as CSV")
     args = parser.parse_args()
     if args.quick:
@@ -607,7 +613,7 @@ def main() -> None:
     permutations = set_permutations(args.permutations)
     table = calibrate(
         data, args.audits, draws=args.draws, power_draws=args.power_draws, seed=args.seed, resamples=args.resamples,
-        length_permutations=args.length_permutations, all_nulls=args.all_nulls,
+        length_permutations=args.length_permutations, all_nulls=args.all_nulls, probe_shift=args.probe_shift,
     )  # fmt: skip
     elapsed = time.perf_counter() - start
     print(table[COLUMNS].to_markdown(index=False, floatfmt=".3f"))
