@@ -59,10 +59,11 @@ def check_grades_used(judge: RecordedJudge, labels) -> None:
     """A label set declared on a scale it does not use is most likely declared wrong (a 0/1
     judge declared 0-3 makes Table 2's binary kappa 0 and every AP 0 without a word): an error
     naming the judge's ``scale`` key, unless it sets ``unused_grades: allow``."""
-    if judge.unused_grades == "allow" or labels.empty:
+    low, high = judge.scale.low, judge.scale.high
+    # a handful of labels says little about the scale: ten per grade at least before it is judged
+    if judge.unused_grades == "allow" or len(labels) < 10 * (high - low + 1):
         return
     used = sorted(set(labels["relevance"].astype(int)))
-    low, high = judge.scale.low, judge.scale.high
     problems = []
     if high not in used:
         problems.append(f"never uses its top grade {high}")
