@@ -118,6 +118,19 @@ def dl19_runs_results(tmp_path_factory) -> Path:
     return _dl19_run(tmp_path_factory, "run.monot5-3b.txt", ".test/runs.yaml", "dl19-runs")
 
 
+def load_bench(name: str):
+    """A script of ``bench/`` as a module (registered under its name: dataclasses look their
+    module up by it)."""
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
 def read_trec_qrels(path) -> dict[str, dict[str, int]]:
     """qid -> docid -> grade, read independently of the project's readers."""
     qrels: dict[str, dict[str, int]] = {}

@@ -3,23 +3,15 @@ its arithmetic, and planted biases found (skips without ../shared). No timing is
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
 
 import pytest
-from conftest import ROOT
-
-SCRIPT = ROOT / "bench" / "audit_calibration.py"
+from conftest import load_bench
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("audit_calibration", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["audit_calibration"] = module  # dataclasses look their module up by name
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("audit_calibration")
 
 
 @pytest.fixture(scope="module")

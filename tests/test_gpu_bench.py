@@ -9,7 +9,6 @@ count the estimate uses is checked against the project's own ``prp_rank``.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import os
@@ -25,7 +24,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from conftest import ROOT, prp_shown
+from conftest import ROOT, load_bench, prp_shown
 
 from voirdire.rankers.llm import prp_rank
 
@@ -34,15 +33,7 @@ ARGS = ["--size", "tiny", "--device", "cpu", "--items", "12", "--max-batch", "4"
 SWEPT = [1, 2, 4]
 
 
-def _load_bench():
-    spec = importlib.util.spec_from_file_location("gpu_rankers", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["gpu_rankers"] = module  # dataclasses look their module up by name
-    spec.loader.exec_module(module)
-    return module
-
-
-bench = _load_bench()
+bench = load_bench("gpu_rankers")
 
 
 @pytest.fixture(scope="module")

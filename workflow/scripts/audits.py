@@ -125,6 +125,8 @@ circularity_heatmap(circularity, out.circularity_png)
 calibration = tables["calibration"]
 calibration = calibration[["dataset", "judge"] + [c for c in calibration.columns if c not in ("dataset", "judge")]]
 write_table(calibration, out.calibration, floatfmt=".3f", manifest=manifest,
+            view=["judge", "k", "draws", "tau_judge", "tau_corrected", "tau_human_only", "ci_width_corrected",
+                  "coverage_corrected", "ci_width_human_only", "coverage_human_only"],
             title="Calibration with k human-labelled queries: PPI++ (ppi_py) vs the judge alone and the humans alone; "
                   "tau over draws (mean, 10th/50th/90th percentiles), 95% z intervals for both estimates and their "
                   "coverage of each system's human mean over all queries")  # fmt: skip

@@ -68,9 +68,22 @@ write_table(
 write_table(
     pd.concat([pd.read_parquet(p) for p in snakemake.input.significance], ignore_index=True),
     out.significance,
-    title="Paired t-tests for every pair of systems: human vs judge",
+    title="Paired tests for every pair of systems: human vs judge",
     floatfmt=".4g",
     manifest=manifest,
+    view=[
+        "judge",
+        "measure",
+        "system_a",
+        "system_b",
+        "mean_diff_human",
+        "p_human_adjusted",
+        "mean_diff_judge",
+        "p_judge_adjusted",
+        "missed",
+        "spurious",
+        "flipped",
+    ],
 )
 with atomic_write(out.fingerprint) as fh:
     extra = {"manifest_sha256": manifest}
