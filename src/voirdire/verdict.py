@@ -442,10 +442,15 @@ def markdown(long: pd.DataFrame, *, notes: Sequence[str] = (), fingerprint: str 
     for dataset, judge in dict.fromkeys(zip(long["dataset"], long["judge"], strict=True)):
         lines.append(f"- {sentence(long, dataset, judge)}")
     lines.append("")
-    table = wide(long)
-    if len(table):
-        lines.append(table.to_markdown(index=False))
-        lines.append("")
+    # a question a row, a judge a column, at most ten judges a table (a page a person reads)
+    for dataset in dict.fromkeys(long["dataset"]):
+        rows = long[long["dataset"] == dataset]
+        judges = list(dict.fromkeys(rows["judge"]))
+        for start in range(0, len(judges), 10):
+            block = rows[rows["judge"].isin(judges[start : start + 10])]
+            table = block.pivot_table(index="question", columns="judge", values="text", aggfunc="first", sort=False)
+            table = table.reindex(index=[q for q in QUESTIONS if q in table.index], columns=judges[start : start + 10])
+            lines += [f"## {dataset}", "", table.reset_index().to_markdown(index=False), ""]
     lines.append("Questions and flag rules:")
     lines.append("")
     lines += [f"- **{q.name}**: {q.asks} ({q.rule})" for q in QUESTIONS.values()]
