@@ -84,21 +84,16 @@ def swap_intervals(
 ) -> dict[str, float | int]:
     """Intervals and the position test of a set of pairs, each given as its two answers ``(ab, ba)``."""
     from scipy.stats import binomtest
-    from statsmodels.stats.proportion import proportion_confint
+
+    from ..stats import wilson
 
     pairs = list(answers)
     counts = swap_counts(pairs)
     first = sum(ab == "A" and ba == "A" for ab, ba in pairs)
     second = sum(ab == "B" and ba == "B" for ab, ba in pairs)
 
-    def wilson(part: int, whole: int) -> tuple[float, float]:
-        if not whole:
-            return math.nan, math.nan
-        low, high = proportion_confint(part, whole, alpha=1 - confidence, method="wilson")
-        return float(low), float(high)
-
-    tie_low, tie_high = wilson(counts["order_dependent"], counts["pairs"])
-    win_low, win_high = wilson(counts["first_position_wins"], counts["answered"])
+    tie_low, tie_high = wilson(counts["order_dependent"], counts["pairs"], level=confidence)
+    win_low, win_high = wilson(counts["first_position_wins"], counts["answered"], level=confidence)
     return {
         "tie_rate_ci_low": tie_low, "tie_rate_ci_high": tie_high,
         "first_position_win_rate_ci_low": win_low, "first_position_win_rate_ci_high": win_high,
