@@ -331,3 +331,30 @@ def test_race_two_processes_convert_into_one_directory(tmp_path):
     assert leftovers == []
     # The directory the loser adopted is loadable by a third process's kind of call.
     assert local_llm.model_dir(cache) == final
+
+
+def test_a_shared_instruction_prefix_is_computed_once_with_the_same_answers(model_ready, monkeypatch):
+    """float32: the prompts' common prefix (the instructions before query and passage) is run once
+    and its keys and values reused; texts and token counts equal those of full prompts, with one
+    stream or two at once."""
+    from voirdire.llm.local import inference
+
+    monkeypatch.setenv(inference.DTYPE_ENV, "float32")
+    instructions = "Grade how well the passage answers the query, from 0 (unrelated) to 3 (answers it).\n"
+    instructions += "Reply with one line and nothing else: ##final score: N\n\n"
+    prompts = [[{"role": "user", "content": instructions + p[0]["content"].split("\nGrade")[0]}] for p in JUDGE_PROMPTS]
+    _, tokenizer = local_llm.load()
+    encoded = inference._encode(tokenizer, prompts)
+    prefix = inference.shared_prefix(encoded)
+    assert prefix >= inference.MIN_SHARED_PREFIX and all(ids[:prefix] == encoded[0][:prefix] for ids in encoded)
+    assert encoded[0][prefix] != encoded[-1][prefix]  # the longest: the next token differs somewhere
+    assert inference.shared_prefix(encoded[:1]) == 0  # a lone prompt has nothing to share
+    monkeypatch.setenv(inference.DTYPE_ENV, "bfloat16")
+    assert inference.shared_prefix(encoded) == 0  # bit-exact answers there: no prefix
+    monkeypatch.setenv(inference.DTYPE_ENV, "float32")
+    shared = local_llm.generate(prompts, max_tokens=12)
+    monkeypatch.setenv(inference.TORCH_THREADS_ENV, "2")
+    assert local_llm.generate(prompts, max_tokens=12) == shared  # two streams at once
+    monkeypatch.setattr(inference, "MIN_SHARED_PREFIX", 10**6)
+    assert local_llm.generate(prompts, max_tokens=12) == shared  # full prompts, nothing shared
+    assert all(g.prompt_tokens == len(ids) for g, ids in zip(shared, encoded))

@@ -15,15 +15,25 @@ batch size at all (bit for bit, on the CPUs tested): batched calls return exactl
 calls return. In float32 they agree to about 1e-4 in a logit (the matrix kernels' summation order
 depends on the batch size), which leaves greedy answers equal in practice. What neither format
 promises is agreement with the other. torch and transformers are imported lazily.
+
+Cores. A job given ``N`` threads (``$VOIRDIRE_TORCH_THREADS``) runs ``N`` batches at once, each
+on one torch thread (:func:`streams`), rather than one batch on ``N`` threads: a 135M model's
+matrices are too small for torch's intra-op threads to pay (measured on a 2-core AVX2 CPU: 64
+judge prompts took 76 s on one thread, 50 s on two intra-op threads, 38 s as two streams).
+A call's batches are then split so that every stream has one (:func:`_chunk_size`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import copy
 import functools
 import logging
 import os
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+import warnings
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -37,6 +47,8 @@ DEFAULT_MAX_TOKENS = 64
 DEFAULT_BATCH_SIZE = 8
 PAD_MULTIPLE = 32
 """Prompts are left padded to a multiple of this many tokens (at most 31 pad tokens each)."""
+MIN_SHARED_PREFIX = 32
+"""The shortest common prefix of a call's prompts that :func:`generate` computes only once."""
 DTYPE_ENV = "VOIRDIRE_LOCAL_DTYPE"
 DTYPES = ("float32", "bfloat16")
 BF16_CPU_FLAGS = ("avx512_bf16", "amx_bf16")
@@ -99,19 +111,70 @@ def number_format_reason() -> str:
     return _choice()[1]
 
 
-def use_job_threads() -> None:
-    """``torch.set_num_threads($VOIRDIRE_TORCH_THREADS)`` when it is set (a workflow job sets it
-    to its Snakemake threads); torch's default otherwise. Called before a model is loaded."""
+def job_threads() -> int | None:
+    """``$VOIRDIRE_TORCH_THREADS`` (a workflow job sets it to its Snakemake threads), or None."""
     threads = os.environ.get(TORCH_THREADS_ENV, "").strip()
+    if not threads:
+        return None
+    if not threads.isdigit() or int(threads) < 1:
+        raise ValueError(f"${TORCH_THREADS_ENV} is {threads!r}; expected a positive integer")
+    return int(threads)
+
+
+def use_job_threads() -> None:
+    """``torch.set_num_threads($VOIRDIRE_TORCH_THREADS)`` when it is set; torch's default
+    otherwise. For models with large matrices (the dense encoder); the local LLM uses
+    :func:`streams` instead. Called before a model is loaded."""
+    threads = job_threads()
     if threads:
         import torch
 
-        torch.set_num_threads(int(threads))
+        torch.set_num_threads(threads)
+
+
+def streams() -> int:
+    """How many batches the local LLM computes at once: the job's threads, one torch thread
+    each; 1 (on torch's default threads) outside a job."""
+    return job_threads() or 1
+
+
+def _use_stream_threads() -> None:
+    """One torch thread per stream inside a job (see :func:`streams`)."""
+    if job_threads():
+        import torch
+
+        torch.set_num_threads(1)
 
 
 _load_lock = threading.Lock()
-_model_lock = threading.RLock()
-"""Serialises forward passes: the model is shared, and two at once only fight for the cores."""
+_slots_lock = threading.Lock()
+_slots: dict[int, threading.BoundedSemaphore] = {}
+
+
+@contextlib.contextmanager
+def _forward_slot() -> Iterator[None]:
+    """At most :func:`streams` forward passes at once in this process: the model is shared, and
+    more passes than cores only fight for them."""
+    count = streams()
+    with _slots_lock:
+        slot = _slots.setdefault(count, threading.BoundedSemaphore(count))
+    with slot:
+        yield
+
+
+def _chunk_size(count: int, batch_size: int, lanes: int) -> int:
+    """Prompts per batch for ``count`` prompts of one width: at most ``batch_size``, and small
+    enough that ``lanes`` streams each get a batch when there are prompts for them all."""
+    return max(1, min(batch_size, -(-count // lanes)))
+
+
+def _each_batch(work: Callable[[Any], Any], batches: Sequence[Any]) -> list[Any]:
+    """``work`` on every batch, :func:`streams` at a time, results in order."""
+    lanes = min(streams(), len(batches))
+    if lanes <= 1:
+        return [work(batch) for batch in batches]
+    with ThreadPoolExecutor(max_workers=lanes, thread_name_prefix="voirdire-local-stream") as pool:
+        return list(pool.map(work, batches))
 
 
 @functools.lru_cache(maxsize=4)
@@ -119,7 +182,7 @@ def _load_from(directory: str, dtype: str) -> tuple[PreTrainedModel, PreTrainedT
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    use_job_threads()
+    _use_stream_threads()
     tokenizer = AutoTokenizer.from_pretrained(directory, local_files_only=True)
     tokenizer.padding_side = "left"
     if tokenizer.pad_token is None:
@@ -136,9 +199,9 @@ def load(
     """The model (:func:`number_format`, eval mode, CPU) and its tokenizer (left padding), once per process.
 
     Converts the GGUF first if needed (see :func:`model_dir`). torch keeps its default thread
-    count unless ``$VOIRDIRE_TORCH_THREADS`` is set (then ``torch.set_num_threads`` is called on
-    first load): on a machine whose cores are busy with other work, one thread avoids OpenMP
-    threads waiting on each other and is much faster than the default.
+    count unless ``$VOIRDIRE_TORCH_THREADS`` is set: then it computes that many batches at once,
+    each on one torch thread (:func:`streams`), which on a machine whose cores are busy with other
+    work also avoids OpenMP threads waiting on each other.
     """
     directory = str(model_dir(cache_dir).resolve())
     with _load_lock:  # two threads' first calls must not load two copies
@@ -193,23 +256,68 @@ def _chunks(items: Sequence[Any], size: int) -> list[Sequence[Any]]:
     return [items[i : i + size] for i in range(0, len(items), size)]
 
 
-def _batches(
-    tokenizer: PreTrainedTokenizerBase, conversations: Sequence[Conversation], size: int
-) -> Iterator[tuple[Sequence[int], Any]]:
-    """``(indices, batch)`` pairs: chat template with the generation prompt, left padded to the
-    next multiple of :data:`PAD_MULTIPLE`, at most ``size`` prompts of one padded width a batch."""
+def _encode(tokenizer: PreTrainedTokenizerBase, conversations: Sequence[Conversation]) -> list[list[int]]:
+    """Token ids of each conversation under the chat template, with the generation prompt."""
     prompts = [
         tokenizer.apply_chat_template(_normalise(c), tokenize=False, add_generation_prompt=True) for c in conversations
     ]
     # The template already writes every special token, so add none.
-    encoded = tokenizer(prompts, add_special_tokens=False)
+    return list(tokenizer(prompts, add_special_tokens=False)["input_ids"])
+
+
+def shared_prefix(encoded: Sequence[Sequence[int]]) -> int:
+    """How many leading tokens :func:`generate` computes once for all of a call's prompts: their
+    longest common prefix, when the call has two or more prompts, it is at least
+    :data:`MIN_SHARED_PREFIX` tokens and the model runs in float32; 0 otherwise.
+
+    Every prompt keeps at least one token of its own. Only in float32, where a prompt's logits
+    already depend on its batch companions within about 1e-4; in bfloat16 they do not depend
+    on them at all, and the prefix would make them do so.
+    """
+    if len(encoded) < 2 or number_format() != "float32":
+        return 0
+    shortest = min(len(ids) for ids in encoded) - 1
+    length = 0
+    first = encoded[0]
+    while length < shortest and all(ids[length] == first[length] for ids in encoded):
+        length += 1
+    return length if length >= MIN_SHARED_PREFIX else 0
+
+
+def _batches(
+    tokenizer: PreTrainedTokenizerBase,
+    conversations: Sequence[Conversation],
+    size: int,
+    *,
+    encoded: Sequence[Sequence[int]] | None = None,
+    prefix: int = 0,
+) -> Iterator[tuple[Sequence[int], Any]]:
+    """``(indices, batch)`` pairs: chat template with the generation prompt, left padded to the
+    next multiple of :data:`PAD_MULTIPLE`, at most ``size`` prompts of one padded width a batch
+    (fewer where that gives each of :func:`streams` a batch).
+
+    With ``prefix``, each prompt's first ``prefix`` tokens (the same for all) stay in front,
+    unpadded, and only the rest is padded and grouped by width: the batch's rows are the prefix,
+    then the pads, then the prompt's own tokens (the attention mask skips the pads).
+    """
+    import torch
+
+    if encoded is None:
+        encoded = _encode(tokenizer, conversations)
     widths: dict[int, list[int]] = {}
-    for index, ids in enumerate(encoded["input_ids"]):
-        widths.setdefault(-(-len(ids) // PAD_MULTIPLE), []).append(index)
+    for index, ids in enumerate(encoded):
+        widths.setdefault(-(-(len(ids) - prefix) // PAD_MULTIPLE), []).append(index)
     for _, indices in sorted(widths.items()):
-        for chunk in _chunks(indices, size):
-            rows = {name: [encoded[name][i] for i in chunk] for name in ("input_ids", "attention_mask")}
+        for chunk in _chunks(indices, _chunk_size(len(indices), size, streams())):
+            rows = {"input_ids": [list(encoded[i][prefix:]) for i in chunk]}
+            rows["attention_mask"] = [[1] * len(ids) for ids in rows["input_ids"]]
             batch = tokenizer.pad(rows, padding=True, pad_to_multiple_of=PAD_MULTIPLE, return_tensors="pt")
+            if prefix:
+                shared = torch.tensor([list(encoded[chunk[0]][:prefix])] * len(chunk), dtype=batch["input_ids"].dtype)
+                batch = {
+                    "input_ids": torch.cat([shared, batch["input_ids"]], dim=1),
+                    "attention_mask": torch.cat([torch.ones_like(shared), batch["attention_mask"]], dim=1),
+                }
             yield chunk, batch
 
 
@@ -226,6 +334,7 @@ def generate(
     is applied with the generation prompt. Conversations are run ``batch_size`` at a time, left
     padded with an attention mask, and decoded greedily until the end-of-turn token or
     ``max_tokens`` new tokens. Deterministic, and batched results equal one-by-one results.
+    In float32 the prompts' common prefix is computed once (:func:`shared_prefix`).
     """
     if max_tokens < 1:
         raise ValueError(f"max_tokens must be at least 1, got {max_tokens}")
@@ -246,15 +355,32 @@ def generate(
         bos_token_id=tokenizer.bos_token_id,
     )
     results: list[Generation | None] = [None] * len(conversations)
-    for indices, batch in _batches(tokenizer, conversations, batch_size):
+    encoded = _encode(tokenizer, conversations)
+    prefix = shared_prefix(encoded)
+    cached = None
+    if prefix:
+        # transformers 5 renames generate's past_key_values to cache (both work below 6, the
+        # range pyproject.toml allows); the old name works across the range, so its notice is noise.
+        warnings.filterwarnings("ignore", message=r".*past_key_values.*deprecated", category=FutureWarning)
+        # The instruction text every prompt shares: its keys and values once, reused by each batch.
+        with _forward_slot(), torch.inference_mode():
+            cached = model(input_ids=torch.tensor([encoded[0][:prefix]]), use_cache=True).past_key_values
+
+    def run(item: tuple[Sequence[int], Any]) -> list[tuple[int, Generation]]:
+        indices, batch = item
         width = batch["input_ids"].shape[1]
         if len(indices) == 1:
             # A lone prompt decodes as two identical rows: one row per step is a matrix-vector
             # product, whose kernel sums in another order than the matrix-matrix one (in bf16
             # that changes answers); two rows take the same kernel as any larger batch.
             batch = {name: tensor.repeat(2, 1) for name, tensor in batch.items()}
-        with _model_lock, torch.inference_mode():
-            output = model.generate(**batch, generation_config=config)
+        extra = {}
+        if cached is not None:
+            extra["past_key_values"] = reused = copy.deepcopy(cached)
+            reused.batch_repeat_interleave(batch["input_ids"].shape[0])
+        with _forward_slot(), torch.inference_mode():
+            output = model.generate(**batch, **extra, generation_config=config)
+        done = []
         for index, row, mask in zip(indices, output[:, width:].tolist(), batch["attention_mask"]):
             produced = row
             finish = "length"
@@ -263,7 +389,13 @@ def generate(
                     produced, finish = row[: i + 1], "stop"
                     break
             text = tokenizer.decode(produced, skip_special_tokens=True)
-            results[index] = Generation(text, int(mask.sum()), len(produced), finish)
+            done.append((index, Generation(text, int(mask.sum()), len(produced), finish)))
+        return done
+
+    batches = list(_batches(tokenizer, conversations, batch_size, encoded=encoded, prefix=prefix))
+    for done in _each_batch(run, batches):
+        for index, generation in done:
+            results[index] = generation
     return [r for r in results if r is not None]
 
 
@@ -311,13 +443,15 @@ def logprobs_with(
         first[candidate] = ids[0]
     index = torch.tensor(list(first.values()))
     results: list[dict[str, float] | None] = [None] * len(conversations)
-    for indices, encoded in _batches(tokenizer, conversations, batch_size):
+
+    def run(item: tuple[Sequence[int], Any]) -> tuple[Sequence[int], list[list[float]]]:
+        indices, encoded = item
         batch = encoded.to(model.device)
         mask = batch["attention_mask"]
         # A plain forward pass does not derive positions from the mask (generate does), so with
         # left padding they must be given, or padded rows would see shifted positions.
         positions = (mask.cumsum(-1) - 1).clamp(min=0)
-        with _model_lock, torch.inference_mode():
+        with _forward_slot(), torch.inference_mode():
             logits = model(
                 input_ids=batch["input_ids"],
                 attention_mask=mask,
@@ -326,6 +460,9 @@ def logprobs_with(
                 logits_to_keep=2,  # two positions, so the head is a matrix product even for one prompt
             ).logits[:, -1, :]
         logprobs = torch.log_softmax(logits.float(), dim=-1)[:, index.to(logits.device)]
-        for i, row in zip(indices, logprobs.tolist()):
+        return indices, logprobs.tolist()
+
+    for indices, rows in _each_batch(run, list(_batches(tokenizer, conversations, batch_size))):
+        for i, row in zip(indices, rows):
             results[i] = dict(zip(first, row))
     return [r for r in results if r is not None]

@@ -20,13 +20,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .inference import DEFAULT_MAX_TOKENS, Generation, _normalise, generate
+from .inference import DEFAULT_MAX_TOKENS, Generation, _normalise, generate, streams
 from .weights import LITELLM_MODEL, MODEL_ID, PROVIDER
 
 MICROBATCH_WAIT_S = 0.020
 """How long the litellm provider waits for more concurrent requests before running a batch."""
 MICROBATCH_MAX = 32
-"""The most concurrent litellm requests that share one :func:`generate` call."""
+"""The most concurrent litellm requests in one batch of the model; one :func:`generate` call
+takes up to this many times :func:`~voirdire.llm.local.inference.streams` (it computes that many
+batches at once)."""
 
 
 @dataclass(frozen=True)
@@ -67,12 +69,17 @@ def _worker() -> ThreadPoolExecutor:
         return _executor
 
 
+def _most() -> int:
+    """The most requests one :func:`generate` call takes: a batch for each stream."""
+    return MICROBATCH_MAX * streams()
+
+
 class _MicroBatcher:
     """Collects concurrent requests on one event loop and runs them as batches off the loop.
 
     A request waits at most :data:`MICROBATCH_WAIT_S` after the oldest pending request arrived
-    (or until :data:`MICROBATCH_MAX` are pending) before its batch starts; requests that arrive
-    while a batch runs form the next one. The draining task exits when nothing is pending.
+    (or until :func:`_most` are pending) before its batch starts; requests that arrive while a
+    batch runs form the next one. The draining task exits when nothing is pending.
     """
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -88,12 +95,13 @@ class _MicroBatcher:
         return await future
 
     async def _drain(self) -> None:
+        most = _most()
         while self._pending:
             wait = self._pending[0][2] + MICROBATCH_WAIT_S - self._loop.time()
-            if len(self._pending) < MICROBATCH_MAX and wait > 0:
+            if len(self._pending) < most and wait > 0:
                 await asyncio.sleep(wait)
             batch = []
-            while self._pending and len(batch) < MICROBATCH_MAX:
+            while self._pending and len(batch) < most:
                 item = self._pending.popleft()
                 if not item[1].done():  # skip callers that were cancelled while waiting
                     batch.append(item)
