@@ -1,25 +1,96 @@
-"""Figures of the label audits: confusion heatmaps, the leave-one-judge-out chart, length by decile."""
+"""Figures of the label audits: confusion heatmaps, the leave-one-judge-out chart, length by decile.
+
+Every figure is readable at scale: a per-judge figure draws at most :data:`MAX_PANELS` judges
+(those with the largest effect, and says how many of how many it shows; its table has every
+judge) or, where no effect ranks them, one summary of all judges. Long system names are drawn
+as short labels with a key (:func:`voirdire.report.short_labels`), and a figure grows until
+nothing it draws is cut (:func:`voirdire.report.fit_to_contents`). Each returns its figure
+(saved and closed).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+import textwrap
+from collections.abc import Hashable, Mapping
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from ..output import per_dataset, pyplot, save_figure
+from ..report import add_key, fit_to_contents, short_labels
+
+MAX_PANELS = 12
+"""The most judges a per-judge figure draws (panels, or lines in one panel)."""
 
 
-def confusion_heatmaps(tables: Mapping[tuple[str, str], pd.DataFrame], png: str | Path) -> None:
-    """One heatmap per (dataset, judge): human grade (rows) x judge grade (columns), row shares."""
+def _largest(effects: Mapping[Hashable, float], cap: int = MAX_PANELS) -> list:
+    """Every key, in order, when there are at most ``cap``; else the ``cap`` keys of largest
+    effect, largest first (a missing effect counts as the smallest; ties keep their order)."""
+    keys = list(effects)
+    if len(keys) <= cap:
+        return keys
+    return sorted(keys, key=lambda k: -effects[k] if math.isfinite(effects[k]) else math.inf)[:cap]
+
+
+def _shown(shown: int, total: int, which: str) -> str:
+    """The note of a capped figure: how many judges of how many, and which; '' when all are shown."""
+    return "" if shown >= total else f"{shown} of {total} judges shown: {which}"
+
+
+def _title(*parts: str, width: int = 34) -> str:
+    """A panel title, wrapped so a long judge name does not run into the next panel."""
+    return textwrap.fill(": ".join(p for p in parts if p), width) or " "
+
+
+def _panels(count: int, width: float, height: float, cols: int = 4, **shared):
+    """A constrained-layout figure of ``count`` panels (at least one), ``cols`` a row; the
+    unused grid cells removed, so the figure has exactly its panels."""
     plt = pyplot()
-    keys = list(tables) or [("", "")]
-    cols = min(4, len(keys))
-    rows = (len(keys) + cols - 1) // cols
-    fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.9 * rows), squeeze=False)
-    for ax in axes.flat[len(tables) :]:
-        ax.axis("off")
-    for ax, (dataset, judge) in zip(axes.flat, tables, strict=False):
+    count = max(1, count)
+    cols = min(cols, count)
+    rows = (count + cols - 1) // cols
+    fig, axes = plt.subplots(
+        rows, cols, figsize=(width * cols, height * rows), squeeze=False, layout="constrained", **shared
+    )
+    for ax in axes.flat[count:]:
+        fig.delaxes(ax)
+    return fig, list(axes.flat[:count])
+
+
+def _style(index: int) -> dict:
+    """The line style of the ``index``-th judge of a panel: ten colours, then again with square markers."""
+    return {"color": f"C{index % 10}", "marker": "os^D"[index // 10 % 4]}
+
+
+def _constrained(fig):
+    """``fig`` with a constrained layout (room for every label, legend and key)."""
+    fig.set_layout_engine("constrained")
+    return fig
+
+
+def _finish(fig, png: str | Path):
+    """Grow the figure to its contents, write it (PNG and PDF) and return it."""
+    save_figure(fit_to_contents(fig), png)
+    return fig
+
+
+def _off_diagonal(counts: pd.DataFrame) -> float:
+    """The share of pairs whose judge grade differs from the human grade."""
+    total = counts.to_numpy().sum()
+    same = sum(counts.loc[g, g] for g in counts.index if g in counts.columns)
+    return 1 - same / total if total else math.nan
+
+
+def confusion_heatmaps(tables: Mapping[tuple[str, str], pd.DataFrame], png: str | Path):
+    """One heatmap per (dataset, judge): human grade (rows) x judge grade (columns), row shares.
+    More than :data:`MAX_PANELS` judges: those whose grades differ from the humans' most often."""
+    keys = _largest({key: _off_diagonal(counts) for key, counts in tables.items()})
+    fig, axes = _panels(len(keys), 3.2, 3.0)
+    if not keys:
+        axes[0].axis("off")
+    for ax, (dataset, judge) in zip(axes, keys, strict=False):
         counts = tables[dataset, judge]
         shares = counts.div(counts.sum(axis=1).where(lambda s: s > 0, 1), axis=0)
         ax.imshow(shares.to_numpy(), cmap="Blues", vmin=0, vmax=1)
@@ -27,61 +98,86 @@ def confusion_heatmaps(tables: Mapping[tuple[str, str], pd.DataFrame], png: str 
             ax.text(j, i, str(value), ha="center", va="center", fontsize=7)
         ax.set_xticks(range(len(counts.columns)), counts.columns)
         ax.set_yticks(range(len(counts.index)), counts.index)
-        ax.set_xlabel(f"{judge} grade")
+        ax.set_xlabel("judge grade")
         ax.set_ylabel("human grade")
-        ax.set_title(f"{dataset}: {judge}", fontsize=9)
-    save_figure(fig, png)
+        ax.set_title(_title(dataset, judge), fontsize=9)
+    note = _shown(len(keys), len(tables), "those whose grade differs from the human grade most often")
+    if note:
+        fig.suptitle(textwrap.fill(note, 90), fontsize=10)
+    return _finish(fig, png)
 
 
-def circularity_heatmap(table: pd.DataFrame, png: str | Path) -> None:
-    """Mean nDCG@10 of each judge's ranking (rows) under each judge (columns), per dataset."""
-    fig, panels = per_dataset(table, 4.8, 4.2)
+def circularity_heatmap(table: pd.DataFrame, png: str | Path):
+    """Mean nDCG@10 of each judge's ranking (rows) under each judge (columns), per dataset; the
+    cells carry their values while the matrix is at most :data:`MAX_PANELS` judges a side."""
+    rankers = table.groupby("dataset")["ranker"].nunique().max() if len(table) else 0
+    side = max(4.8, 0.16 * rankers + 2.5)
+    fig, panels = per_dataset(table, side, side * 0.875)
+    _constrained(fig)
     for ax, dataset, rows in panels:
+        if rows.empty or "ranker" not in rows:
+            ax.text(0.5, 0.5, "no judge ranked the base run", ha="center")
+            ax.axis("off")
+            continue
         block = rows.set_index("ranker")
         matrix = block[[c for c in block.columns if c.startswith("under_")]]
         ax.imshow(matrix.to_numpy(dtype=float), cmap="viridis", vmin=0, vmax=1)
-        for (i, j), value in pd.DataFrame(matrix.to_numpy(dtype=float)).stack().items():
-            ax.text(
-                j, i, f"{value:.2f}", ha="center", va="center", fontsize=7, color="white" if value < 0.6 else "black"
-            )
+        if max(matrix.shape) <= MAX_PANELS:
+            for (i, j), value in pd.DataFrame(matrix.to_numpy(dtype=float)).stack().items():
+                ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=7,
+                        color="white" if value < 0.6 else "black")  # fmt: skip
+        small = {"fontsize": 6} if max(matrix.shape) > MAX_PANELS else {}
         ax.set_xticks(
-            range(matrix.shape[1]), [c.removeprefix("under_") for c in matrix.columns], rotation=45, ha="right"
+            range(matrix.shape[1]), [c.removeprefix("under_") for c in matrix.columns], rotation=45, ha="right", **small
         )
-        ax.set_yticks(range(matrix.shape[0]), matrix.index)
+        ax.set_yticks(range(matrix.shape[0]), matrix.index, **small)
         ax.set_xlabel("scored under")
         ax.set_ylabel("ranking by")
         ax.set_title(dataset)
-    save_figure(fig, png)
+    return _finish(fig, png)
 
 
-def leniency_chart(label_test: pd.DataFrame, png: str | Path) -> None:
-    """Mean judge grade per human grade, one line per judge (the diagonal: a judge that agrees)."""
-    fig, panels = per_dataset(label_test, 5, 3.8)
+def leniency_chart(label_test: pd.DataFrame, png: str | Path):
+    """Mean judge grade per human grade, one line per judge (the diagonal: a judge that agrees).
+    More than :data:`MAX_PANELS` judges in a dataset: the farthest from the diagonal, over a grey
+    band of the range of all judges."""
+    fig, panels = per_dataset(label_test, 5.5, 4.0)
+    _constrained(fig)
     for ax, dataset, block in panels:
         columns = [c for c in block.columns if c.startswith("mean_judge_grade_at_human_")]
         grades = [int(c.rsplit("_", 1)[1]) for c in columns]
-        for _, row in block.iterrows():
-            ax.plot(grades, row[columns].to_numpy(dtype=float), marker="o", label=row["judge"])
+        curves = pd.DataFrame(block[columns].to_numpy(dtype=float), index=block["judge"].astype(str), columns=grades)
+        distance = (curves - np.array(grades, dtype=float)).abs().mean(axis=1, skipna=True)
+        shown = _largest(dict(zip(curves.index, distance, strict=True)))
+        if len(shown) < len(curves):
+            ax.fill_between(
+                grades, curves.min(), curves.max(), color="0.85", label=f"range of all {len(curves)} judges"
+            )
+        for index, judge in enumerate(shown):
+            ax.plot(grades, curves.loc[judge].to_numpy(), label=judge, **_style(index))
         if grades:
             ax.plot(grades, grades, color="black", lw=0.8, ls="--", label="agrees with the humans")
         ax.set_xlabel("human grade")
         ax.set_ylabel("mean judge grade")
-        ax.set_title(dataset)
-        ax.legend(fontsize=7)
-    save_figure(fig, png)
+        note = _shown(len(shown), len(curves), "the farthest from the diagonal")
+        ax.set_title(dataset + (f"\n{note}" if note else ""), fontsize=10)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0)
+    return _finish(fig, png)
 
 
-def drift_chart(shifts: pd.DataFrame, drifted: pd.DataFrame, png: str | Path) -> None:
+def drift_chart(shifts: pd.DataFrame, drifted: pd.DataFrame, png: str | Path):
     """Per judge: each later label set against the first on the same pairs -- the mean grade
     difference with its 95% bootstrap CI (left axis) and the share of labels that flip with its
-    Wilson interval (right axis)."""
-    plt = pyplot()
+    Wilson interval (right axis). More than :data:`MAX_PANELS` judges: the highest flip rates."""
     judges = list(dict.fromkeys(zip(drifted["dataset"], drifted["judge"], strict=True))) if len(drifted) else []
-    fig, axes = plt.subplots(1, max(1, len(judges)), figsize=(4.5 * max(1, len(judges)), 3.6), squeeze=False)
-    if not judges:
-        axes[0][0].text(0.5, 0.5, "no judge has two label sets or more", ha="center")
-        axes[0][0].axis("off")
-    for ax, (dataset, judge) in zip(axes[0], judges, strict=False):
+    flip_rate = drifted.groupby(["dataset", "judge"], sort=False)["flip_rate"].max() if len(drifted) else {}
+    keys = _largest({key: float(flip_rate[key]) for key in judges})
+    fig, axes = _panels(len(keys), 4.6, 3.6, cols=3)
+    if not keys:
+        axes[0].text(0.5, 0.5, "no judge has two label sets or more", ha="center")
+        axes[0].axis("off")
+    for ax, (dataset, judge) in zip(axes, keys, strict=False):
         flips = drifted[(drifted["dataset"] == dataset) & (drifted["judge"] == judge)]
         rows = shifts[(shifts["dataset"] == dataset) & (shifts["judge"] == judge)] if len(shifts) else shifts
         x = list(range(len(flips)))
@@ -102,63 +198,137 @@ def drift_chart(shifts: pd.DataFrame, drifted: pd.DataFrame, png: str | Path) ->
         twin.set_ylabel("share of labels that flip", color="C1")
         ax.set_xticks(x, flips["run"])
         ax.set_xlim(-0.5, len(x) - 0.5 + 0.1)
-        ax.set_title(f"{dataset}: {judge}", fontsize=9)
+        ax.set_title(_title(dataset, judge), fontsize=9)
         ax.tick_params(axis="x", rotation=30)
-    save_figure(fig, png)
+    note = _shown(len(keys), len(judges), "the highest flip rates")
+    if note:
+        fig.suptitle(note, fontsize=10)
+    return _finish(fig, png)
 
 
-def lojo_chart(lojo: pd.DataFrame, png: str | Path) -> None:
-    """Share of each adjacent margin that survives without each judge (1 = untouched, < 0 = flipped)."""
-    fig, panels = per_dataset(lojo, 6, 4)
+def lojo_chart(lojo: pd.DataFrame, png: str | Path):
+    """Each adjacent pair of the panel ranking: its margin (upper system's mean score minus the
+    lower's) with all judges (black, 95% bootstrap CI) and without each judge in turn (bars with
+    their CIs; grey dots when there are too many bars to read). Left of 0: the order flips.
+
+    Margins, not their ratio: a share of a margin near 0 runs to any size."""
+    frame = lojo if len(lojo) else pd.DataFrame(columns=["dataset"])
+    fig, panels = per_dataset(frame, 6.5, 4.0)
+    _constrained(fig)
+    systems = [s for u, v in zip(frame.get("upper", []), frame.get("lower", []), strict=True) for s in (u, v)]
+    labels = short_labels([str(s) for s in systems])
+    tallest = 3.2
     for ax, dataset, block in panels:
         if block.empty:
             ax.text(0.5, 0.5, "fewer than two judges", ha="center")
+            ax.axis("off")
             continue
-        block = block.assign(pair=block["upper"] + " > " + block["lower"])
-        wide = block.pivot(index="pair", columns="left_out", values="margin_share")
-        wide = wide.reindex(list(dict.fromkeys(block["pair"])))
-        wide.plot.barh(ax=ax, width=0.8)
+        pairs = list(dict.fromkeys(zip(block["upper"], block["lower"], strict=True)))
+        judges = list(dict.fromkeys(block["left_out"]))
+        row = {pair: i for i, pair in enumerate(pairs)}
+        y = np.array([row[u, v] for u, v in zip(block["upper"], block["lower"], strict=True)], dtype=float)
+        bars = len(judges) <= MAX_PANELS and len(pairs) * len(judges) <= 60
+        if bars:
+            height = 0.8 / len(judges)
+            for index, judge in enumerate(judges):
+                rows = block[block["left_out"] == judge]
+                at = y[(block["left_out"] == judge).to_numpy()] + (index - (len(judges) - 1) / 2) * height
+                ax.barh(at, rows["margin_reduced"], height=height, color=f"C{index % 10}",
+                        xerr=_errors(rows, "margin_reduced"), error_kw={"lw": 0.8, "capsize": 1.5},
+                        label=f"without {judge}")  # fmt: skip
+        else:
+            ax.scatter(block["margin_reduced"], y, s=9, color="0.55", zorder=2,
+                       label=f"without one judge ({len(judges)} judges in turn)")  # fmt: skip
+        full = block.drop_duplicates(["upper", "lower"])
+        ax.errorbar(full["margin_full"], [row[u, v] for u, v in zip(full["upper"], full["lower"], strict=True)],
+                    xerr=_errors(full, "margin_full"), fmt="D", color="black", markersize=4, capsize=3, zorder=3,
+                    label="all judges")  # fmt: skip
         ax.axvline(0, color="black", lw=0.8)
-        ax.axvline(1, color="grey", lw=0.8, ls="--")
-        ax.set_xlabel("share of the panel margin kept without the judge")
-        ax.set_title(dataset)
-        ax.invert_yaxis()
-    save_figure(fig, png)
+        ax.set_yticks(range(len(pairs)), [f"{labels[str(u)]} > {labels[str(v)]}" for u, v in pairs])
+        ax.set_ylim(len(pairs) - 0.5, -0.5)
+        ax.set_xlabel("margin: upper minus lower mean score (< 0: the order flips)")
+        ax.set_title(_title(dataset, "adjacent pairs with and without each judge (95% CI)", width=60), fontsize=10)
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0)
+        tallest = max(tallest, 0.3 * len(pairs) * (1 + (len(judges) / 4 if bars else 0)) + 1.5)
+    fig.set_size_inches(fig.get_size_inches()[0], tallest)
+    add_key(fig, labels)
+    return _finish(fig, png)
 
 
-def calibration_chart(curve: pd.DataFrame, png: str | Path) -> None:
-    """Kendall's tau against the humans over k labelled queries: PPI-corrected, judge alone, humans alone."""
-    fig, panels = per_dataset(curve, 5.5, 3.8)
+def _errors(rows: pd.DataFrame, column: str):
+    """``column``'s interval as error-bar lengths (below, above), None without its CI columns."""
+    low, high = f"{column}_ci_low", f"{column}_ci_high"
+    if low not in rows or high not in rows:
+        return None
+    below = (rows[column] - rows[low]).clip(lower=0).fillna(0)
+    above = (rows[high] - rows[column]).clip(lower=0).fillna(0)
+    return np.vstack([below.to_numpy(dtype=float), above.to_numpy(dtype=float)])
+
+
+def calibration_chart(curve: pd.DataFrame, png: str | Path):
+    """Kendall's tau against the humans over k labelled queries: PPI-corrected, judge alone, humans alone.
+    More than :data:`MAX_PANELS` judges in a dataset: the median and range over the judges."""
+    fig, panels = per_dataset(curve, 6.0, 4.0)
+    _constrained(fig)
     for ax, dataset, block in panels:
-        for index, (judge, rows) in enumerate(block.groupby("judge", sort=False)):
-            color = f"C{index}"
-            ax.plot(rows["k"], rows["tau_corrected"], marker="o", color=color, label=f"{judge}: PPI-corrected")
-            ax.plot(rows["k"], rows["tau_judge"], ls="--", color=color, label=f"{judge}: judge alone")
+        judges = list(dict.fromkeys(block["judge"])) if len(block) else []
+        if len(judges) <= MAX_PANELS:
+            for index, (judge, rows) in enumerate(block.groupby("judge", sort=False)):
+                style = _style(index)
+                ax.plot(rows["k"], rows["tau_corrected"], **style, label=f"{judge}: PPI-corrected")
+                ax.plot(rows["k"], rows["tau_judge"], **(style | {"ls": "--"}), label=f"{judge}: judge alone")
+            title = dataset
+        else:
+            for color, column, style, what in (("C0", "tau_corrected", "-", "PPI-corrected"),
+                                               ("C1", "tau_judge", "--", "judge alone")):  # fmt: skip
+                by_k = block.groupby("k")[column]
+                ax.fill_between(by_k.min().index, by_k.min(), by_k.max(), color=color, alpha=0.2)
+                ax.plot(by_k.median().index, by_k.median(), ls=style, marker="o", color=color,
+                        label=f"{what}: median, band: range")  # fmt: skip
+            title = f"{dataset}\nall {len(judges)} judges: median and range"
         if len(block):
             human = block.groupby("k")["tau_human_only"].mean()
             ax.plot(human.index, human.values, ls=":", color="black", label="humans alone (k queries)")
         ax.set_xlabel("human-labelled queries k")
         ax.set_ylabel("Kendall's tau vs the humans (all queries)")
-        ax.set_title(dataset)
-        ax.legend(fontsize=6)
-    save_figure(fig, png)
+        ax.set_title(title, fontsize=10)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0)
+    return _finish(fig, png)
 
 
-def length_chart(deciles: pd.DataFrame, png: str | Path) -> None:
-    """Mean judge grade by length decile within each human grade, one panel per (dataset, judge)."""
-    plt = pyplot()
-    keys = list(dict.fromkeys(zip(deciles["dataset"], deciles["judge"], strict=True))) or [("", "")]
-    cols = min(4, len(keys))
-    rows = (len(keys) + cols - 1) // cols
-    fig, axes = plt.subplots(rows, cols, figsize=(3.4 * cols, 2.8 * rows), squeeze=False, sharey=True)
-    for ax in axes.flat[len(keys) :]:
-        ax.axis("off")
-    for ax, (dataset, judge) in zip(axes.flat, keys, strict=False):
-        block = deciles[(deciles["dataset"] == dataset) & (deciles["judge"] == judge)]
-        for column in [c for c in block.columns if c.startswith("human_")]:
+def _length_effect(block: pd.DataFrame) -> float:
+    """The largest change of mean judge grade from the shortest to the longest decile within a human grade."""
+    block = block.sort_values("decile")
+    changes = []
+    for column in (c for c in block.columns if c.startswith("human_")):
+        values = block[column].dropna()
+        if len(values) >= 2:
+            changes.append(abs(float(values.iloc[-1] - values.iloc[0])))
+    return max(changes, default=math.nan)
+
+
+def length_chart(deciles: pd.DataFrame, png: str | Path):
+    """Mean judge grade by length decile within each human grade, one panel per (dataset, judge).
+    More than :data:`MAX_PANELS` judges: those whose grade changes most from the shortest decile
+    to the longest (the length table has every judge)."""
+    groups = dict(list(deciles.groupby(["dataset", "judge"], sort=False))) if len(deciles) else {}
+    keys = _largest({key: _length_effect(block) for key, block in groups.items()})
+    fig, axes = _panels(len(keys), 3.4, 2.8, sharey=True)
+    grades = [c for c in deciles.columns if c.startswith("human_")]
+    for ax, key in zip(axes, keys, strict=False):
+        block = groups[key].sort_values("decile")
+        for column in grades:
             ax.plot(block["decile"], block[column], marker=".", label=column.replace("_", " "))
-        ax.set_title(f"{dataset}: {judge}", fontsize=9)
+        ax.set_title(_title(*key), fontsize=9)
         ax.set_xlabel("length decile (within the human grade)")
-    axes.flat[0].set_ylabel("mean judge grade")
-    axes.flat[0].legend(fontsize=7)
-    save_figure(fig, png)
+    axes[0].set_ylabel("mean judge grade")
+    if not keys:
+        axes[0].axis("off")
+    handles, names = axes[0].get_legend_handles_labels()
+    if handles:
+        fig.legend(handles, names, loc="outside lower center", ncol=len(handles), fontsize=7)
+    note = _shown(len(keys), len(groups), "the largest change from the shortest decile to the longest")
+    if note:
+        fig.suptitle(textwrap.fill(note, 90), fontsize=10)
+    return _finish(fig, png)
