@@ -42,6 +42,7 @@ CAPTION_TABLES = {
         for name in (
             "label_test",
             "lojo",
+            "lojo_labels",
             "self_preference",
             "length",
             "length_systems",

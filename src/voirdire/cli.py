@@ -26,11 +26,27 @@ def main(argv: list[str] | None = None) -> int:
     verdict = sub.add_parser("verdict", help="print the verdict of a finished run: one row per judge and dataset")
     verdict.add_argument("--configfile", default="config/config.yaml")
     verdict.add_argument("--results", help="the run's results folder (default: the config's results:)")
-    init = sub.add_parser("init", help="write an editable labels-only config from qrels, topics, runs and label sets")
+    init = sub.add_parser(
+        "init",
+        help="write an editable labels-only config from qrels, topics, runs and label sets (no runs: the "
+        "label sets are audited alone)",
+    )
     init.add_argument("--qrels", required=True, help="the human qrels (TREC format, plain or .gz)")
     init.add_argument("--topics", required=True, help="topics TSV: qid<TAB>text")
-    init.add_argument("--runs", nargs="+", default=[], help="a folder of TREC runs, or run files")
+    init.add_argument(
+        "--runs",
+        nargs="+",
+        default=[],
+        help="a folder of TREC runs, or run files (none: no systems, the label sets audited alone)",
+    )
     init.add_argument("--judge", action="append", default=[], metavar="NAME=FILE", help="a recorded judge's qrels")
+    init.add_argument(
+        "--judges",
+        action="append",
+        default=[],
+        metavar="FOLDER",
+        help="a folder of label sets (qrels files), one judge each, named by its file name",
+    )
     init.add_argument("--family", action="append", default=[], metavar="NAME=FAMILY", help="a run's or judge's family")
     init.add_argument("--measures", nargs="+", default=[], help="ir_measures measures (default: the paper's)")
     init.add_argument("--dataset", default="data", help="the dataset's name in tables")
@@ -47,7 +63,8 @@ def main(argv: list[str] | None = None) -> int:
 
             preflight(cfg)
             judges = {j.name for js in cfg.judges.values() for j in js}
-            print(f"ok: {len(cfg.datasets)} dataset(s), {len(cfg.systems)} systems, {len(judges)} judges")
+            systems = f"{len(cfg.systems)} systems" if cfg.systems else "no systems (the label sets audited alone)"
+            print(f"ok: {len(cfg.datasets)} dataset(s), {systems}, {len(judges)} judges")
             return 0
         from .plan import render
 
@@ -98,8 +115,8 @@ def _init(args: argparse.Namespace) -> int:
 
     try:
         config, notes = init_config(
-            qrels=args.qrels, topics=args.topics, runs=args.runs, judges=args.judge, families=args.family,
-            measures=args.measures, dataset=args.dataset,
+            qrels=args.qrels, topics=args.topics, runs=args.runs, judges=args.judge, judge_folders=args.judges,
+            families=args.family, measures=args.measures, dataset=args.dataset,
         )  # fmt: skip
         write_config(config, notes, args.output)
         load_plan(args.output)  # what it wrote validates as the workflow will check it
@@ -110,8 +127,11 @@ def _init(args: argparse.Namespace) -> int:
 
     from .init import family_of
 
-    print(f"wrote {args.output}: {len(config['systems']) - 1} run entries, {len(config['judges'])} judges")
+    runs = f"{len(config['runs'])} run entries" if config.get("runs") else "no runs (the label sets audited alone)"
+    print(f"wrote {args.output}: {runs}, {len(config['judges'])} judges")
     for kind, names in (("runs", _run_names(config)), ("judges", [j["name"] for j in config["judges"]])):
+        if not names:
+            continue
         print(f"{kind}:")
         for name in names:
             family = family_of(name, dict(a.split("=", 1) for a in args.family)) or "no family (--family NAME=FAMILY)"

@@ -190,6 +190,12 @@ class Plan:
     notes: tuple[str, ...] = ()  # what the config check chose and a user should read (logged)
 
     @property
+    def has_systems(self) -> bool:
+        """Whether ``systems:`` lists any: without, the judges' label sets are audited alone (on the
+        human-judged pairs; docs/configuration.md, "Label sets without runs")."""
+        return bool(self.systems)
+
+    @property
     def recorded(self) -> list[Recorded]:
         """The recorded systems (``runs:``) listed under ``systems:``."""
         return [s for s in self.systems if isinstance(s, Recorded)]
@@ -469,6 +475,9 @@ def _check_systems(
     found = found or _Found(strict=True)
     skip = set(skip)
     systems: list[System] = []
+    if len(config["systems"]) == 1:
+        found.add(ConfigError("one system cannot be ranked against others: list two or more, or none to audit "
+                              "the judges' label sets alone", key="systems"))  # fmt: skip
     for index, name in enumerate(config["systems"]):
         if name in skip:
             continue
@@ -508,6 +517,28 @@ def _check_labels_only(config: dict, systems: tuple[System, ...], judges: dict[s
         raise ConfigError(
             f"{where}: the oracles need a base run; set oracles.base to a recorded run", key="oracles.base"
         )
+
+
+NEEDS_SYSTEMS = (
+    ("assistants", "the assistants experiment scores the systems on rewritten passages"),
+    ("probes.swap.lists", "the swap test of result lists compares the systems' lists"),
+    ("probes.personas", "persona-conditioned judging measures how the systems' ranking moves"),
+    ("variants", "prompt sensitivity measures how the systems' ranking moves"),
+)
+"""Sections that compare systems, so need ``systems:``, and why."""
+
+
+def _check_without_systems(config: dict, found: _Found | None = None) -> None:
+    """Without ``systems:`` (the judges' label sets audited alone), what compares systems is a
+    config error naming its key."""
+    found = found or _Found(strict=True)
+    for key, why in NEEDS_SYSTEMS:
+        node: Any = config
+        for part in key.split("."):
+            node = node.get(part) if isinstance(node, dict) else None
+        if node:
+            found.add(ConfigError(f"no systems are listed (systems:), and {why}: list systems, or leave {key} out",
+                                  key=key))  # fmt: skip
 
 
 def _check_oracles(config: dict, systems: tuple[System, ...], recorded: dict[str, Recorded]) -> None:
@@ -773,9 +804,11 @@ def check(config: dict, *, configfile: str | os.PathLike | Iterable[str | os.Pat
             mark = found.mark()
             systems = _check_systems(config, rankers, recorded, groups, found, skip=bad_rankers)
             systems_ok = not found.since(mark) and not bad_rankers.intersection(config["systems"])
-        if systems_ok:
+        if systems_ok and systems:
             with found.each():
                 _check_oracles(config, systems, recorded)
+        elif not config["systems"]:
+            _check_without_systems(config, found)
         _check_measures(config, found)
         assistants = _check_assistants(config, systems, found, systems_ok=systems_ok)
         mark = found.mark()

@@ -151,7 +151,7 @@ def evaluate_measures(
     """Long table (measure, system, query_id, value) for every system under one judge.
 
     A system given several runs (an oracle with random tie-break, one run per draw) scores
-    the mean over its draws, per query.
+    the mean over its draws, per query. No runs: no rows.
     """
     qids = [str(q) for q in query_ids]
     frames = []
@@ -163,6 +163,9 @@ def evaluate_measures(
             frames.append(
                 pd.DataFrame({"measure": text, "system": system, "query_id": qids, "value": mean[text].values})
             )
+    if not frames:
+        return pd.DataFrame({"measure": pd.Series(dtype=str), "system": pd.Series(dtype=str),
+                             "query_id": pd.Series(dtype=str), "value": pd.Series(dtype=float)})  # fmt: skip
     return pd.concat(frames, ignore_index=True)
 
 

@@ -3,7 +3,9 @@
 Given human qrels, topics, recorded runs (a folder or files) and recorded judges' label sets,
 it writes a labels-only config (no corpus: recorded systems and judges, and the audits that
 need only labels) that validates and runs unchanged with
-``snakemake --cores N --configfile THAT``. What it inferred -- a judge's label scale and
+``snakemake --cores N --configfile THAT``. Without runs (a challenge's label sets and its human
+qrels, as LLMJudge gives them) the config lists no systems: the label sets are audited alone,
+on the human-judged pairs. What it inferred -- a judge's label scale and
 binary threshold from its grades, ``unjudged_topics: drop`` when some topics have no qrels --
 is written into the file as comments, so the user can see and change it.
 """
@@ -11,6 +13,7 @@ is written into the file as comments, so the user can see and change it.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -19,7 +22,9 @@ import yaml
 from .errors import ConfigError
 from .evaluation import DEFAULT_MEASURES, parse_measure
 from .formats import read_qrels, read_topics, run_tag
-from .runs import _SAFE, folder_names
+from .runs import _SAFE, _stem, folder_names, run_files
+
+_JUDGE_NAME = re.compile(r"[^A-Za-z0-9_.-]")
 
 
 def _pairs(values: Sequence[str], flag: str) -> dict[str, str]:
@@ -29,6 +34,22 @@ def _pairs(values: Sequence[str], flag: str) -> dict[str, str]:
         if not sep or not name or not rest:
             raise ConfigError(f"expected NAME=VALUE, got {value!r}", key=flag)
         found[name] = rest
+    return found
+
+
+def judge_folder(folder: str | Path) -> dict[str, str]:
+    """Judge name -> label set, for a folder of label sets (qrels files; a challenge's submissions):
+    one judge per file, named by its file name without the suffixes of a run file (characters
+    a judge name cannot carry become ``_``)."""
+    path = Path(folder)
+    found: dict[str, str] = {}
+    for file in run_files(path):
+        name = _JUDGE_NAME.sub("_", _stem(file)).lstrip("_.-") or "judge"
+        if name in found:
+            raise ConfigError(f"two label sets are named {name!r} ({found[name]} and {file})", key="--judges")
+        found[name] = str(file)
+    if not found:
+        raise ConfigError(f"the folder {path} holds no label sets", key="--judges")
     return found
 
 
@@ -56,15 +77,22 @@ def init_config(
     topics: str,
     runs: Sequence[str] = (),
     judges: Sequence[str] = (),
+    judge_folders: Sequence[str] = (),
     families: Sequence[str] = (),
     measures: Sequence[str] = (),
     dataset: str = "data",
     results: str | None = None,
 ) -> tuple[dict, list[str]]:
-    """The config and the notes (comments) to write above it."""
+    """The config and the notes (comments) to write above it. No ``runs``: a config without
+    systems, whose judges' label sets are audited alone (on the human-judged pairs)."""
     notes: list[str] = []
     family = _pairs(families, "--family")
     judge_files = _pairs(judges, "--judge")
+    for folder in judge_folders:
+        for name, path in judge_folder(folder).items():
+            if name in judge_files:
+                raise ConfigError(f"judge {name!r} is given twice ({judge_files[name]} and {path})", key="--judges")
+            judge_files[name] = path
     topic_ids = set(read_topics(topics))
     judged = set(read_qrels(qrels)["query_id"])
     spec: dict = {"source": "local", "topics": topics, "qrels": qrels}
@@ -105,10 +133,11 @@ def init_config(
         notes.append(f"the oracles (Perfect) reorder the top depth of {names[0]!r} by the human labels (the first "
                      "run given; oracles.base chooses another)")  # fmt: skip
         config["systems"] = ["Perfect", *run_entries]
+    elif not judge_files:
+        raise ConfigError("give runs (--runs), label sets (--judge, --judges), or both", key="--runs")
     else:
-        raise ConfigError(
-            "give at least one run (--runs): a labels-only config compares recorded systems", key="--runs"
-        )
+        notes.append("no runs: no systems, so the label sets are audited alone, on the pairs the human qrels judge "
+                     "(label agreement, leave one judge out, drift); what ranks systems is n/a in the verdict")  # fmt: skip
     judge_list = []
     for name, path in judge_files.items():
         low, high, threshold = scale_of(path)
@@ -122,7 +151,8 @@ def init_config(
     chosen = list(measures) or list(DEFAULT_MEASURES)
     for index, text in enumerate(chosen):
         parse_measure(text, key=f"--measures[{index}]")
-    config["evaluation"] = {"measures": chosen, "depth": 100}
+    if run_entries or measures:  # measures score systems: none to score without runs
+        config["evaluation"] = {"measures": chosen, "depth": 100}
     return config, notes
 
 

@@ -39,6 +39,10 @@ import pandas as pd
 
 PASS, FLAG, NA, INFO = "pass", "flag", "n/a", "info"
 
+NO_SYSTEMS = "no systems: the config lists none (systems:), so only the label sets are audited"
+"""Why what ranks or scores systems has no result when ``systems:`` is left out: the n/a of every
+question that needs ``runs``, and the tables and audits of systems, which have no rows."""
+
 
 @dataclass(frozen=True)
 class Cell:
@@ -293,7 +297,7 @@ def _drift(rows, judge, context):
 
 
 @question("circular_use", asks="Does its own ranking look better under it than under the humans?",
-          table="circularity", needs=("labels",),
+          table="circularity", needs=("labels", "runs"),
           rule="reported, not flagged: its own ranking scores 1 under its own labels, so every judge that differs "
                "from the humans inflates; the cell says by how much against human@pool")  # fmt: skip
 def _circular(rows, judge, context):
@@ -370,13 +374,16 @@ def _persona(rows, judge, context):
 @dataclass
 class DatasetTables:
     """Every table the questions read, of one dataset (absent tables: empty frames), the
-    judges to answer for, the oracles, and alpha."""
+    judges to answer for, the oracles, alpha, and what the dataset's audits lack: a need a
+    question declares (``runs``, ``texts``, ...) -> the reason, which every question needing it
+    gives as its n/a (``{"runs": NO_SYSTEMS}`` when the config lists no systems)."""
 
     judges: Sequence[str]
     tables: Mapping[str, pd.DataFrame]
     oracles: Sequence[str] = ()
     alpha: float = 0.05
     notes: Sequence[str] = field(default_factory=list)
+    unavailable: Mapping[str, str] = field(default_factory=dict)
 
 
 def verdict(datasets: Mapping[str, DatasetTables]) -> pd.DataFrame:
@@ -389,8 +396,13 @@ def verdict(datasets: Mapping[str, DatasetTables]) -> pd.DataFrame:
         for judge in data.judges:
             for q in QUESTIONS.values():
                 table = context.get(q.table)
-                cell = q.answer(table if table is not None else pd.DataFrame(), judge, context) if table is not None \
-                    else Cell(NA, reason=q.absent)  # fmt: skip
+                lacking = [data.unavailable[need] for need in q.needs if need in data.unavailable]
+                if lacking:  # the question cannot be asked of this dataset: its first missing need says why
+                    cell = Cell(NA, reason=lacking[0])
+                elif table is not None:
+                    cell = q.answer(table, judge, context)
+                else:
+                    cell = Cell(NA, reason=q.absent)
                 rows.append({"dataset": dataset, "judge": judge, "question": q.name, "status": cell.status,
                              "effect": cell.effect, "ci_low": cell.low, "ci_high": cell.high, "tests": cell.tests,
                              "chance": cell.chance, "reason": cell.reason, "detail": cell.detail,

@@ -1,6 +1,6 @@
 # Stage 7 (docs/audits.md): judge audits that need only labels -- every kind of judge,
-# no LLM call: label test, leave-one-judge-out, self-preference corrected for strictness,
-# length bias and Simpson's paradox.
+# no LLM call: label test, leave-one-judge-out (of systems, and on labels), self-preference
+# corrected for strictness, length bias and Simpson's paradox.
 
 
 rule audits:
@@ -17,6 +17,8 @@ rule audits:
         lojo_md=audit_output("lojo", "md"),
         lojo_png=audit_output("lojo", "png", "lojo_chart"),
         lojo_pdf=audit_output("lojo", "pdf"),
+        lojo_labels=audit_output("lojo_labels", "csv", "lojo_labels"),
+        lojo_labels_md=audit_output("lojo_labels", "md"),
         self_preference=audit_output("self_preference", "csv", "self_preference"),
         self_preference_md=audit_output("self_preference", "md"),
         length=audit_output("length", "csv", "length"),
@@ -49,6 +51,8 @@ rule audits:
         "../../envs/voirdire.yaml"
     params:
         judges=audit_judges,
+        # none listed: only the audits of labels alone have rows (the others say why not)
+        systems=PLAN.has_systems,
         system_families={str(s): family_of(s) for s in PLAN.systems},
         measure=PLAN.measures[0],
         # every score the audits compute is cut here first, as Table 2's are

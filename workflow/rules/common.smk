@@ -13,6 +13,7 @@ from voirdire.manifest import manifest, write_if_changed
 from voirdire.preflight import preflight
 from voirdire.probes.items import LISTS_PROMPT, PAIRWISE_PROMPT
 from voirdire.systems import family_of
+from voirdire.verdict import NO_SYSTEMS
 from voirdire.wf import named
 
 # command-line modes that read the workflow without running or planning jobs
@@ -255,7 +256,10 @@ def judge_qrels(wildcards):
 
 
 def judge_measures(wildcards):
-    """Judge name -> per-query scores of every system under it, every measure."""
+    """Judge name -> per-query scores of every system under it, every measure (none without
+    systems: the label sets are audited alone)."""
+    if not PLAN.has_systems:
+        return {}
     return {
         judge: L.eval_measures(wildcards.dataset, wildcards.provenance, judge)
         for judge in PLAN.judge_names(wildcards.dataset)
@@ -263,7 +267,10 @@ def judge_measures(wildcards):
 
 
 def judge_evals(wildcards):
-    """Judge name -> per-query scores of every system under it, for every judge of the dataset."""
+    """Judge name -> per-query scores of every system under it, for every judge of the dataset
+    (none without systems)."""
+    if not PLAN.has_systems:
+        return {}
     return {
         judge: L.eval(wildcards.dataset, wildcards.provenance, judge)
         for judge in PLAN.judge_names(wildcards.dataset)
@@ -292,6 +299,8 @@ def paths(named):
 
 
 def all_judge_evals(wildcards):
+    if not PLAN.has_systems:
+        return []
     return [
         L.eval(dataset, wildcards.provenance, judge)
         for dataset in PLAN.datasets
@@ -300,6 +309,8 @@ def all_judge_evals(wildcards):
 
 
 def all_judge_measures(wildcards):
+    if not PLAN.has_systems:
+        return []
     return [
         L.eval_measures(dataset, wildcards.provenance, judge)
         for dataset in PLAN.datasets
@@ -371,17 +382,18 @@ def audit_runs(wildcards):
 
 def audit_inputs(wildcards):
     """Every file the audits read, name-keyed and declared once (voirdire.wf.named): each
-    judge's qrels, the needed pairs, topics, the systems' runs, the oracles' base run, the
-    texts (not of a labels-only dataset) and a rewritten provenance's rewrites, and the drift
-    audit's extra label sets."""
+    judge's qrels, the needed pairs, topics, the systems' runs, the oracles' base run (none
+    without systems), the texts (not of a labels-only dataset) and a rewritten provenance's
+    rewrites, and the drift audit's extra label sets."""
     p = wildcards.provenance
     texts = [d for d in PLAN.datasets if not PLAN.labels_only(d)]
+    base = PLAN.datasets if PLAN.has_systems else []
     return named(
         qrels=audit_qrels(wildcards),
         pairs={d: L.pairs(d, p) for d in PLAN.datasets},
         topics={d: L.topics(d) for d in PLAN.datasets},
         runs=audit_runs(wildcards),
-        base={d: L.run(d, "original", PLAN.base.slug) for d in PLAN.datasets},
+        base={d: L.run(d, "original", PLAN.base.slug) for d in base},
         passages={d: L.passages(d) for d in texts},
         rewrites={} if p == "original" else {d: L.rewrites(d, p) for d in texts},
         drift=audit_drift_sources(wildcards),
@@ -627,6 +639,18 @@ def verdict_inputs(wildcards):
     return tables
 
 
+def unavailable(dataset):
+    """What the verdict's questions may need and this dataset lacks -> the reason (voirdire.verdict):
+    systems (no systems: listed: the label sets are audited alone), passage texts (a labels-only
+    dataset)."""
+    missing = {}
+    if not PLAN.has_systems:
+        missing["runs"] = NO_SYSTEMS
+    if PLAN.labels_only(dataset):
+        missing["texts"] = "no passage texts (a labels-only dataset)"
+    return missing
+
+
 def get_final_output():
     """Every table and figure, the verdict, then the table of where the run's time went (made last)."""
     return run_outputs() + verdict_outputs() + [L.timings("csv")]
@@ -641,7 +665,8 @@ def run_outputs():
     if any(r.method == "prp" for r in PLAN.rankers):
         names.append("position_bias")
     tables = [L.table(P, name, ext) for name in names for ext in ("csv", "md")]
-    figures = [L.figure(P, "figure3", ext) for ext in ("png", "pdf")]
+    # Figure 3 draws the systems under each judge: none without systems (Table 1 says why)
+    figures = [L.figure(P, "figure3", ext) for ext in ("png", "pdf")] if PLAN.has_systems else []
     audits = [L.audit(P, name, "csv") for name in AUDIT_TABLES]
     audits += [L.audit(P, name, "png") for name in AUDIT_FIGURES]
     outputs = expand(
@@ -660,6 +685,7 @@ def run_outputs():
 AUDIT_TABLES = (
     "label_test",
     "lojo",
+    "lojo_labels",
     "self_preference",
     "length",
     "length_systems",

@@ -28,6 +28,8 @@ rule verdict:
     params:
         judges={d: [j.name for j in js if j.kind != "human"] for d, js in PLAN.judges.items()},
         oracles=[str(o) for o in PLAN.oracles],
+        # what a dataset lacks (systems, passage texts) -> the n/a of every question needing it
+        unavailable={d: unavailable(d) for d in PLAN.datasets},
         alpha=config["evaluation"]["alpha"],
     script:
         "../scripts/verdict.py"

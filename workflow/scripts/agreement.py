@@ -1,10 +1,12 @@
-"""Stage 5b: label agreement (kappa), system agreement (tau, RBO), paired t-tests."""
+"""Stage 5b: label agreement (kappa), system agreement (tau, RBO), paired t-tests. Without
+systems (the label sets audited alone): the label agreement only, and no paired tests."""
 
 import json
 from pathlib import Path
 
 import pandas as pd
 
+from voirdire.audits.labels import label_agreement
 from voirdire.evaluation import evaluate_measures
 from voirdire.formats import atomic_write, read_pairs, read_qrels, read_run, read_topics
 from voirdire.judges import HUMAN, Scale, restrict
@@ -18,19 +20,28 @@ scales = {j: Scale(m["min"], m["max"], m["binary_threshold"]) for j, m in params
 names = list(scales)
 pairs = read_pairs(snakemake.input.pairs)
 labels = {j: read_qrels(path, (scales[j].low, scales[j].high), allow_empty=True) for j, path in files["qrels"].items()}
-scores = pd.concat([pd.read_parquet(path) for path in files["measures"].values()], ignore_index=True)
 # human@pool: the human labels of the pairs a judge is asked, the reference a label copier matches
-runs = {system: [read_run(path) for path in paths] for system, paths in files["runs"].items()}
+runs = {system: [read_run(path) for path in paths] for system, paths in files.get("runs", {}).items()}
 pool = evaluate_measures(runs, restrict(labels[HUMAN], pairs), read_topics(snakemake.input.topics),
                          params.measure_names, binary_threshold=scales[HUMAN].binary_threshold, depth=params.depth)  # fmt: skip
 pool.insert(0, "judge", "human@pool")
 pool.insert(0, "dataset", snakemake.wildcards.dataset)
-agreement, significance = agreement_tables(
-    dataset=snakemake.wildcards.dataset,
-    labels=labels, scales=scales, pairs=pairs, scores=scores, measures=params.measure_names,
-    oracles=params.oracles, alpha=params.alpha, rbo_p=params.rbo_p, pool_scores=pool,
-    correction=params.correction, test=params.test, resamples=params.resamples, seed=params.seed,
-)  # fmt: skip
+if runs:
+    scores = pd.concat([pd.read_parquet(path) for path in files["measures"].values()], ignore_index=True)
+    agreement, significance = agreement_tables(
+        dataset=snakemake.wildcards.dataset,
+        labels=labels, scales=scales, pairs=pairs, scores=scores, measures=params.measure_names,
+        oracles=params.oracles, alpha=params.alpha, rbo_p=params.rbo_p, pool_scores=pool,
+        correction=params.correction, test=params.test, resamples=params.resamples, seed=params.seed,
+    )  # fmt: skip
+else:  # no systems: one row per judge, its labels against the humans' (no measure, no tau, no tests)
+    outside = int((~pairs["in_pool"].astype(str).isin(["True", "true", "1"])).sum()) if "in_pool" in pairs else None
+    found = label_agreement(labels, scales, pairs, resamples=params.resamples, seed=params.seed)
+    agreement = pd.DataFrame([{"dataset": snakemake.wildcards.dataset, "judge": judge,
+                               "queries": int(pairs["query_id"].nunique()), "pairs_outside_pool": outside, **row}
+                              for judge, row in found.items()])  # fmt: skip
+    significance = pd.DataFrame()
+    log.info("no systems: Table 2 holds the label agreement of %d judge(s) on %d pairs", len(found), len(pairs))
 with atomic_write(snakemake.output.pool, "wb") as fh:
     pool.to_parquet(fh, index=False)
 rows = agreement.to_dict("records")
@@ -46,7 +57,7 @@ for row in rows:
     row["labels_outside_pool"] = found.get("labels_outside_pool")
     row["invalid_labels_dropped"] = found.get("invalid_labels_dropped")
     row["low_coverage"] = bool(row["coverage"] < params.min_coverage)
-    if row["low_coverage"] and row["measure"] == params.measure_names[0]:
+    if row["low_coverage"] and row.get("measure", params.measure_names[0]) == params.measure_names[0]:
         log.warning("%s labels %.1f%% of the needed pairs, under min_coverage %.0f%%: its scores rest on "
                     "fewer documents than the humans'", row["judge"], 100 * row["coverage"], 100 * params.min_coverage)  # fmt: skip
 agreement = pd.DataFrame(rows)

@@ -1,5 +1,6 @@
 """Stage 7: judge audits from labels: label test, leave-one-judge-out, self-preference corrected
-for strictness, length bias and Simpson's paradox, drift, the judge as a ranker, calibration."""
+for strictness, length bias and Simpson's paradox, drift, the judge as a ranker, calibration.
+Without systems (the label sets audited alone) the audits of systems write no rows, and say why."""
 
 import pandas as pd
 
@@ -17,8 +18,9 @@ from voirdire.audits.run import DatasetInputs, audit_tables
 from voirdire.formats import read_pairs, read_qrels, read_run, read_topics
 from voirdire.judges import HUMAN, restrict
 from voirdire.manifest import sha256
-from voirdire.output import write_table
+from voirdire.output import pyplot, save_figure, write_table
 from voirdire.texts import provenance_texts
+from voirdire.verdict import NO_SYSTEMS
 from voirdire.wf import grouped, start
 
 log = start(snakemake)
@@ -27,6 +29,20 @@ files = grouped(snakemake.input)
 manifest = sha256(snakemake.input.manifest)
 per_query = pd.read_parquet(snakemake.input.per_query)
 ALPHA = params.alpha
+SYSTEMS = params.systems  # any listed: without, only the label sets are audited
+
+
+def unsystematic(empty: str) -> str:
+    """The empty-table message of an audit of systems: why it has no rows."""
+    return empty if SYSTEMS else f"{NO_SYSTEMS}; this audit {empty}"
+
+
+def placeholder(png: str, text: str) -> None:
+    """A figure that says why it shows nothing (and its PDF)."""
+    fig, ax = pyplot().subplots(figsize=(6, 1.6))
+    ax.text(0.5, 0.5, text, ha="center", va="center", wrap=True)
+    ax.axis("off")
+    save_figure(fig, png)
 
 
 def chance(tests: int, alpha: float) -> str:
@@ -54,8 +70,8 @@ for dataset, judges in params.judges.items():
         judges=judges,
         pairs=pairs,
         labels={j: read_qrels(files["qrels"][dataset][j], bounds[j], allow_empty=True) for j in judges},
-        runs={s: [read_run(p) for p in paths] for s, paths in files["runs"][dataset].items()},
-        base=read_run(files["base"][dataset]),
+        runs={s: [read_run(p) for p in paths] for s, paths in files.get("runs", {}).get(dataset, {}).items()},
+        base=read_run(files["base"][dataset]) if dataset in files.get("base", {}) else None,
         topics=read_topics(files["topics"][dataset]),
         per_query=per_query[per_query["dataset"] == dataset],
         # a labels-only dataset has no texts: its length audit is empty, the rest runs on labels
@@ -74,11 +90,20 @@ write_table(label_table, out.label_test, floatfmt=".3f", manifest=manifest,
             title="Label test: each judge against the human labels, pair by pair "
                   "(rates with 95% cluster-bootstrap intervals over queries and the counts they are shares of)")  # fmt: skip
 write_table(tables["lojo"], out.lojo, floatfmt=".3f", manifest=manifest,
+            empty=unsystematic("needs two judges or more besides the null baselines (it ranks the systems)"),
             title="Leave one judge out: does each adjacent pair of the panel ranking hold without the judge? "
                   "(margins with 95% bootstrap CIs over queries)")  # fmt: skip
+write_table(tables["lojo_labels"], out.lojo_labels, floatfmt=".3f", manifest=manifest,
+            empty="needs two judges or more besides the null baselines, on pairs of two queries or more",
+            view=["left_out", "panel", "pairs", "queries", "kappa_judge", "kappa_full", "kappa_reduced", "kappa_change",
+                  "without_it"],
+            title="Leave one judge out on labels: the panel's label (at least half its judges say relevant, each at "
+                  "its own threshold) against the humans', binary kappa with every judge and without each (95% "
+                  "cluster-bootstrap CIs over queries; the change paired on the same resamples)")  # fmt: skip
 preference = tables["self_preference"]
 preference_tests = int(preference["within_grade_p"].notna().sum()) if "within_grade_p" in preference else 0
 write_table(preference, out.self_preference, floatfmt=".3f", manifest=manifest,
+            empty=unsystematic("compares the judges' labels of a family's systems' documents"),
             view=["judge", "family", "panel", "within_grade", "within_grade_p", "strata", "placebo_min",
                   "placebo_max", "corrected", "self_preferring", "reason"],
             title="Self-preference against a panel of judges of other families: flagged from the within-grade "
@@ -91,6 +116,7 @@ write_table(length, out.length, floatfmt=".3f", manifest=manifest,
             title="Length bias: passage length vs judge grade, overall and within human grades (permutation p-values "
                   f"within query x grade blocks; length_biased at p < 0.01: {chance(len(length), 0.01)})")  # fmt: skip
 write_table(tables["length_systems"], out.length_systems, floatfmt=".3f", manifest=manifest,
+            empty=unsystematic("correlates the systems' passage lengths with their scores"),
             title="Length across systems vs within tiers: r of a system's judged top-10 passage length and its score "
                   "(a tier flagged only when the overall r lies outside its Fisher-z 95% interval, sign reversed)")  # fmt: skip
 shift_tests = len(tables["control_chart"])
@@ -116,23 +142,36 @@ drift_chart(tables["control_chart"], tables["drift"], out.drift_png)
 leniency_chart(label_table, out.leniency_png)
 circularity = tables["circularity"]
 write_table(circularity, out.circularity, floatfmt=".3f", manifest=manifest,
+            empty=unsystematic("reranks the oracles' base run by each judge's labels"),
             view=["ranker", "self_score", "human_score", "human_pool_score", "inflation", "queries"],
             title="Each judge as a ranker: its ranking of the base run scored under the humans, human@pool (the "
                   "human labels of the judged pairs) and every judge (inflation = under itself - under human@pool, "
                   "95% cluster-bootstrap CI over queries; reported, not flagged: every judge that differs from the "
                   "humans scores its own ranking 1)")  # fmt: skip
-circularity_heatmap(circularity, out.circularity_png)
+if len(circularity):
+    circularity_heatmap(circularity, out.circularity_png)
+else:
+    placeholder(out.circularity_png, f"{NO_SYSTEMS}:\nno base run for the judges to rerank")
 calibration = tables["calibration"]
 calibration = calibration[["dataset", "judge"] + [c for c in calibration.columns if c not in ("dataset", "judge")]]
 write_table(calibration, out.calibration, floatfmt=".3f", manifest=manifest,
+            empty=unsystematic("corrects the judges' scores of the systems with a few human-labelled queries"),
             view=["judge", "k", "draws", "tau_judge", "tau_corrected", "tau_human_only", "ci_width_corrected",
                   "coverage_corrected", "ci_width_human_only", "coverage_human_only"],
             title="Calibration with k human-labelled queries: PPI++ (ppi_py) vs the judge alone and the humans alone; "
                   "tau over draws (mean, 10th/50th/90th percentiles), 95% z intervals for both estimates and their "
                   "coverage of each system's human mean over all queries")  # fmt: skip
-calibration_chart(calibration, out.calibration_png)
+if SYSTEMS:
+    calibration_chart(calibration, out.calibration_png)
+else:
+    placeholder(out.calibration_png, f"{NO_SYSTEMS}:\nno systems' scores to calibrate")
 confusion_heatmaps(heatmaps, out.confusion)
-lojo_chart(tables["lojo"], out.lojo_png)
+if SYSTEMS:
+    lojo_chart(tables["lojo"], out.lojo_png)
+else:
+    placeholder(
+        out.lojo_png, f"{NO_SYSTEMS}:\nno panel ranking of systems (lojo_labels.md: the labels without each judge)"
+    )
 length_chart(tables["deciles"], out.length_png)
 flagged = label_table.loc[label_table["missed_failure_rate"] > 0.5, "judge"].tolist() if len(label_table) else []
 log.info("%d label-test rows; judges calling most non-relevant pairs relevant: %s", len(label_table), flagged)

@@ -1,4 +1,6 @@
-"""Stage 6a: Table 1 (system x judge nDCG@10), Table 2 (agreement), significance, fingerprint."""
+"""Stage 6a: Table 1 (system x judge nDCG@10), Table 2 (agreement), significance, fingerprint.
+Without systems (the label sets audited alone): Table 2 holds the label agreement, and Table 1
+and the significance table have no rows and say why."""
 
 import json
 from pathlib import Path
@@ -11,12 +13,16 @@ from voirdire.judges import HUMAN
 from voirdire.manifest import sha256
 from voirdire.output import write_table
 from voirdire.report import table1
+from voirdire.verdict import NO_SYSTEMS
 from voirdire.wf import grouped, start
 
 log = start(snakemake)
 out = snakemake.output
+params = snakemake.params
 manifest = sha256(snakemake.input.manifest)
-per_query = pd.concat([pd.read_parquet(p) for p in snakemake.input.judge_evals], ignore_index=True)
+evals = [pd.read_parquet(p) for p in snakemake.input.judge_evals]  # none without systems
+per_query = (pd.concat(evals, ignore_index=True) if evals
+             else pd.DataFrame(columns=["dataset", "judge", "query_id", "system", "ndcg"]))  # fmt: skip
 judges = [HUMAN] + [j for j in dict.fromkeys(per_query["judge"]) if j != HUMAN]
 with atomic_write(out.per_query, "wb") as fh:
     per_query.to_parquet(fh, index=False)
@@ -24,15 +30,17 @@ with atomic_write(out.per_query, "wb") as fh:
 datasets = pd.DataFrame([json.loads(Path(p).read_text()) for p in snakemake.input.data_summaries])
 write_table(datasets, out.datasets, title="Datasets: topics and qrels used, and what a drop setting left out",
             manifest=manifest)  # fmt: skip
-params = snakemake.params
 scores = pd.concat([pd.read_parquet(p) for p in [*snakemake.input.judge_measures, *snakemake.input.pool]],
                    ignore_index=True)  # fmt: skip
 write_table(
-    table1(scores, params.systems, [HUMAN, "human@pool", *judges[1:]], params.measures),
+    table1(scores, params.systems, [HUMAN, "human@pool", *judges[1:]], params.measures)
+    if params.systems
+    else pd.DataFrame(columns=["dataset", "system", "measure", HUMAN]),
     out.table1,
     title=f"Table 1: mean score per system and measure under each judge (every system cut at depth {params.depth} "
     "before any measure, the part its judges label; judged-only nDCG@10 is the paper's measure)",
     manifest=manifest,
+    empty=f"{NO_SYSTEMS}; Table 2 has each judge's label agreement",
 )
 recorded = [row | {"dataset": json.loads(Path(p).read_text())["dataset"]}
             for p in snakemake.input.runs_summaries for row in json.loads(Path(p).read_text())["runs"]]  # fmt: skip
@@ -47,7 +55,8 @@ write_table(
     agreement,
     out.table2,
     title="Table 2: agreement of each judge with the human labels (95% bootstrap intervals over queries; "
-    "_vs_pool: against the human labels of the judged pairs)",
+    "_vs_pool: against the human labels of the judged pairs)"
+    + ("" if params.systems else f"; {NO_SYSTEMS}: label agreement only, on the human-judged pairs"),
     floatfmt=".3f",
     manifest=manifest,
     view=[
@@ -63,12 +72,26 @@ write_table(
         "spurious",
         "flipped",
         "disagreements_vs_pool",
+    ]
+    if params.systems
+    else [  # the label columns alone
+        "judge",
+        "queries",
+        "pairs_needed",
+        "pairs_labelled",
+        "coverage",
+        "kappa_binary",
+        "kappa_graded",
+        "kappa_quadratic",
+        "labels_outside_pool",
+        "invalid_labels_dropped",
     ],
 )
 write_table(
     pd.concat([pd.read_parquet(p) for p in snakemake.input.significance], ignore_index=True),
     out.significance,
     title="Paired tests for every pair of systems: human vs judge",
+    empty=NO_SYSTEMS if not params.systems else "no judge besides the human labels is configured",
     floatfmt=".4g",
     manifest=manifest,
     view=[

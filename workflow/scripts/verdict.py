@@ -20,7 +20,8 @@ def read(path: str) -> pd.DataFrame:
 
 
 tables = {name: read(path) for name, path in snakemake.input.items() if name != "manifest"}
-datasets = {dataset: DatasetTables(judges=judges, tables=tables, oracles=params.oracles, alpha=params.alpha)
+datasets = {dataset: DatasetTables(judges=judges, tables=tables, oracles=params.oracles, alpha=params.alpha,
+                                   unavailable=params.unavailable.get(dataset, {}))
             for dataset, judges in params.judges.items()}  # fmt: skip
 long = verdict(datasets)
 notes = coverage_notes(tables.get("table2", pd.DataFrame()))

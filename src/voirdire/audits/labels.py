@@ -22,8 +22,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from ..judges import Scale
-from ..stats import clustered_rate, kappas, wilson
+from ..judges import HUMAN, Scale
+from ..stats import clustered_rate, kappa_intervals, kappas, wilson
 
 
 def aligned(human: pd.DataFrame, judge: pd.DataFrame) -> pd.DataFrame:
@@ -94,3 +94,34 @@ def label_test(
         at = pairs.loc[pairs["human"] == grade, "judge"]
         row[f"mean_judge_grade_at_human_{grade}"] = float(at.mean()) if len(at) else math.nan
     return row
+
+
+def label_agreement(
+    labels: dict[str, pd.DataFrame],
+    scales: dict[str, Scale],
+    pairs: pd.DataFrame,
+    *,
+    resamples: int = 1000,
+    seed: int = 42,
+) -> dict[str, dict]:
+    """Table 2's label columns per judge (every judge of ``labels`` but the humans): the needed
+    pairs, those the judge labelled and its coverage, and its graded, binary and quadratic kappas
+    against the human labels of the needed pairs, each with its cluster-bootstrap interval over
+    queries (``kappa_degenerate``: undefined draws). The same columns
+    :func:`voirdire.report.agreement_tables` gives; with no systems they are Table 2."""
+    human = labels[HUMAN].merge(pairs[["query_id", "doc_id"]], on=["query_id", "doc_id"])
+    rows = {}
+    for judge in labels:
+        if judge == HUMAN:
+            continue
+        both = labels[judge].merge(human, on=["query_id", "doc_id"], suffixes=("_judge", "_human"))
+        point = kappas(both["relevance_human"], both["relevance_judge"], scales[HUMAN], scales[judge])
+        found = kappa_intervals(both, scales[HUMAN], scales[judge], resamples=resamples, seed=seed)
+        row = {"pairs_needed": len(pairs), "pairs_labelled": len(labels[judge]),
+               "coverage": len(labels[judge]) / len(pairs) if len(pairs) else math.nan}  # fmt: skip
+        for name in ("kappa_binary", "kappa_graded", "kappa_quadratic"):
+            row |= {name: point[name], f"{name}_ci_low": found[f"{name}_ci_low"],
+                    f"{name}_ci_high": found[f"{name}_ci_high"]}  # fmt: skip
+        row["kappa_degenerate"] = found["kappa_degenerate"]
+        rows[judge] = row
+    return rows

@@ -6,6 +6,11 @@ A *panel* ranks systems by their mean nDCG@10 over judges (each judge's mean ove
   in the full panel order whether the reduced panel keeps the order, the share of the full
   margin that survives, and Kendall's tau between the full and the reduced orderings. Both
   margins carry 95% percentile bootstrap CIs over queries (seeded).
+* **Leave-one-judge-out on labels** (no systems needed): the panel's label of a pair is the
+  majority of its judges' binary labels (each at its own threshold; a tie counts as relevant),
+  on the pairs every panel judge and the humans labelled; report the panel's binary kappa
+  against the humans with all judges and without each in turn, and the change, each with a 95%
+  cluster-bootstrap CI over queries (the same resamples for both, so the change is paired).
 * **Self-preference**: for judge j of family F, against j's panel (the judges of *other*
   families: a same-family judge shares j's bonus; never the null baselines; the humans only on
   request):
@@ -35,7 +40,15 @@ import pandas as pd
 
 from ..evaluation import cut
 from ..judges import Scale
-from ..stats import interval, kendall_tau, query_mean_test, query_picks
+from ..stats import (
+    interval,
+    kappa_from_counts,
+    kendall_tau,
+    per_query_confusion,
+    query_mean_test,
+    query_picks,
+    query_resamples,
+)
 
 
 def system_means(per_query: pd.DataFrame, judges: Sequence[str]) -> pd.DataFrame:
@@ -101,6 +114,78 @@ def leave_one_judge_out(
                 }
             )  # fmt: skip
     return pd.DataFrame(rows)
+
+
+LOJO_LABEL_COLUMNS = [
+    "left_out", "panel", "pairs", "queries", "kappa_judge", "kappa_full", "kappa_full_ci_low", "kappa_full_ci_high",
+    "kappa_reduced", "kappa_reduced_ci_low", "kappa_reduced_ci_high", "kappa_change", "kappa_change_ci_low",
+    "kappa_change_ci_high", "without_it", "degenerate",
+]  # fmt: skip
+"""The columns of :func:`leave_one_judge_out_labels`, in order."""
+
+
+def leave_one_judge_out_labels(
+    labels: Mapping[str, pd.DataFrame],
+    scales: Mapping[str, Scale],
+    judges: Sequence[str],
+    human: str,
+    *,
+    resamples: int = 1000,
+    seed: int = 42,
+    level: float = 0.95,
+) -> pd.DataFrame:
+    """One row per judge of the panel ``judges`` (two or more): the panel's binary kappa against
+    the ``human`` labels with every judge (``kappa_full``) and without this one
+    (``kappa_reduced``), and ``kappa_change`` = reduced - full, each with a percentile
+    cluster-bootstrap CI over queries (one set of resampled queries for all, so the change is
+    paired); ``kappa_judge`` is the judge's own binary kappa on the same pairs. ``without_it``
+    reads the change's CI: ``worse`` (the panel agrees less without the judge: it helps),
+    ``better`` (it hurts), ``same`` (the CI holds 0).
+
+    The panel's label of a pair: relevant when at least half of its judges call it relevant
+    (each at its own binary threshold), on the pairs every panel judge and the humans labelled.
+    No systems are needed; ``degenerate`` counts draws where a kappa is undefined."""
+    if len(judges) < 2:
+        return pd.DataFrame(columns=LOJO_LABEL_COLUMNS)
+    keys = ["query_id", "doc_id"]
+    frame = labels[human][[*keys, "relevance"]].rename(columns={"relevance": human})
+    frame = frame.assign(**{human: scales[human].binary(frame[human])})
+    for judge in judges:
+        side = labels[judge][[*keys, "relevance"]]
+        side = side.assign(relevance=scales[judge].binary(side["relevance"])).rename(columns={"relevance": judge})
+        frame = frame.merge(side, on=keys)
+    if frame.empty or frame["query_id"].nunique() < 2:
+        return pd.DataFrame(columns=LOJO_LABEL_COLUMNS)
+    queries = frame["query_id"].tolist()
+    times = query_resamples(frame["query_id"].nunique(), resamples, seed)
+    weights = 1.0 - np.eye(2)
+
+    def kappa_of(votes: pd.Series) -> tuple[float, np.ndarray]:
+        counts = per_query_confusion(queries, frame[human].tolist(), votes.astype(int).tolist(), [0, 1], [0, 1])
+        point = float(kappa_from_counts(counts.sum(axis=0), weights))
+        return point, kappa_from_counts(np.einsum("bq,qij->bij", times, counts), weights)
+
+    def panel(members: Sequence[str]) -> pd.Series:
+        return frame[list(members)].mean(axis=1) >= 0.5
+
+    full, full_draws = kappa_of(panel(judges))
+    full_ci = interval(full_draws, level)
+    rows = []
+    for judge in judges:
+        reduced, reduced_draws = kappa_of(panel([j for j in judges if j != judge]))
+        own, _ = kappa_of(frame[judge] == 1)
+        reduced_ci, change_ci = interval(reduced_draws, level), interval(reduced_draws - full_draws, level)
+        without = "worse" if change_ci.high < 0 else "better" if change_ci.low > 0 else "same"
+        rows.append({
+            "left_out": judge, "panel": len(judges), "pairs": len(frame), "queries": frame["query_id"].nunique(),
+            "kappa_judge": own, "kappa_full": full, "kappa_full_ci_low": full_ci.low,
+            "kappa_full_ci_high": full_ci.high, "kappa_reduced": reduced, "kappa_reduced_ci_low": reduced_ci.low,
+            "kappa_reduced_ci_high": reduced_ci.high, "kappa_change": reduced - full,
+            "kappa_change_ci_low": change_ci.low, "kappa_change_ci_high": change_ci.high,
+            "without_it": without if math.isfinite(reduced - full) else "undefined",
+            "degenerate": max(full_ci.degenerate, change_ci.degenerate),
+        })  # fmt: skip
+    return pd.DataFrame(rows, columns=LOJO_LABEL_COLUMNS)
 
 
 NULL_KINDS = ("baseline",)  # the length and overlap judges: no model, no family, never in a panel

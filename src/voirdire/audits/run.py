@@ -20,7 +20,14 @@ from .circularity import HUMAN_POOL, circularity_table, judge_ranking
 from .drift import drift, paired_shift
 from .labels import aligned, confusion, label_test
 from .length import by_decile, length_bias, system_lengths, tier_correlation, with_lengths
-from .panel import NULL_KINDS, leave_one_judge_out, self_preference, top_documents
+from .panel import (
+    LOJO_LABEL_COLUMNS,
+    NULL_KINDS,
+    leave_one_judge_out,
+    leave_one_judge_out_labels,
+    self_preference,
+    top_documents,
+)
 
 
 @dataclass
@@ -29,13 +36,16 @@ class DatasetInputs:
     first), the needed pairs, each judge's labels of them, the systems' runs, the base run the
     judges rerank, the texts (empty for a labels-only dataset), the topics, every judge's
     per-query scores under the primary measure (columns judge, system, query_id, ndcg), and
-    each judge's label sets for the drift audit (judge -> name -> qrels; two or more)."""
+    each judge's label sets for the drift audit (judge -> name -> qrels; two or more).
+
+    No systems (no runs, no base run): the audits of labels alone run (label test, leave one
+    judge out on labels, length, drift without tau); those of systems have no row."""
 
     judges: Mapping[str, Mapping]
     pairs: pd.DataFrame
     labels: Mapping[str, pd.DataFrame]
     runs: Mapping[str, list[pd.DataFrame]]
-    base: pd.DataFrame
+    base: pd.DataFrame | None
     topics: Mapping[str, str]
     per_query: pd.DataFrame
     texts: Mapping[str, str] = field(default_factory=dict)
@@ -60,7 +70,7 @@ def _scored(
     return evaluate_systems(runs, labels, topics, measure=measure, binary_threshold=binary_threshold, depth=depth)
 
 
-TABLES = ("label_test", "lojo", "self_preference", "length", "length_systems", "deciles", "drift",
+TABLES = ("label_test", "lojo", "lojo_labels", "self_preference", "length", "length_systems", "deciles", "drift",
           "control_chart", "circularity", "calibration")  # fmt: skip
 
 
@@ -98,16 +108,18 @@ def audit_tables(
         scoring = dict(data.labels) | {HUMAN_POOL: human}
         threshold[HUMAN_POOL] = threshold[HUMAN]
         scored = partial(_scored, topics=data.topics, measure=measure, depth=depth)
-        # every judge (the humans too) as a ranker of the base run, scored under every judge and human@pool
-        rankings = {j: [judge_ranking(data.base, labels, depth)] for j, labels in data.labels.items()}
-        under = {j: scored(rankings, labels, threshold[j]) for j, labels in scoring.items()}
-        scores = pd.DataFrame({j: frame.groupby("system")["ndcg"].mean() for j, frame in under.items()})
-        scores = scores.loc[judges, [*judges, HUMAN_POOL]]
-        per_query = {ranker: pd.DataFrame({j: frame[frame["system"] == ranker].set_index("query_id")["ndcg"]
-                                           for j, frame in under.items()}) for ranker in judges}  # fmt: skip
-        circular = circularity_table(scores, per_query=per_query, seed=seed)
-        rows["circularity"].append(pd.concat([circular.set_index("ranker"), scores.add_prefix("under_")], axis=1)
-                                   .reset_index(names="ranker").assign(dataset=dataset))  # fmt: skip
+        systems = bool(data.runs)
+        if data.base is not None:
+            # every judge (the humans too) as a ranker of the base run, scored under every judge and human@pool
+            rankings = {j: [judge_ranking(data.base, labels, depth)] for j, labels in data.labels.items()}
+            under = {j: scored(rankings, labels, threshold[j]) for j, labels in scoring.items()}
+            scores = pd.DataFrame({j: frame.groupby("system")["ndcg"].mean() for j, frame in under.items()})
+            scores = scores.loc[judges, [*judges, HUMAN_POOL]]
+            per_query = {ranker: pd.DataFrame({j: frame[frame["system"] == ranker].set_index("query_id")["ndcg"]
+                                               for j, frame in under.items()}) for ranker in judges}  # fmt: skip
+            circular = circularity_table(scores, per_query=per_query, seed=seed)
+            rows["circularity"].append(pd.concat([circular.set_index("ranker"), scores.add_prefix("under_")], axis=1)
+                                       .reset_index(names="ranker").assign(dataset=dataset))  # fmt: skip
         for judge in others:
             scale = data.scale(judge)
             both = aligned(human, data.labels[judge])
@@ -123,11 +135,19 @@ def audit_tables(
                 # each label set's query x system scores, for tau between the runs and its CI
                 tables = {name: scored(data.runs, labels, threshold[judge])
                           .pivot_table(index="query_id", columns="system", values="ndcg")
-                          for name, labels in sets.items()}  # fmt: skip
+                          for name, labels in sets.items()} if systems else None  # fmt: skip
                 rows["drift"].append(drift(sets, scale, tables, seed=seed).assign(dataset=dataset, judge=judge))
                 rows["control_chart"].append(
                     paired_shift(sets, alpha=alpha, seed=seed).assign(dataset=dataset, judge=judge)
                 )
+        panel = [j for j in others if data.judges[j]["kind"] not in NULL_KINDS]
+        scales = {j: data.scale(j) for j in judges}
+        # the panel's labels with and without each judge, against the humans' (no system needed)
+        lojo_labels = leave_one_judge_out_labels({**data.labels, HUMAN: human}, scales, panel, HUMAN, seed=seed)
+        if len(lojo_labels):
+            rows["lojo_labels"].append(lojo_labels.assign(dataset=dataset))
+        if not systems:  # what follows ranks or scores systems
+            continue
         block = data.per_query
         # length across systems vs within tiers (families) of systems, on the documents the primary
         # measure scores under each judge (the judged top 10 of judged-only nDCG@10)
@@ -138,7 +158,7 @@ def audit_tables(
             rows["length_systems"].append({"dataset": dataset, "judge": judge,
                                            **tier_correlation(lengths[judge], means, system_families)})  # fmt: skip
         # the panel of judges, never the null baselines (as in self-preference)
-        lojo = leave_one_judge_out(block, [j for j in others if data.judges[j]["kind"] not in NULL_KINDS], seed=seed)
+        lojo = leave_one_judge_out(block, panel, seed=seed)
         if len(lojo):
             rows["lojo"].append(lojo.assign(dataset=dataset))
         # each judge against the judges of other families (never the null baselines; humans: off)
@@ -148,7 +168,6 @@ def audit_tables(
         # (the runs cut at the evaluation depth, human-judged documents, the measure's cutoff)
         runs = {s: [cut(r, depth) for r in rs] for s, rs in data.runs.items()} if depth else data.runs
         tops = top_documents(runs, human, top or 10)
-        scales = {j: data.scale(j) for j in judges}
         rows["self_preference"].append(self_preference(block, families, system_families, kinds, labels=data.labels,
                                                        scales=scales, tops=tops, include_humans=include_humans,
                                                        alpha=alpha, seed=seed).assign(dataset=dataset))  # fmt: skip
@@ -168,5 +187,6 @@ def audit_tables(
     return tables, heatmaps
 
 
-EMPTY = {"deciles": ["dataset", "judge", "decile"], "calibration": ["dataset", "judge", "k"], "lojo": []}
+EMPTY = {"deciles": ["dataset", "judge", "decile"], "calibration": ["dataset", "judge", "k"], "lojo": [],
+         "lojo_labels": ["dataset", *LOJO_LABEL_COLUMNS], "circularity": ["dataset", "ranker"]}  # fmt: skip
 """The columns of a table no dataset has a row for (what its figure expects)."""
