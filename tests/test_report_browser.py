@@ -1,0 +1,127 @@
+"""The report opens on the answer: in a real headless Chromium, the first screen of the Snakemake
+report (its landing page at 1280x800, before any click or scroll) holds every judge's verdict,
+and the landing page's verdict table is results/verdict.csv, cell for cell.
+
+The report is built from the DL19 test config's run (``dl19_results``, shared with test_dl19 and
+test_report), so no workflow runs for this module but ``snakemake --report``. The report is a
+single-page React app: what is checked is what Chromium draws after its JavaScript ran, read word
+by word off the screen (tests/support/chromium.py), not the HTML file.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+import pytest
+from conftest import snakemake
+from support import chromium
+
+pytestmark = pytest.mark.workflow
+
+# the landing page is drawn: the verdict embedded in its text and the rule graph beside it
+READY = "document.querySelector('.voirdire-verdict') && document.querySelector('#rulegraph svg, #rulegraph canvas')"
+
+# the landing page's verdict table, a list of rows of cell texts (the header first)
+TABLE = "Array.from(document.querySelectorAll('.voirdire-verdict table tr'), tr => Array.from(tr.cells, c => c.innerText.trim()))"
+
+# how a judge's sentence (voirdire.verdict.sentence) says each status
+SAYS = {"flagged on ": "flag", "passes ": "pass", "reports ": "info"}
+NONE_FLAGGED = "no audit flags it"
+NOT_ASKED = re.compile(r"(\d+) question\(s\) could not be asked")
+
+
+@pytest.fixture(scope="module")
+def browser_available():
+    if chromium.executable() is None:
+        installed = chromium.install()
+        if installed is None:
+            pytest.skip("chromium is not installed and apt-get cannot install it here (not found, or not root)")
+        if chromium.executable() is None:
+            pytest.fail(f"apt-get install chromium failed:\n{installed.stdout[-2000:]}\n{installed.stderr[-2000:]}")
+
+
+@pytest.fixture(scope="module")
+def landing(browser_available, dl19_results, tmp_path_factory):
+    """The DL19 run's report as Chromium shows it: the first screen's lines, the verdict table's
+    rows, the verdict CSV, and a screenshot of the first screen (named in failure messages)."""
+    folder = tmp_path_factory.mktemp("report-browser")
+    report = folder / "report.html"
+    snakemake("--configfile", ".test/config.yaml", "--config", f"results={dl19_results}", "--report", str(report))
+    with chromium.Chromium() as browser:
+        page = browser.open(report.as_uri(), ready=READY)
+        screen = page.first_screen()
+        table = page.evaluate(TABLE)
+        shot = page.screenshot(folder / "first-screen.png")
+    verdict = pd.read_csv(dl19_results / "verdict.csv", keep_default_na=False)
+    return {"screen": screen, "table": table, "verdict": verdict, "screenshot": shot}
+
+
+def judges(verdict: pd.DataFrame) -> list[tuple[str, str]]:
+    return list(dict.fromkeys(zip(verdict["dataset"], verdict["judge"])))
+
+
+def stated(sentence: str) -> dict[str, object]:
+    """What a judge's sentence says: the questions it flags, passes and reports, and how many
+    could not be asked."""
+    said: dict[str, object] = {"flag": set(), "pass": set(), "info": set(), "n/a": 0}
+    for part in sentence.removesuffix(".").split("; "):
+        if part == NONE_FLAGGED:
+            continue
+        if match := NOT_ASKED.fullmatch(part):
+            said["n/a"] = int(match[1])
+            continue
+        prefix = next((p for p in SAYS if part.startswith(p)), None)
+        assert prefix is not None, f"a part of the sentence this test cannot read: {part!r} in {sentence!r}"
+        names = re.sub(r" \([^()]*\)", "", part.removeprefix(prefix))  # the effects in brackets
+        said[SAYS[prefix]] = set(names.split(", "))
+    return said
+
+
+def expected(rows: pd.DataFrame) -> dict[str, object]:
+    """The same, from the judge's rows of verdict.csv."""
+    names = {s: {q.replace("_", " ") for q in rows.loc[rows["status"] == s, "question"]} for s in SAYS.values()}
+    return {**names, "n/a": int((rows["status"] == "n/a").sum())}
+
+
+def test_the_first_screen_holds_every_judges_verdict(landing):
+    """Each judge of verdict.csv is named on the first screen, in a sentence whose flags, passes,
+    reports and number of questions not asked are that judge's statuses in the CSV."""
+    verdict, screen = landing["verdict"], landing["screen"]
+    shown = "\n".join(screen)
+    assert judges(verdict), "verdict.csv names no judge"
+    for dataset, judge in judges(verdict):
+        lead = f"{judge} on {dataset}: "
+        lines = [line for line in screen if line.startswith(lead)]
+        assert lines, f"{judge}'s verdict is not on the first screen ({landing['screenshot']}); it shows:\n{shown}"
+        rows = verdict[(verdict["dataset"] == dataset) & (verdict["judge"] == judge)]
+        assert stated(lines[0].removeprefix(lead)) == expected(rows), lines[0]
+
+
+def test_the_first_screen_opens_at_the_top_of_the_page(landing):
+    """The page is not scrolled or cut at the top: its first words and the verdict's heading
+    line are on screen (Snakemake centres the page vertically, which cut off the top of a page
+    taller than the screen; workflow/report/workflow.rst undoes that)."""
+    shown = "\n".join(landing["screen"])
+    assert "voirdire examines LLM relevance judges" in shown, f"{landing['screenshot']}:\n{shown}"
+    assert "The verdict, one row per judge" in shown, f"{landing['screenshot']}:\n{shown}"
+
+
+def test_the_landing_pages_table_is_the_verdict_csv(landing):
+    """Before any click, the landing page's table has a row per judge and a column per question,
+    each cell the CSV's text for it with its status word (pass, flag, info or n/a)."""
+    verdict, (header, *rows) = landing["verdict"], landing["table"]
+    assert header[:2] == ["dataset", "judge"]
+    questions = {q.replace("_", " "): q for q in verdict["question"]}
+    assert set(header[2:]) >= set(questions), header
+    assert [tuple(row[:2]) for row in rows] == judges(verdict)
+    text = verdict.set_index(["dataset", "judge", "question"])
+    for dataset, judge, *cells in rows:
+        for name, cell in zip(header[2:], cells):
+            if name not in questions:
+                assert cell.startswith("n/a"), (judge, name, cell)  # a question this run did not write
+                continue
+            row = text.loc[(dataset, judge, questions[name])]
+            assert cell == row["text"], (judge, name)
+            word = r"n/a" if row["status"] == "n/a" else rf"\b{row['status']}\b"
+            assert re.search(word, cell), (judge, name, cell)
