@@ -30,6 +30,7 @@ include: "workflow/rules/report.smk"
 include: "workflow/rules/audits.smk"
 include: "workflow/rules/assistants.smk"
 include: "workflow/rules/probes.smk"
+include: "workflow/rules/gaming.smk"
 include: "workflow/rules/verdict.smk"
 
 

@@ -52,7 +52,7 @@ CAPTION_TABLES = {
             "calibration",
         )
     },
-    **{f"probe_{name}": rf"audits/original/{name}\.csv" for name in ("swap", "pad", "injection")},
+    **{f"probe_{name}": rf"audits/original/{name}\.csv" for name in ("swap", "pad", "injection", "gaming")},
     **{
         f"probe_sensitivity_{name}": rf"audits/original/(persona|prompt_sensitivity)_{name}\.csv"
         for name in ("agreement", "displacement", "sensitivity", "systems", "consistency")

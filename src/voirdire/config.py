@@ -43,7 +43,7 @@ from .probes.items import (
 )
 from .probes.personas import read_persona_pool
 from .runs import Recorded, recorded_from_config
-from .systems import BM25, Oracle, Ranker, System, parse_system
+from .systems import BM25, Oracle, Perfect, Ranker, Swap, System, parse_system
 
 SCHEMA = Path(str(files("voirdire").joinpath("schema.yaml")))
 """The config schema, shipped as package data (an installed wheel carries it)."""
@@ -229,6 +229,11 @@ class Plan:
             return []
         llm = [j.name for j in next(iter(self.judges.values()), ()) if j.kind == "llm"]
         return [name for name in llm if name in probes.get("judges", llm)]
+
+    @property
+    def gaming_judges(self) -> dict[str, list[str]]:
+        """The judges the gamed systems are put to -> their methods (none without ``gaming``)."""
+        return dict((self.config.get("gaming") or {}).get("judges") or {})
 
     def padder(self, name: str) -> Assistant:
         for padder in self.padders:
@@ -510,7 +515,7 @@ def _check_labels_only(config: dict, systems: tuple[System, ...], judges: dict[s
         if entry["kind"] in TEXT_JUDGES:
             raise ConfigError(f"{where}: a judge of kind {entry['kind']} reads passage texts",
                               key=f"{item_key('judges', index, entry)}.kind")  # fmt: skip
-    for section in ("assistants", "probes"):
+    for section in ("assistants", "probes", "gaming"):
         if config.get(section):
             raise ConfigError(f"{where}: the {section} read passage texts", key=section)
     if config["oracles"]["base"] == "BM25" and any(not isinstance(s, (Recorded,)) for s in systems):
@@ -524,6 +529,7 @@ NEEDS_SYSTEMS = (
     ("probes.swap.lists", "the swap test of result lists compares the systems' lists"),
     ("probes.personas", "persona-conditioned judging measures how the systems' ranking moves"),
     ("variants", "prompt sensitivity measures how the systems' ranking moves"),
+    ("gaming", "the gamed system is put on the systems' leaderboard"),
 )
 """Sections that compare systems, so need ``systems:``, and why."""
 
@@ -757,6 +763,58 @@ def _check_probes(
     return tuple(padders)
 
 
+GAMING_KINDS = ("llm", "embedding")
+"""The judges a gamed system is put to: those that read the modified texts when asked."""
+
+
+def _check_gaming(config: dict, judges: dict[str, tuple[Judge, ...]], systems: tuple[System, ...],
+                  found: _Found | None = None, *, systems_ok: bool = True) -> None:  # fmt: skip
+    """The gaming section: methods are built in or have a template with a {passage} slot, the
+    gamed systems are listed systems, the judges are of kind llm or embedding. Fills in the
+    defaults: claim's template, every non-oracle system, ``judges`` as judge -> its methods."""
+    found = found or _Found(strict=True)
+    gaming = config.get("gaming")
+    if gaming is None:
+        return
+    templates = gaming.setdefault("templates", {})
+    templates.setdefault("claim", INJECTIONS["claim"])
+    for name, text in templates.items():
+        with found.each():
+            require_slots(text, ("passage",), f"gaming.templates.{name}")
+    for index, name in enumerate(gaming["methods"]):
+        if name != "stuff" and name not in templates:
+            found.add(ConfigError(f"{name!r} is neither stuff, claim nor a name under gaming.templates",
+                                  key=item_key("gaming.methods", index, name)))  # fmt: skip
+    if len(set(gaming["methods"])) != len(gaming["methods"]):
+        found.add(ConfigError("a method is listed twice", key="gaming.methods"))
+    if systems_ok:
+        names = [str(s) for s in systems]
+        gaming.setdefault("systems", [str(s) for s in systems if not isinstance(s, (Perfect, Swap))])
+        for index, name in enumerate(gaming["systems"]):
+            if name not in names:
+                found.add(ConfigError(f"{name!r} is not a system listed under systems:",
+                                      key=item_key("gaming.systems", index, name)))  # fmt: skip
+        if not gaming["systems"]:
+            found.add(ConfigError("every system is an oracle: list the systems to game", key="gaming.systems"))
+    kinds = {j.name: j.kind for js in judges.values() for j in js}
+    asked = gaming.get("judges")
+    if asked is None:
+        asked = [name for name, kind in kinds.items() if kind in GAMING_KINDS]
+    if isinstance(asked, list):
+        asked = {name: list(gaming["methods"]) for name in asked}
+    for name, methods in asked.items():
+        key = f"gaming.judges.{name}"
+        if kinds.get(name) not in GAMING_KINDS:
+            found.add(ConfigError(f"{name!r} is not a judge of kind llm or embedding (the gamed passages are "
+                                  "judged again)", key=key))  # fmt: skip
+        if not isinstance(methods, list) or not all(m in gaming["methods"] for m in methods):
+            found.add(ConfigError(f"the methods must be a list of gaming.methods ({', '.join(gaming['methods'])})",
+                                  key=key))  # fmt: skip
+    if not asked:
+        found.add(ConfigError("no judge of kind llm or embedding reads the gamed passages", key="gaming.judges"))
+    gaming["judges"] = asked
+
+
 def _check_variants(config: dict, judges: dict[str, tuple[Judge, ...]], found: _Found | None = None) -> None:
     """Each variants group names configured judges on the human labels' scale (kappa compares grades)."""
     found = found or _Found(strict=True)
@@ -823,6 +881,7 @@ def check(config: dict, *, configfile: str | os.PathLike | Iterable[str | os.Pat
         padders: tuple[Assistant, ...] = ()
         if judges_ok:
             padders = _check_probes(config, judges, systems, found, systems_ok=systems_ok)
+            _check_gaming(config, judges, systems, found, systems_ok=systems_ok)
             _check_variants(config, judges, found)
         raise_all(found.errors)
     finally:

@@ -44,3 +44,28 @@ def embedding_labels(
 
     similarity = cosine(model, [topics[q] for q in pairs["query_id"]], [texts[d] for d in pairs["doc_id"]])
     return grades_from_similarity(pairs, similarity, scale, thresholds)
+
+
+def grades_against(
+    reference: pd.DataFrame,
+    items: pd.DataFrame,
+    similarity: Sequence[float],
+    scale: Scale,
+    thresholds: Sequence[float] | None = None,
+) -> pd.DataFrame:
+    """qrels for new passages (``items``: query_id, doc_id) graded on the footing of the pool's:
+    with ``thresholds``, as any pair; by per-query quantiles, the grade the pool pair of the same
+    query with the highest similarity at or below the new one's got (``scale.low`` below them
+    all), so a new passage moves no pool label. ``reference``: the pool's (query_id, similarity,
+    relevance), as :func:`grades_from_similarity` graded them."""
+    if thresholds is not None:
+        return grades_from_similarity(items, similarity, scale, thresholds)
+    frame = items[["query_id", "doc_id"]].copy()
+    grades = []
+    by_query = {q: g.sort_values("similarity") for q, g in reference.groupby("query_id", sort=False)}
+    for qid, value in zip(frame["query_id"], np.asarray(similarity, dtype=float), strict=True):
+        pool = by_query.get(qid)
+        below = pool[pool["similarity"] <= value] if pool is not None else None
+        grades.append(int(below["relevance"].max()) if below is not None and len(below) else scale.low)
+    frame["relevance"] = grades
+    return frame

@@ -119,6 +119,16 @@ class Layout:
         """A judge's probe answers, one row per call (``parquet``), its store or summary."""
         return f"{self.root}/{dataset}/probes/judge-{judge}.{ext}"
 
+    # The gamed system (docs/probes.md)
+    def gaming_passages(self, dataset: str) -> str:
+        """The gamed systems' modified top-k passages: (query_id, doc_id, method, gamed_id, text)."""
+        return f"{self.root}/{dataset}/gaming/passages.parquet"
+
+    def gaming_labels(self, dataset: str, judge: str, ext: str = "txt") -> str:
+        """A judge's labels of the modified passages (qrels, ``txt``); an LLM judge's store
+        (``sqlite``), raw answers (``parquet``) and summary (``summary.json``)."""
+        return f"{self.root}/{dataset}/gaming/judge-{judge}.{ext}"
+
     def served(self, server: str, layer: str) -> str:
         """A served model's record (URL, model, engine version): the service job's output."""
         return f"{self.root}/serve/{server}.{layer}.json"

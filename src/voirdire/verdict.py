@@ -22,6 +22,9 @@ Flag rules (docs/verdict.md gives each with its source):
   judge's own paired test calls the pass significant;
 * own family, length, drift, padding, injection, position: the audit's own flag column, its
   test over queries at alpha;
+* gameable: a gamed system (its top k passages stuffed with the query's terms or claiming
+  relevance; Alaofi et al., 2025) gains under the judge, its interval over queries above 0, and
+  passes a system the humans rank above it;
 * circular use is reported, not flagged (``info``): a judge's own ranking scores 1 under its
   own labels, so every judge that differs from the humans "inflates"; the cell says by how much;
 * persona/prompt: the ranking moves under a prompt change by more than the queries' own
@@ -336,6 +339,29 @@ def _padding(rows, judge, context):
           rule="flag when the changed passages' grades rise, sign-flip p < alpha over queries")  # fmt: skip
 def _injection(rows, judge, context):
     return _shift_question(rows, judge, context, "injection")
+
+
+@question("gameable", asks="Would a gamed system climb the leaderboard under it?", table="gaming",
+          needs=("texts", "runs"), rule="flag when a gamed system (its top k passages stuffed with the query's "
+          "terms or claiming relevance) gains, its 95% interval over queries above 0, and passes a system the "
+          "humans rank above it")  # fmt: skip
+def _gameable(rows, judge, context):
+    found = _rows(rows, judge)
+    if not len(found):
+        return Cell(NA, reason="the gamed system was not put to this judge")
+    asked = found[found["delta"].notna()] if "delta" in found else found.iloc[0:0]
+    if not len(asked):
+        return Cell(NA, reason=_reason(found.iloc[0].to_dict()) or "no gamed system scored")
+    climbing = asked[asked["climbs"].astype(str).str.lower() == "true"]
+    row = (climbing if len(climbing) else asked).sort_values("delta", ascending=False).iloc[0].to_dict()
+    passes = row.get("passes")
+    passes = "" if passes is None or (isinstance(passes, float) and math.isnan(passes)) else str(passes)
+    detail = f"{row['gamed']}: rank {int(_num(row, 'rank'))} -> {int(_num(row, 'rank_gamed'))}"
+    detail += f", passes {passes}" if passes else ""
+    if len(climbing):
+        detail += f"; {len(climbing)} of {len(asked)} gamed systems climb"
+    return Cell(FLAG if len(climbing) else PASS, _num(row, "delta"), _num(row, "delta_ci_low"),
+                _num(row, "delta_ci_high"), tests=len(asked), detail=detail)  # fmt: skip
 
 
 @question("position", asks="Does the order of two passages decide its preference?", table="swap",

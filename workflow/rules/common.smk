@@ -76,8 +76,9 @@ def llm_slots(endpoint):
     keeps at most that many calls in flight (it reads its granted value back). A model the
     workflow serves itself has no provider's rate limit to respect: its callers take no slot
     (they run together with their server, and the group must fit the cap) and keep
-    `concurrency` calls in flight."""
-    if endpoint is None or endpoint.serve is not None:
+    `concurrency` calls in flight. Nor has the local model, which runs inside the job's own
+    process (`local/...`): its job keeps `concurrency` prompts waiting to be batched."""
+    if endpoint is None or endpoint.serve is not None or endpoint.model.startswith("local/"):
         return 0
     return endpoint.concurrency
 
@@ -618,6 +619,52 @@ def probe_final_outputs():
     return [L.audit("original", name, "csv") for name in names]
 
 
+# ----------------------------------------------------------------------------- the gamed system
+GAMING = as_plain(config.get("gaming") or {})
+
+
+def gaming_judges_of_kind(kind):
+    """A wildcard regex matching exactly the judges of one kind the gamed systems are put to."""
+    return one_of(
+        sorted(
+            name for name in PLAN.gaming_judges if PLAN.judge(PLAN.datasets[0], name).kind == kind
+        )
+    )
+
+
+def gaming_systems(dataset):
+    """Gamed system (as tables print it) -> its run files of the original collection."""
+    runs = system_runs_of(dataset, "original")
+    return {name: runs[name] for name in GAMING.get("systems", [])}
+
+
+def gaming_run_inputs(wildcards):
+    """The gamed systems' runs, name-keyed (the script reads them back with grouped)."""
+    return named(runs=gaming_systems(wildcards.dataset))
+
+
+def gaming_label_tree(wildcards=None):
+    """Dataset -> judge -> its labels of the modified passages."""
+    return {d: {j: L.gaming_labels(d, j) for j in PLAN.gaming_judges} for d in PLAN.datasets}
+
+
+def gaming_qrels_tree(wildcards=None):
+    """Dataset -> judge -> its labels of the pool (original texts)."""
+    return {d: {j: L.qrels(d, "original", j) for j in PLAN.gaming_judges} for d in PLAN.datasets}
+
+
+def gaming_score_tree(wildcards=None):
+    """Dataset -> judge (and human) -> every system's per-query scores, as Table 1 has them."""
+    return {
+        d: {j: L.eval(d, "original", j) for j in ["human", *PLAN.gaming_judges]}
+        for d in PLAN.datasets
+    }
+
+
+def gaming_final_outputs():
+    return [L.audit("original", "gaming", "csv")] if PLAN.gaming_judges else []
+
+
 def verdict_inputs(wildcards):
     """Every table a verdict question reads (voirdire.verdict.QUESTIONS), of the original texts:
     the paper's tables, the label audits, and the probes that are configured."""
@@ -636,6 +683,7 @@ def verdict_inputs(wildcards):
     }
     if "personas" in probes:
         tables["persona_sensitivity"] = L.audit("original", "persona_sensitivity", "csv")
+    tables |= {"gaming": path for path in gaming_final_outputs()}
     return tables
 
 
@@ -679,7 +727,12 @@ def run_outputs():
     assistants += [L.figure(P, "figure4", "png")]
     if PLAN.rewriting_rankers:
         assistants += [L.table(P, "score_shift", "csv"), L.figure(P, "figure5", "png")]
-    return outputs + expand(assistants, provenance=REWRITTEN) + probe_final_outputs()
+    return (
+        outputs
+        + expand(assistants, provenance=REWRITTEN)
+        + probe_final_outputs()
+        + gaming_final_outputs()
+    )
 
 
 AUDIT_TABLES = (

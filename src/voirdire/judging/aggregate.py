@@ -11,6 +11,7 @@ from ..judges import LLMJudge
 from ..llm.calls import UNPARSED, RunStats
 from ..llm.store import Record
 from ..stats import majority
+from .tasks import passage_text
 
 JUDGMENT_COLUMNS = [
     "judge", "query_id", "doc_id", "provenance", "sample", "model", "model_version", "raw",
@@ -29,7 +30,7 @@ def judgments(records: Iterable[Record], texts: dict[str, str]) -> pd.DataFrame:
             "label": r.value if r.status == "ok" else None, "status": r.status,
             "parse_rule": r.rule, "attempts": r.attempts, "prompt_tokens": r.prompt_tokens,
             "completion_tokens": r.completion_tokens, "cost": r.cost, "latency_s": r.latency_s,
-            "passage_chars": len(texts[r.items["doc_id"]]), "created": r.created, "key": r.key,
+            "passage_chars": len(passage_text(texts, r.items["query_id"], r.items["doc_id"])), "created": r.created, "key": r.key,
         }
         for r in records
     ]  # fmt: skip

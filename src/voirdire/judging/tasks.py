@@ -8,6 +8,8 @@ grade parses on the judge's scale). Its ids are the query, the passage and the p
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import pandas as pd
 
 from ..judges import LLMJudge, Scale
@@ -60,19 +62,27 @@ def grade_calls(
     return calls
 
 
+def passage_text(texts: Mapping, query_id: str, doc_id: str) -> str:
+    """A pair's passage text: by (query, passage) where a text belongs to one query (a gamed
+    system's passage stuffed with that query's terms), else by passage."""
+    found = texts.get((query_id, doc_id))
+    return texts[doc_id] if found is None else found
+
+
 def judge_calls(
     judge: LLMJudge,
     pairs: pd.DataFrame,
     topics: dict[str, str],
-    texts: dict[str, str],
+    texts: Mapping,
     *,
     provenance: str,
 ) -> list[Call]:
-    """One call per (unique pair, sample), in pair order."""
+    """One call per (unique pair, sample), in pair order (texts by passage, or by (query,
+    passage): :func:`passage_text`)."""
     template = Template.from_file(judge.prompt_file)
     calls = []
     for row in pairs[["query_id", "doc_id"]].drop_duplicates().itertuples(index=False):
-        messages = template.render(topics[row.query_id], texts[row.doc_id])
+        messages = template.render(topics[row.query_id], passage_text(texts, row.query_id, row.doc_id))
         items = {"query_id": row.query_id, "doc_id": row.doc_id, "provenance": provenance}
         calls.extend(grade_calls(judge, template, messages, items, legacy=True))
     return calls

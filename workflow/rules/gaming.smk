@@ -1,0 +1,122 @@
+# Stage 8b (docs/probes.md, "The gamed system"): would a gamed system climb the leaderboard
+# under this judge? Each gamed system's top-k passages are modified (the query's terms stuffed
+# in, a relevance claim: Alaofi et al., 2025), each judge that reads texts labels the modified
+# passages through its own call path, and the table scores S and S#method on the original runs.
+
+
+rule gaming_passages:
+    input:
+        unpack(gaming_run_inputs),
+        pairs=L.pairs(D, "original"),
+        passages=L.passages(D),
+        topics=L.topics(D),
+    output:
+        L.gaming_passages(D),
+    log:
+        L.log("{dataset}/gaming/passages"),
+    benchmark:
+        L.benchmark("{dataset}/gaming/passages")
+    conda:
+        "../../envs/voirdire.yaml"
+    params:
+        gaming=GAMING,
+    script:
+        "../scripts/gaming_passages.py"
+
+
+rule gaming_llm_judge:
+    input:
+        passages=L.gaming_passages(D),
+        topics=L.topics(D),
+        prompt=lambda wildcards: str(PLAN.judge(wildcards.dataset, wildcards.judge).prompt_file),
+        served=lambda wildcards: served_input(PLAN.judge(wildcards.dataset, wildcards.judge), 1),
+        # the judge's pool job first: one model at a time, and its labels are read beside these
+        pool_done=L.qrels(D, "original", J),
+    output:
+        qrels=L.gaming_labels(D, J),
+        raw=L.gaming_labels(D, J, "parquet"),
+        summary=L.gaming_labels(D, J, "summary.json"),
+    log:
+        L.log("{dataset}/gaming/judge-{judge}"),
+    benchmark:
+        L.benchmark("{dataset}/gaming/judge-{judge}")
+    wildcard_constraints:
+        judge=gaming_judges_of_kind("llm"),
+    conda:
+        "../../envs/voirdire.yaml"
+    threads: lambda wildcards: caller_threads(PLAN.judge(wildcards.dataset, wildcards.judge))
+    resources:
+        mem_mb=4000,
+        llm_slots=lambda wildcards: llm_slots(
+            PLAN.judge(wildcards.dataset, wildcards.judge).endpoint
+        ),
+    params:
+        judge=lambda wildcards: PLAN.judge(wildcards.dataset, wildcards.judge),
+        methods=lambda wildcards: PLAN.gaming_judges[wildcards.judge],
+        # the call store: a cache kept across runs, so it is not a declared output
+        store=lambda wildcards: L.gaming_labels(wildcards.dataset, wildcards.judge, "sqlite"),
+    script:
+        "../scripts/gaming_llm_judge.py"
+
+
+rule gaming_embedding_judge:
+    input:
+        gamed=L.gaming_passages(D),
+        pairs=L.pairs(D, "original"),
+        passages=L.passages(D),
+        topics=L.topics(D),
+    output:
+        L.gaming_labels(D, J),
+    log:
+        L.log("{dataset}/gaming/judge-{judge}"),
+    benchmark:
+        L.benchmark("{dataset}/gaming/judge-{judge}")
+    wildcard_constraints:
+        judge=gaming_judges_of_kind("embedding"),
+    conda:
+        "../../envs/voirdire.yaml"
+    threads: lambda wildcards: PLAN.judge(wildcards.dataset, wildcards.judge).threads
+    resources:
+        mem_mb=2000,
+    params:
+        judge=lambda wildcards: PLAN.judge(wildcards.dataset, wildcards.judge),
+        methods=lambda wildcards: PLAN.gaming_judges[wildcards.judge],
+    script:
+        "../scripts/gaming_embedding_judge.py"
+
+
+rule gaming_table:
+    input:
+        unpack(
+            named_inputs(
+                gamed=gaming_label_tree,
+                qrels=gaming_qrels_tree,
+                scores=gaming_score_tree,
+                human=human_qrels_of,
+                runs=original_runs,
+            )
+        ),
+        manifest=L.manifest(),
+    output:
+        csv=report(
+            L.audit("original", "gaming", "csv"),
+            caption="../report/probe_gaming.rst",
+            category="Probes",
+        ),
+        md=L.audit("original", "gaming", "md"),
+    log:
+        L.log("probes/gaming"),
+    benchmark:
+        L.benchmark("probes/gaming")
+    conda:
+        "../../envs/voirdire.yaml"
+    params:
+        gaming=GAMING,
+        judges=audit_judges,
+        measure=PLAN.measures[0],
+        depth=PLAN.depth,
+        alpha=config["evaluation"]["alpha"],
+        test=config["evaluation"]["test"],
+        seed=config["evaluation"]["seed"],
+    script:
+        "../scripts/gaming.py"

@@ -1,0 +1,67 @@
+"""The gamed system, step 3: per dataset x judge x method x gamed system, the score of S and of
+S#method under the judge (the primary measure, as Table 1 scores), Δ with its interval over
+queries, the ranks before and after, the human-better systems passed, and ``climbs``."""
+
+import pandas as pd
+
+from voirdire.formats import read_qrels, read_run
+from voirdire.manifest import sha256
+from voirdire.output import write_table
+from voirdire.probes.gaming import VIEW, combine, gaming_rows, not_asked
+from voirdire.wf import grouped, start
+
+log = start(snakemake)
+params, files = snakemake.params, grouped(snakemake.input)
+gaming = params.gaming
+WHY = {
+    "recorded": "a recorded judge's labels are fixed: it cannot be asked about the modified passages",
+    "baseline": "a baseline judge is not put to the gamed system (gaming.judges: kinds llm and embedding)",
+}
+
+
+def qrels(path: str, dataset: str, judge: str) -> pd.DataFrame:
+    scale = params.judges[dataset][judge]
+    return read_qrels(path, (scale["min"], scale["max"]), allow_empty=True)
+
+
+def wide(path: str) -> pd.DataFrame:
+    """Every system's per-query scores under one judge (query x system), as Table 1 has them."""
+    frame = pd.read_parquet(path)
+    return frame.pivot(index="query_id", columns="system", values="ndcg")
+
+
+frames = []
+for dataset, judges in params.judges.items():
+    runs = {s: [read_run(p) for p in paths] for s, paths in files["runs"][dataset].items()}
+    human = qrels(files["human"][dataset], dataset, "human")
+    human_scores = wide(files["scores"][dataset]["human"])
+    for judge, meta in judges.items():
+        if judge == "human":
+            continue
+        if judge not in gaming["judges"]:
+            frames.append(not_asked(dataset, judge, WHY.get(meta["kind"], "not listed under gaming.judges")))
+            continue
+        scores = wide(files["scores"][dataset][judge]).reindex(index=human_scores.index, columns=human_scores.columns)
+        labels = qrels(files["gamed"][dataset][judge], dataset, judge)
+        rows = gaming_rows(
+            dataset=dataset, judge=judge, methods=gaming["judges"][judge], systems=gaming["systems"], runs=runs,
+            scores=scores, human_scores=human_scores, judge_qrels=qrels(files["qrels"][dataset][judge], dataset, judge),
+            human_qrels=human, labels=labels, k=gaming["k"], measure=params.measure, depth=params.depth,
+            binary_threshold=meta["binary_threshold"], human_threshold=judges["human"]["binary_threshold"],
+            alpha=params.alpha, test=params.test, seed=params.seed,
+        )  # fmt: skip
+        for row in rows.itertuples():
+            if row.unlabelled:
+                log.warning("%s/%s: %d of %d modified passages of %s have no label (unparsed): unjudged under the "
+                            "judge", dataset, judge, row.unlabelled, row.modified, row.gamed)  # fmt: skip
+            if abs(row.human_delta) > 1e-12:
+                log.error("%s/%s: %s moved under the human labels by %+.6f; by construction it cannot",
+                          dataset, judge, row.gamed, row.human_delta)  # fmt: skip
+        frames.append(rows)
+table = combine(frames)
+write_table(table, snakemake.output.csv, title="The gamed system: would it climb the leaderboard under this judge?",
+            floatfmt=".3f", manifest=sha256(snakemake.input.manifest), view=VIEW,
+            empty="no judge is put to the gamed system")  # fmt: skip
+climbing = table[table["climbs"].astype(bool)]
+log.info("gaming: %d rows, %d climb: %s", len(table), len(climbing),
+         ", ".join(f"{r.dataset}/{r.judge}/{r.gamed}" for r in climbing.itertuples()) or "none")  # fmt: skip
