@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import re
 from pathlib import Path
+from typing import NamedTuple
 
 import pandas as pd
 
@@ -85,6 +86,25 @@ def save_figure(fig, png: str | Path, pdf: str | Path | None = None) -> None:
 
 MAX_COLUMNS = 12
 """The widest Markdown table a person reads; the CSV keeps every column."""
+MAX_CELL = 80
+"""A view's longer text cells lose their parenthetical remarks (the CSV keeps the full text)."""
+
+
+class IntervalCell(NamedTuple):
+    """A view cell ``name`` of an interval whose bounds are not named ``<x>_ci_low`` and
+    ``<x>_ci_high`` (the sensitivity table's ``ci_low_queries``, ``ci_high_queries``): ``value
+    [low, high]`` from the columns ``value``, ``low`` and ``high``, or ``[low, high]`` alone
+    when ``value`` is None (a second interval of a value shown in another cell)."""
+
+    name: str
+    value: str | None
+    low: str
+    high: str
+
+
+View = list[str | IntervalCell]
+"""A Markdown view: the columns a person reads, in order (names after the ``<x>_ci_low`` /
+``<x>_ci_high`` merge), and :class:`IntervalCell` cells."""
 
 
 def write_table(
@@ -95,15 +115,17 @@ def write_table(
     floatfmt: str = ".4f",
     manifest: str | None = None,
     empty: str = "no judge besides the human labels is configured",
-    view: list[str] | None = None,
+    view: View | None = None,
 ) -> None:
     """Write the table as ``<stem>.csv`` and ``<stem>.md`` (one Markdown section per dataset);
     ``path`` is either file or their common stem.
 
     The CSV keeps every column. The Markdown is the view a person reads: a statistic and its
     interval share one cell (``0.482 [0.360, 0.588]``, from ``<x>``, ``<x>_ci_low`` and
-    ``<x>_ci_high``), and ``view`` (names after that merge) picks and orders its columns; the
-    Markdown then says how many more the CSV has. ``manifest`` (the manifest's SHA-256) is
+    ``<x>_ci_high``), and ``view`` (names after that merge, and :class:`IntervalCell` cells of other
+    bounds) picks and orders its columns; the Markdown then says how many columns the CSV has,
+    and a view's text cells longer than :data:`MAX_CELL` lose their parenthetical remarks (a
+    long n/a reason reads as its first clause). ``manifest`` (the manifest's SHA-256) is
     printed under the Markdown title, so a table says which systems, judges and settings it was
     made from. Counts print as integers (see :func:`_counts_as_integers`), a missing number as
     ``n/a`` and a missing reason (a ``reason`` column: why a row has no result) as an empty cell.
@@ -117,9 +139,13 @@ def write_table(
     if frame.empty:
         lines.append(f"(no rows: {empty})")
     for dataset, block in frame.groupby("dataset", sort=False) if not frame.empty else []:
-        shown = _with_intervals(_counts_as_integers(block.drop(columns="dataset")), floatfmt)
+        shown = _counts_as_integers(block.drop(columns="dataset"))
+        cells = [c for c in view or [] if isinstance(c, IntervalCell) and {c.low, c.high} <= set(shown.columns)]
+        shown = _with_intervals(shown.assign(**{c.name: _interval_cells(shown, c, floatfmt) for c in cells}), floatfmt)
         if view is not None:
-            shown = shown[[c for c in view if c in shown.columns]]
+            names = [c.name if isinstance(c, IntervalCell) else c for c in view]
+            shown = shown[[c for c in names if c in shown.columns]]
+            shown = shown.assign(**{c: shown[c].map(_short) for c in shown.columns if shown[c].dtype.kind == "O"})
         shown = shown.astype(object)
         shown = shown.where(shown.notna(), None)
         for column in shown.columns:
@@ -149,16 +175,33 @@ def _with_intervals(frame: pd.DataFrame, floatfmt: str) -> pd.DataFrame:
             continue
         if not all(pd.api.types.is_numeric_dtype(frame[c]) for c in (name, column, high)):
             continue
-
-        def cell(value, low, up):
-            if pd.isna(value):
-                return None
-            text = format(value, floatfmt)
-            return text if pd.isna(low) or pd.isna(up) else f"{text} [{format(low, floatfmt)}, {format(up, floatfmt)}]"
-
-        frame[name] = [cell(v, lo, hi) for v, lo, hi in zip(frame[name], frame[column], frame[high], strict=True)]
+        frame[name] = _interval_cells(frame, IntervalCell(name, name, column, high), floatfmt)
         frame = frame.drop(columns=[column, high])
     return frame
+
+
+def _interval_cells(frame: pd.DataFrame, cell: IntervalCell, floatfmt: str) -> list[str | None]:
+    """The cells ``value [low, high]`` of ``cell`` (``[low, high]`` without a value column): the
+    value alone where a bound is missing, None (n/a) where the value (or, alone, a bound) is."""
+
+    def text(value, low, up):
+        bounds = None if pd.isna(low) or pd.isna(up) else f"[{format(low, floatfmt)}, {format(up, floatfmt)}]"
+        if cell.value is None:
+            return bounds
+        return None if pd.isna(value) else " ".join(t for t in (format(value, floatfmt), bounds) if t)
+
+    values = frame[cell.value] if cell.value in frame.columns else [None] * len(frame)
+    return [text(v, lo, hi) for v, lo, hi in zip(values, frame[cell.low], frame[cell.high], strict=True)]
+
+
+def _short(value):
+    """A text longer than :data:`MAX_CELL` without its parenthetical remarks (nested ones too)."""
+    if not isinstance(value, str) or len(value) <= MAX_CELL:
+        return value
+    text, previous = value, None
+    while text != previous:
+        previous, text = text, re.sub(r"\s*\([^()]*\)", "", text)
+    return text.strip() or value
 
 
 # a column of why a row has no result: empty, not "n/a", where there is nothing to explain
@@ -175,7 +218,7 @@ _COUNT = re.compile(
     r"resamples|labels|judges|tasks|calls|tokens|samples|wins|ties|up|down|same|moved|unparsed|unlabelled|"
     r"missed|spurious|flipped|invented|dropped|missing|tp|tn|fp|fn|depth|rank|delta_r|groups|conditions|"
     r"prompts|answered|relevant|non_relevant|failures|alarms|rewrites|used|flagged_count|of_family|"
-    r"significant|left_out|total|size)($|_|s$)"
+    r"significant|left_out|total|size|unscored|surviving|order_dependent)($|_|s$)"
 )
 
 

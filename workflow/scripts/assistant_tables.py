@@ -3,8 +3,9 @@
 
 import pandas as pd
 
-from voirdire.assistants.experiments import label_shift, substitution
+from voirdire.assistants.experiments import LABEL_SHIFT_VIEW, SUBSTITUTION_VIEW, label_shift, substitution
 from voirdire.assistants.figures import figure4
+from voirdire.assistants.preference import VIEW as PREFERENCE_VIEW
 from voirdire.assistants.preference import rewrite_self_preference
 from voirdire.formats import read_pairs, read_qrels, read_run
 from voirdire.manifest import sha256
@@ -59,13 +60,13 @@ labels = (
     else pd.DataFrame(columns=["dataset", "assistant", "judge", "query_id", "doc_id", "human", "original", "rewritten"])
 )
 shift = label_shift(labels, alpha=alpha)
-write_table(shift, out.label_shift, manifest=manifest, empty="no judge reads the texts",
+write_table(shift, out.label_shift, manifest=manifest, empty="no judge reads the texts", view=LABEL_SHIFT_VIEW,
             title=f"Experiment 1 (Figure 4): judges' labels of the balanced sample, original vs {provenance}")  # fmt: skip
 figure4(labels, params.rewriting["per_grade"], out.figure4, out.figure4_pdf)
 preference = rewrite_self_preference(labels, params.families, params.assistant_family, panel=params.panel,
                                      seed=params.seed)  # fmt: skip
 tested = int((preference["same_family"] & preference["reason"].isna()).sum())  # only these can be flagged
-write_table(preference, out.self_preference, manifest=manifest, empty="no judge reads the texts",
+write_table(preference, out.self_preference, manifest=manifest, empty="no judge reads the texts", view=PREFERENCE_VIEW,
             title=f"Self-preference on rewritten passages: each judge's label shift beyond its panel's (judges of "
                   f"other families), {provenance}; flagged when the judge shares the assistant's family and the 95% CI "
                   f"lies above 0: {tested} tests at one-sided alpha 0.025, chance alone would flag about "
@@ -81,7 +82,7 @@ def per_query(prov: str, extra: dict) -> pd.DataFrame:
 table = substitution(per_query("original", {}), per_query(provenance, {"assistant": assistant}), alpha=alpha)
 table["substituted_passages"] = table["dataset"].map(lambda d: in_pool[d]["substituted_passages"])
 table["in_pool_passages"] = table["dataset"].map(lambda d: in_pool[d]["in_pool_passages"])
-write_table(table, out.substitution, manifest=manifest,
+write_table(table, out.substitution, manifest=manifest, view=SUBSTITUTION_VIEW,
             title=f"Experiments 2-3: nDCG@10 on the original vs the {provenance} collection (paired t-test over queries)")  # fmt: skip
 
 checks = pd.concat(check_rows, ignore_index=True)

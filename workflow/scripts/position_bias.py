@@ -7,6 +7,7 @@ import pandas as pd
 
 from voirdire.manifest import sha256
 from voirdire.output import write_table
+from voirdire.rankers.rerank import POSITION_BIAS_VIEW
 from voirdire.wf import start
 
 log = start(snakemake)
@@ -21,5 +22,6 @@ write_table(
     title="Position bias of the PRP rankers (each pair asked in both orders)",
     floatfmt=".3f",
     manifest=sha256(snakemake.input.manifest),
+    view=POSITION_BIAS_VIEW,
 )
 log.info("%d rows", len(rows))

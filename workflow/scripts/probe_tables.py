@@ -17,7 +17,7 @@ from voirdire.judges import HUMAN
 from voirdire.manifest import sha256
 from voirdire.output import pyplot, save_figure, write_table
 from voirdire.probes import tables as probes
-from voirdire.probes.sensitivity import displacement_heatmap, sensitivity_chart
+from voirdire.probes.sensitivity import AGREEMENT_VIEW, BY_CONDITION_VIEW, displacement_heatmap, sensitivity_chart
 from voirdire.probes.shifts import shift_chart, swap_chart
 from voirdire.wf import grouped, start
 
@@ -53,6 +53,11 @@ VIEWS = {  # the columns a person reads in the Markdown; the CSV keeps every one
     "injection": ["judge", "template", "human", "n", "queries", "mean_shift", "shift_p", "flagged", "tests",
                   "expected_false_flags"],
 }  # fmt: skip
+VIEWS |= {  # prompt sensitivity's tables and the persona probe's
+    f"{kind}{name}": view
+    for kind in ("", "persona_")
+    for name, view in (("agreement", AGREEMENT_VIEW), ("sensitivity", BY_CONDITION_VIEW))
+}
 
 
 def table(frame: pd.DataFrame, key: str, title: str) -> None:

@@ -89,6 +89,14 @@ def label_shift(labels: pd.DataFrame, *, alpha: float = 0.05, grades: Sequence[i
     return _count_tests(table, "shift_p", alpha)
 
 
+LABEL_SHIFT_VIEW = [
+    "judge", "stratum", "pairs", "unlabelled", "queries", "up", "down", "mean_shift", "shift_p", "significant",
+    "direction", "tests",
+]  # fmt: skip
+"""The columns of :func:`label_shift` a person reads in the Markdown (the mean shift with its
+interval in one cell; the table's title names the assistant); the CSV keeps every one."""
+
+
 # ----------------------------------------------------------------------------- experiment 2
 
 _PAIRED = ["dataset", "judge", "system", "query_id"]
@@ -165,6 +173,14 @@ def substitution(original: pd.DataFrame, rewritten: pd.DataFrame, *, alpha: floa
     return table.loc[rank.sort_values(keys, kind="mergesort").index].reset_index(drop=True)
 
 
+SUBSTITUTION_VIEW = [
+    "judge", "system", "queries", "queries_dropped", "ndcg_original", "ndcg_rewritten", "delta", "p", "significant",
+    "tests",
+]  # fmt: skip
+"""The columns of :func:`substitution` a person reads in the Markdown; the CSV keeps every one
+(``t``, ``expected_false_flags``, the passages substituted and in the pool)."""
+
+
 # ----------------------------------------------------------------------------- experiment 3
 
 _RANKER = ["dataset", "assistant", "ranker"]
@@ -220,3 +236,10 @@ def score_shift(scores: pd.DataFrame, *, tolerance: float = 0.01, alpha: float =
     ]  # fmt: skip
     table = _per_stratum(scores, _RANKER, columns, lambda block: _score_row(block, tolerance, alpha))
     return _count_tests(table, "shift_p", alpha)
+
+
+SCORE_SHIFT_VIEW = [
+    "ranker", "stratum", "pairs", "unscored", "queries", "mean_diff", "higher", "lower", "shift_p", "significant",
+    "direction", "tests",
+]  # fmt: skip
+"""The columns of :func:`score_shift` a person reads in the Markdown; the CSV keeps every one."""

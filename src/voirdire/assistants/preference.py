@@ -34,6 +34,12 @@ COLUMNS = [
     "dataset", "assistant", "assistant_family", "judge", "family", "same_family", "panel", "pairs", "queries",
     "raw_shift", "panel_shift", "excess", "excess_ci_low", "excess_ci_high", "degenerate", "self_preferring", "reason",
 ]  # fmt: skip
+VIEW = [
+    "judge", "family", "same_family", "panel", "pairs", "queries", "raw_shift", "panel_shift", "excess",
+    "self_preferring", "reason",
+]  # fmt: skip
+"""The columns a person reads in the Markdown (the excess with its interval in one cell; the
+table's title names the assistant); the CSV keeps every one of ``COLUMNS``."""
 
 
 def rewrite_self_preference(

@@ -55,7 +55,7 @@ import numpy as np
 import pandas as pd
 
 from ..judges import Scale
-from ..output import pyplot, save_figure
+from ..output import IntervalCell, pyplot, save_figure
 from ..stats import (
     Interval,
     interval,
@@ -101,6 +101,23 @@ BY_CONDITION_COLUMNS = [
 CONSISTENCY_COLUMNS = [
     "dataset", "condition", "system", "groups", "moved", "up", "down", "mean_delta_r", "consistency", "direction",
 ]  # fmt: skip
+
+AGREEMENT_VIEW = [
+    "group", "condition", "baseline", "pairs", "unlabelled", "kappa_qw_baseline", "shift_vs_baseline",
+    "shift_p_vs_baseline", "kappa_qw_human", "tau_human", "rbo_human", "noise_floor",
+]  # fmt: skip
+"""The columns of :func:`agreement` a person reads in the Markdown (shift, tau and RBO with
+their intervals in one cell; the noise floor's kappa is the rerun row's ``kappa_qw_baseline``);
+the CSV keeps every one."""
+BY_CONDITION_VIEW = [
+    "group", "condition", "systems", "queries",
+    IntervalCell("mean_abs_delta_r", "mean_abs_delta_r", "ci_low_queries", "ci_high_queries"),
+    IntervalCell("ci_systems", None, "ci_low_systems", "ci_high_systems"),
+    "max_abs_delta_r", "affected_systems", "mean_ndcg_shift", "noise_floor_abs_delta_r", "noise_floor",
+]  # fmt: skip
+"""The columns of :func:`sensitivity`'s ``by_condition`` a person reads in the Markdown:
+``mean_abs_delta_r`` with its interval over queries in one cell, ``ci_systems`` the interval
+over systems; the CSV keeps every one."""
 
 _PAIR = ["query_id", "doc_id"]
 

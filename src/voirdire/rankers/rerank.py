@@ -117,6 +117,14 @@ def rerank_all(
     return done
 
 
+POSITION_BIAS_VIEW = [
+    "ranker", "variant", "model", "pairs", "answered_both", "unparsed", "surviving", "order_dependent",
+    "position_consistency", "first_position_win_rate", "tie_rate",
+]  # fmt: skip
+"""The columns of the position-bias table (ranker, variant, model and :func:`total_bias`) a
+person reads in the Markdown; the CSV keeps every one (``order_dependent_rate`` is ``tie_rate``)."""
+
+
 def total_bias(records: Iterable[dict]) -> dict | None:
     """Position-bias figures of a PRP ranker summed over queries (None for other methods)."""
     parts = [r["bias"] for r in records if r.get("bias")]

@@ -1,0 +1,340 @@
+"""The Markdown views a person reads: at most ``MAX_COLUMNS`` columns, a value and its interval
+in one cell, counts as integers, a long n/a reason shortened; the CSV keeps every column.
+
+Each wide table is built from a small synthetic input by the function the workflow calls, and
+written with the view its script passes to :func:`voirdire.output.write_table`. The CSV headers
+are those of a demo run, copied here: a view must not change what the CSV (and the verdict,
+and the tests that read it) see.
+"""
+
+import math
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from voirdire.assistants.experiments import (
+    LABEL_SHIFT_VIEW,
+    SCORE_SHIFT_VIEW,
+    SUBSTITUTION_VIEW,
+    label_shift,
+    score_shift,
+    substitution,
+)
+from voirdire.assistants.preference import VIEW as REWRITE_PREFERENCE_VIEW
+from voirdire.assistants.preference import rewrite_self_preference
+from voirdire.output import MAX_CELL, MAX_COLUMNS, IntervalCell, write_table
+from voirdire.probes.sensitivity import AGREEMENT_VIEW, BY_CONDITION_VIEW, NO_RERUN
+from voirdire.probes.swap import swap_counts
+from voirdire.probes.tables import common_pairs, sensitivity_tables
+from voirdire.rankers.rerank import POSITION_BIAS_VIEW, total_bias
+
+# the CSV headers of a demo run (results/tables/rewritten-*/..., results/audits/original/...)
+LABEL_SHIFT_CSV = [
+    "dataset", "assistant", "judge", "stratum", "pairs", "unlabelled", "original_0", "original_1", "original_2",
+    "original_3", "rewritten_0", "rewritten_1", "rewritten_2", "rewritten_3", "n", "queries", "up", "down", "same",
+    "up_share", "down_share", "same_share", "mean_before", "mean_after", "mean_shift", "mean_shift_ci_low",
+    "mean_shift_ci_high", "shift_p", "homogeneity", "homogeneity_df", "homogeneity_p", "sign_p_pairs", "degenerate",
+    "significant", "direction", "tests", "expected_false_flags",
+]  # fmt: skip
+SCORE_SHIFT_CSV = [
+    "dataset", "assistant", "ranker", "stratum", "pairs", "unscored", "n", "queries", "mean_diff", "median_diff",
+    "within_tolerance", "higher", "lower", "shift_p", "sign_p_pairs", "significant", "direction", "tests",
+    "expected_false_flags",
+]  # fmt: skip
+SUBSTITUTION_CSV = [
+    "dataset", "assistant", "judge", "system", "queries", "queries_dropped", "ndcg_original", "ndcg_rewritten", "delta",
+    "t", "p", "significant", "tests", "expected_false_flags", "substituted_passages", "in_pool_passages",
+]  # fmt: skip
+POSITION_BIAS_CSV = [
+    "dataset", "ranker", "variant", "model", "pairs", "prompts", "answered", "unparsed", "answered_both", "surviving",
+    "order_dependent", "first_position_wins", "position_consistency", "first_position_win_rate", "tie_rate",
+    "order_dependent_rate",
+]  # fmt: skip
+REWRITE_PREFERENCE_CSV = [
+    "dataset", "assistant", "assistant_family", "judge", "family", "same_family", "panel", "pairs", "queries",
+    "raw_shift", "panel_shift", "excess", "excess_ci_low", "excess_ci_high", "degenerate", "self_preferring", "reason",
+]  # fmt: skip
+AGREEMENT_CSV = [
+    "dataset", "group", "condition", "baseline", "pairs", "unlabelled", "pairs_vs_baseline", "kappa_qw_baseline",
+    "shift_vs_baseline", "shift_vs_baseline_ci_low", "shift_vs_baseline_ci_high", "up_vs_baseline", "down_vs_baseline",
+    "queries_vs_baseline", "shift_p_vs_baseline", "homogeneity_p_vs_baseline", "pairs_vs_human", "kappa_qw_human",
+    "shift_vs_human", "systems_vs_human", "tau_human", "tau_human_ci_low", "tau_human_ci_high", "rbo_human",
+    "rbo_human_ci_low", "rbo_human_ci_high", "ranking_degenerate", "noise_floor_kappa_qw", "noise_floor",
+]  # fmt: skip
+PERSONA_AGREEMENT_CSV = [*AGREEMENT_CSV, "pairs_drawn", "left_out_unjudged", "left_out_unparsed", "pairs_common"]
+SENSITIVITY_CSV = [
+    "dataset", "group", "condition", "conditions", "systems", "queries", "mean_abs_delta_r", "ci_low_queries",
+    "ci_high_queries", "degenerate_queries", "ci_low_systems", "ci_high_systems", "max_abs_delta_r",
+    "affected_systems", "mean_ndcg_shift", "noise_floor_abs_delta_r", "noise_floor",
+]  # fmt: skip
+
+INTEGER = re.compile(r"^-?\d+$")
+
+
+def number(floatfmt: str) -> str:
+    digits = int(floatfmt.strip(".f"))
+    return rf"-?\d+\.\d{{{digits}}}"
+
+
+def with_interval(floatfmt: str) -> re.Pattern:
+    """``value [low, high]``: the value and its interval in one cell."""
+    x = number(floatfmt)
+    return re.compile(rf"^{x} \[{x}, {x}\]$")
+
+
+def bare_interval(floatfmt: str) -> re.Pattern:
+    x = number(floatfmt)
+    return re.compile(rf"^\[{x}, {x}\]$")
+
+
+def rendered(frame: pd.DataFrame, view, tmp_path, floatfmt: str) -> tuple[list[str], list[dict[str, str]], str]:
+    """Write ``frame`` with ``view``; (the Markdown header, its rows as dicts, the Markdown)."""
+    write_table(frame, tmp_path / "t", title="t", floatfmt=floatfmt, view=view)
+    markdown = (tmp_path / "t.md").read_text(encoding="utf-8")
+    lines = [line for line in markdown.splitlines() if line.startswith("|")]
+    rows = [[cell.strip() for cell in line.strip()[1:-1].split("|")] for line in lines]
+    header = rows[0]
+    body = [dict(zip(header, r, strict=True)) for r in rows if r != header and not set("".join(r)) <= set(":-")]
+    assert pd.read_csv(tmp_path / "t.csv").columns.tolist() == frame.columns.tolist()  # the CSV keeps every column
+    assert f"{len(frame.columns)} columns in all" in markdown
+    return header, body, markdown
+
+
+def check_view(
+    frame: pd.DataFrame,
+    view,
+    tmp_path,
+    *,
+    csv: list[str],
+    floatfmt: str,
+    intervals: tuple[str, ...] = (),
+    bare: tuple[str, ...] = (),
+    counts: tuple[str, ...] = (),
+) -> list[dict[str, str]]:
+    """The view of ``frame`` has the view's columns (at most MAX_COLUMNS), ``intervals`` print as
+    ``value [low, high]`` (or n/a, or the value alone without bounds) and at least one has its
+    bounds, ``bare`` as ``[low, high]``, ``counts`` as integers; the CSV has the demo's header."""
+    assert frame.columns.tolist() == csv
+    header, body, _ = rendered(frame, view, tmp_path, floatfmt)
+    assert len(header) <= MAX_COLUMNS
+    assert header == [c.name if isinstance(c, IntervalCell) else c for c in view]
+    assert body
+    full, value = with_interval(floatfmt), re.compile(rf"^{number(floatfmt)}$")
+    for column in intervals:
+        cells = [row[column] for row in body]
+        assert all(full.match(c) or value.match(c) or c == "n/a" for c in cells), (column, cells)
+        assert any(full.match(c) for c in cells), (column, cells)
+    for column in bare:
+        cells = [row[column] for row in body]
+        assert all(bare_interval(floatfmt).match(c) or c == "n/a" for c in cells), (column, cells)
+        assert any(bare_interval(floatfmt).match(c) for c in cells), (column, cells)
+    for column in counts:
+        cells = [row[column] for row in body]
+        assert all(INTEGER.match(c) or c == "n/a" for c in cells), (column, cells)
+    return body
+
+
+# ----------------------------------------------------------------------------- assistants
+
+
+def sample_labels() -> pd.DataFrame:
+    """24 sample pairs (6 queries x the human grades 0-3) labelled by two judges: ``inflating``
+    grades every rewrite one up; ``unparsed`` fails on every rewrite of a grade-3 passage."""
+    rows = []
+    for q in range(6):
+        for grade in range(4):
+            original = float(min(max(grade + (q % 3) - 1, 0), 3))
+            for judge in ("inflating", "unparsed"):
+                if judge == "inflating":
+                    rewritten = min(original + 1, 3.0) if q % 2 == 0 or grade < 2 else original
+                else:
+                    rewritten = math.nan if grade == 3 else max(original - (q % 2), 0.0)
+                rows.append(("dl19", "llama", judge, f"q{q}", f"d{q}_{grade}", grade, original, rewritten))
+    columns = ["dataset", "assistant", "judge", "query_id", "doc_id", "human", "original", "rewritten"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def test_label_shift_view(tmp_path):
+    table = label_shift(sample_labels())
+    body = check_view(table, LABEL_SHIFT_VIEW, tmp_path, csv=LABEL_SHIFT_CSV, floatfmt=".4f",
+                      intervals=("mean_shift",), counts=("pairs", "unlabelled", "queries", "up", "down", "tests"))  # fmt: skip
+    lost = next(r for r in body if r["judge"] == "unparsed" and r["stratum"] == "human=3")
+    assert (lost["unlabelled"], lost["queries"], lost["mean_shift"], lost["shift_p"]) == ("6", "0", "n/a", "n/a")
+
+
+def test_score_shift_view(tmp_path):
+    rng = np.random.default_rng(2)
+    rows = []
+    for ranker in ("rg", "monot5"):
+        for i in range(32):
+            original = float(rng.normal())
+            rewritten = math.nan if i == 5 else original + float(rng.normal(0.2, 0.3))
+            rows.append(("dl19", "llama", ranker, f"q{i % 8}", f"d{i}", i % 4, original, rewritten))
+    scores = pd.DataFrame(
+        rows, columns=["dataset", "assistant", "ranker", "query_id", "doc_id", "human", "original", "rewritten"]
+    )
+    body = check_view(score_shift(scores), SCORE_SHIFT_VIEW, tmp_path, csv=SCORE_SHIFT_CSV, floatfmt=".4f",
+                      counts=("pairs", "unscored", "queries", "higher", "lower", "tests"))  # fmt: skip
+    assert {r["unscored"] for r in body if r["stratum"] == "all"} == {"1"}
+
+
+def test_substitution_view(tmp_path):
+    rng = np.random.default_rng(4)
+    rows = [("dl19", judge, system, f"q{i}", float(rng.uniform(0.2, 0.8)))
+            for judge in ("human", "gem") for system in ("bm25", "monot5") for i in range(10)]  # fmt: skip
+    original = pd.DataFrame(rows, columns=["dataset", "judge", "system", "query_id", "ndcg"])
+    rewritten = original.assign(assistant="llama", ndcg=original["ndcg"] + rng.normal(0.02, 0.01, len(original)))
+    rewritten = rewritten.drop(index=3)  # a query scored on one side only
+    table = substitution(original, rewritten).assign(substituted_passages=8, in_pool_passages=7)
+    body = check_view(table, SUBSTITUTION_VIEW, tmp_path, csv=SUBSTITUTION_CSV, floatfmt=".4f",
+                      counts=("queries", "queries_dropped", "tests"))  # fmt: skip
+    assert [r["queries_dropped"] for r in body] == ["1", "0", "0", "0"]
+
+
+def test_rewrite_self_preference_view(tmp_path):
+    families = {"gem": "gemini", "gpt": "gpt", "emb": "minilm", "solo": None}
+    labels = sample_labels()
+    labels = pd.concat(
+        [labels[labels["judge"] == "inflating"].assign(judge=j) for j in ("gem", "gpt", "emb", "solo")],
+        ignore_index=True,
+    )
+    labels.loc[labels["judge"] == "gpt", "rewritten"] = labels.loc[labels["judge"] == "gpt", "original"]
+    table = rewrite_self_preference(labels, families, "gemini", panel=["gem", "gpt", "emb", "solo"], seed=1)
+    body = check_view(table, REWRITE_PREFERENCE_VIEW, tmp_path, csv=REWRITE_PREFERENCE_CSV, floatfmt=".4f",
+                      intervals=("excess",), counts=("pairs", "queries"))  # fmt: skip
+    reasons = {r["judge"]: r["reason"] for r in body}
+    assert reasons["solo"] == "the judge declares no family" and reasons["gem"] == ""  # no reason: an empty cell
+
+
+# ----------------------------------------------------------------------------- position bias
+
+
+def test_position_bias_view(tmp_path):
+    answers = [("A", "B"), ("A", "A"), ("B", "A"), (None, "A"), ("A", "A")]  # two survive, three depend on the order
+    records = [{"query_id": f"q{i}", "bias": swap_counts(answers) | {"prompts": 10}} for i in range(3)]
+    rows = [
+        {"dataset": "dl19", "ranker": "prp", "variant": "sliding", "model": "local/smollm2", **total_bias(records)},
+        {"dataset": "dl19", "ranker": "prp-none", "variant": "allpairs", "model": "local/smollm2"},  # no bias figures
+    ]
+    frame = pd.DataFrame(rows).reindex(columns=POSITION_BIAS_CSV)
+    body = check_view(frame, POSITION_BIAS_VIEW, tmp_path, csv=POSITION_BIAS_CSV, floatfmt=".3f",
+                      counts=("pairs", "answered_both", "unparsed", "surviving", "order_dependent"))  # fmt: skip
+    assert (body[0]["pairs"], body[0]["surviving"], body[0]["order_dependent"]) == ("15", "6", "9")
+    assert body[0]["position_consistency"] == "0.500" and body[1]["position_consistency"] == "n/a"
+
+
+# ----------------------------------------------------------------------------- persona and prompt sensitivity
+
+SYSTEMS = [f"s{i}" for i in range(6)]
+QUERIES = [f"q{i}" for i in range(8)]
+
+
+def sensitivity_inputs():
+    """Two conditions besides the baseline of one group: ``swap`` exchanges two systems' scores
+    and grades one lower on odd queries; ``same`` is the baseline. No rerun: the noise floor is n/a."""
+    rng = np.random.default_rng(1)
+    base = {s: 0.85 - 0.1 * i + rng.normal(0, 0.03, len(QUERIES)) for i, s in enumerate(SYSTEMS)}
+    swapped = dict(base) | {"s1": base["s2"], "s2": base["s1"]}
+    rows = [("dl20", "judgeA", c, s, q, float(v)) for c, scores in (("umbrela", base), ("same", base), ("swap", swapped))
+            for s, values in scores.items() for q, v in zip(QUERIES, values, strict=True)]  # fmt: skip
+    per_query = pd.DataFrame(rows, columns=["dataset", "group", "condition", "system", "query_id", "ndcg"])
+    human_scores = per_query[per_query["condition"] == "umbrela"].drop(columns=["group", "condition"])
+    human = pd.DataFrame(
+        [("dl20", q, f"{q}_d{d}", float(d % 4)) for q in QUERIES for d in range(8)],
+        columns=["dataset", "query_id", "doc_id", "relevance"],
+    )
+    labels = []
+    for condition in ("umbrela", "same", "swap"):
+        for i, q in enumerate(QUERIES):
+            for d in range(8):
+                grade = float(min(3, (d + i) % 4))
+                grade = max(grade - 1, 0.0) if condition == "swap" and i % 2 else grade
+                labels.append(("dl20", "judgeA", condition, q, f"{q}_d{d}", grade))
+    labels = pd.DataFrame(labels, columns=["dataset", "group", "condition", "query_id", "doc_id", "relevance"])
+    return labels, human, per_query, human_scores
+
+
+@pytest.fixture(scope="module")
+def sensitivity_views():
+    labels, human, per_query, human_scores = sensitivity_inputs()
+    labels, left_out = common_pairs(labels, human)
+    return {
+        persona: sensitivity_tables(
+            labels,
+            human,
+            {"judgeA": "umbrela"},
+            per_query,
+            human_scores,
+            low=0,
+            high=3,
+            seed=42,
+            rbo_p=0.9,
+            left_out=left_out if persona else None,
+        )  # fmt: skip
+        for persona in (False, True)
+    }
+
+
+@pytest.mark.parametrize("persona", [False, True], ids=["prompt_sensitivity", "persona"])
+def test_sensitivity_agreement_view(tmp_path, sensitivity_views, persona):
+    table = sensitivity_views[persona]["agreement"]
+    body = check_view(table, AGREEMENT_VIEW, tmp_path, csv=PERSONA_AGREEMENT_CSV if persona else AGREEMENT_CSV,
+                      floatfmt=".3f", intervals=("shift_vs_baseline", "tau_human"),
+                      counts=("pairs", "unlabelled"))  # fmt: skip
+    assert (table["noise_floor"] == NO_RERUN).all()  # the CSV keeps the full reason...
+    assert {r["noise_floor"] for r in body} == {
+        "n/a: no rerun of the baseline prompt in this group"
+    }  # ...the view its gist
+    assert [r["baseline"] for r in body] == ["True", "False", "False"]
+
+
+@pytest.mark.parametrize("persona", [False, True], ids=["prompt_sensitivity", "persona"])
+def test_sensitivity_by_condition_view(tmp_path, sensitivity_views, persona):
+    table = sensitivity_views[persona]["sensitivity"]
+    body = check_view(table, BY_CONDITION_VIEW, tmp_path, csv=SENSITIVITY_CSV, floatfmt=".3f",
+                      intervals=("mean_abs_delta_r",), bare=("ci_systems",),
+                      counts=("systems", "queries", "max_abs_delta_r", "affected_systems"))  # fmt: skip
+    swap = next(r for r in body if r["condition"] == "swap")
+    row = table[table["condition"] == "swap"].iloc[0]
+    assert swap["mean_abs_delta_r"] == (
+        f"{row['mean_abs_delta_r']:.3f} [{row['ci_low_queries']:.3f}, {row['ci_high_queries']:.3f}]"
+    )
+    assert swap["ci_systems"] == f"[{row['ci_low_systems']:.3f}, {row['ci_high_systems']:.3f}]"
+    assert swap["affected_systems"] == "2" and swap["noise_floor_abs_delta_r"] == "n/a"
+
+
+# ----------------------------------------------------------------------------- the view machinery
+
+
+def test_interval_cells_and_short_reasons(tmp_path):
+    long = "n/a: the first clause (an explanation (nested) that runs on and on, well past the cell's limit)"
+    assert len(long) > MAX_CELL
+    frame = pd.DataFrame(
+        {
+            "dataset": ["d", "d", "d"],
+            "name": ["a", "b", "c"],
+            "x": [0.5, 0.25, math.nan],
+            "lo_x": [0.25, math.nan, 0.1],
+            "hi_x": [0.75, math.nan, 0.2],
+            "y": [0.4, 0.5, 0.6],
+            "y_ci_low": [0.3, 0.4, math.nan],
+            "y_ci_high": [0.5, 0.6, math.nan],
+            "n_pairs": [3.0, math.nan, 1.0],
+            "note": [long, "short (kept whole)", None],
+        }
+    )
+    view = ["name", IntervalCell("x", "x", "lo_x", "hi_x"), IntervalCell("x_bounds", None, "lo_x", "hi_x"), "y",
+            "n_pairs", "note"]  # fmt: skip
+    header, body, markdown = rendered(frame, view, tmp_path, ".2f")
+    assert header == ["name", "x", "x_bounds", "y", "n_pairs", "note"]
+    assert [r["x"] for r in body] == ["0.50 [0.25, 0.75]", "0.25", "n/a"]  # no value: n/a, not its bounds
+    assert [r["x_bounds"] for r in body] == ["[0.25, 0.75]", "n/a", "[0.10, 0.20]"]
+    assert [r["y"] for r in body] == ["0.40 [0.30, 0.50]", "0.50 [0.40, 0.60]", "0.60"]
+    assert [r["n_pairs"] for r in body] == ["3", "n/a", "1"]
+    assert [r["note"] for r in body] == ["n/a: the first clause", "short (kept whole)", "n/a"]
+    assert long in (tmp_path / "t.csv").read_text(encoding="utf-8")  # the CSV keeps the full text
+    # without a view every column is shown and no text is cut
+    write_table(frame, tmp_path / "all", title="all", floatfmt=".2f")
+    assert long in (tmp_path / "all.md").read_text(encoding="utf-8")
