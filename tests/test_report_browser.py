@@ -25,6 +25,10 @@ READY = "document.querySelector('.voirdire-verdict') && document.querySelector('
 # the landing page's verdict table, a list of rows of cell texts (the header first)
 TABLE = "Array.from(document.querySelectorAll('.voirdire-verdict table tr'), tr => Array.from(tr.cells, c => c.innerText.trim()))"
 
+# Figure 3 under the verdict: the image as drawn (its decoded width, 0 if it did not load) and its caption
+FIGURE = ("(f => f && [f.querySelector('img').naturalWidth, f.querySelector('figcaption').innerText])"
+          "(document.querySelector('.voirdire-verdict figure'))")  # fmt: skip
+
 # how a judge's sentence (voirdire.verdict.sentence) says each status
 SAYS = {"flagged on ": "flag", "passes ": "pass", "reports ": "info"}
 NONE_FLAGGED = "no audit flags it"
@@ -52,9 +56,10 @@ def landing(browser_available, dl19_results, tmp_path_factory):
         page = browser.open(report.as_uri(), ready=READY)
         screen = page.first_screen()
         table = page.evaluate(TABLE)
+        figure = page.evaluate(FIGURE)
         shot = page.screenshot(folder / "first-screen.png")
     verdict = pd.read_csv(dl19_results / "verdict.csv", keep_default_na=False)
-    return {"screen": screen, "table": table, "verdict": verdict, "screenshot": shot}
+    return {"screen": screen, "table": table, "figure": figure, "verdict": verdict, "screenshot": shot}
 
 
 def judges(verdict: pd.DataFrame) -> list[tuple[str, str]]:
@@ -125,3 +130,10 @@ def test_the_landing_pages_table_is_the_verdict_csv(landing):
             assert cell == row["text"], (judge, name)
             word = r"n/a" if row["status"] == "n/a" else rf"\b{row['status']}\b"
             assert re.search(word, cell), (judge, name, cell)
+
+
+def test_figure3_is_drawn_on_the_landing_page(landing):
+    """The DL19 run has systems, so Figure 3 sits under the verdict table, a loaded image."""
+    assert landing["figure"] is not None, "no Figure 3 on the landing page"
+    width, caption = landing["figure"]
+    assert width > 300 and caption.startswith("Figure 3:")

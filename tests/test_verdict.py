@@ -104,3 +104,16 @@ def test_circular_use_is_reported_not_flagged():
 def test_a_cell_reads_as_text():
     assert Cell(NA, reason="no reruns").text() == "n/a: no reruns"
     assert Cell(FLAG, 0.2, 0.1, 0.3, tests=4, chance=0.2).text() == "+0.200 [+0.100, +0.300] flag (4 tests; chance 0.2)"
+
+
+def test_figure3_is_inlined_under_the_table_of_the_first_page(tmp_path):
+    from voirdire.verdict import fragment, html
+
+    png = tmp_path / "figure3.png"
+    png.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)))
+    long = verdict({"d": DatasetTables(judges=["good", "bad"], tables=tables())})
+    page = fragment(long, figure=png)
+    image = page.split("<img", 1)[1]
+    assert page.index("</table>") < page.index("<figure>") < page.index("Flag rules")
+    assert "data:image/png;base64,iVBORw0KGgo" in image and "Figure 3:" in page
+    assert "<figure>" not in fragment(long) and "<figure>" in html(long, figure=png)

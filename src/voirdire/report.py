@@ -7,12 +7,12 @@ the figure by :func:`voirdire.output.save_figure`.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
 
+from .audits.labels import label_agreement
 from .evaluation import DEFAULT_MEASURES
 from .judges import HUMAN, Scale
 from .output import DPI, pyplot, save_figure
@@ -21,8 +21,6 @@ from .stats import (
     difference_in_differences,
     discriminative_power,
     expected_false_flags,
-    kappa_intervals,
-    kappas,
     kendall_tau,
     max_drop,
     rbo_floor,
@@ -91,23 +89,8 @@ def agreement_tables(
     the human labels can still reorder systems against the humans. Against ``human@pool`` it
     cannot; tau and the significance counts are reported against both (suffix ``_vs_pool``).
     """
-    human_pool = labels[HUMAN].merge(pairs[["query_id", "doc_id"]], on=["query_id", "doc_id"])
     outside = int((~pairs["in_pool"].astype(str).isin(["True", "true", "1"])).sum()) if "in_pool" in pairs else None
-    label_rows = {}
-    for judge in labels:
-        if judge == HUMAN:
-            continue
-        both = labels[judge].merge(human_pool, on=["query_id", "doc_id"], suffixes=("_judge", "_human"))
-        point = kappas(both["relevance_human"], both["relevance_judge"], scales[HUMAN], scales[judge])
-        interval = kappa_intervals(both, scales[HUMAN], scales[judge], resamples=resamples, seed=seed)
-        label_rows[judge] = {
-            "pairs_needed": len(pairs), "pairs_labelled": len(labels[judge]),
-            "coverage": len(labels[judge]) / len(pairs) if len(pairs) else math.nan,
-        }  # fmt: skip
-        for name in ("kappa_binary", "kappa_graded", "kappa_quadratic"):
-            label_rows[judge] |= {name: point[name], f"{name}_ci_low": interval[f"{name}_ci_low"],
-                                  f"{name}_ci_high": interval[f"{name}_ci_high"]}  # fmt: skip
-        label_rows[judge]["kappa_degenerate"] = interval["kappa_degenerate"]
+    label_rows = label_agreement(labels, scales, pairs, resamples=resamples, seed=seed)
     rows, significance = [], []
     for measure in measures:
         block = scores[scores["measure"] == measure]

@@ -37,6 +37,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pandas as pd
 
@@ -500,9 +501,23 @@ def markdown(long: pd.DataFrame, *, notes: Sequence[str] = (), fingerprint: str 
 _COLOURS = {PASS: "#e6f4ea", FLAG: "#fce8e6", NA: "#f1f3f4", INFO: "#e8f0fe"}
 
 
-def fragment(long: pd.DataFrame, *, notes: Sequence[str] = ()) -> str:
-    """The verdict as an HTML fragment (sentences, the table with cells coloured by status, the
-    flag rules): the report's first page embeds it."""
+FIGURE3_CAPTION = ("Figure 3: each system's score (the primary measure) under the human labels and under each "
+                   "judge; a judge whose line leaves the humans' order reorders the leaderboard.")  # fmt: skip
+
+
+def figure_html(png: str | Path) -> str:
+    """A PNG as an inline image with Figure 3's caption (the page stays one self-contained file)."""
+    import base64
+    from html import escape
+
+    data = base64.b64encode(Path(png).read_bytes()).decode("ascii")
+    return (f"<figure><img alt='Figure 3' style='max-width:100%' src='data:image/png;base64,{data}'>"
+            f"<figcaption>{escape(FIGURE3_CAPTION)}</figcaption></figure>")  # fmt: skip
+
+
+def fragment(long: pd.DataFrame, *, notes: Sequence[str] = (), figure: str | Path | None = None) -> str:
+    """The verdict as an HTML fragment (sentences, the table with cells coloured by status,
+    Figure 3 when given, the flag rules): the report's first page embeds it."""
     from html import escape
 
     pairs = list(dict.fromkeys(zip(long["dataset"], long["judge"], strict=True)))
@@ -520,7 +535,10 @@ def fragment(long: pd.DataFrame, *, notes: Sequence[str] = ()) -> str:
             status, text = (rows.loc[q, "status"], rows.loc[q, "text"]) if q in rows.index else (NA, "n/a")
             out.append(f"<td style='background:{_COLOURS[status]}'>{escape(str(text))}</td>")
         out.append("</tr>")
-    out.append("</table><p>Flag rules:</p><ul>")
+    out.append("</table>")
+    if figure is not None:
+        out.append(figure_html(figure))
+    out.append("<p>Flag rules:</p><ul>")
     out += [f"<li><b>{escape(q.name)}</b>: {escape(q.asks)} ({escape(q.rule)})</li>" for q in QUESTIONS.values()]
     out.append("</ul>")
     if notes:
@@ -529,11 +547,11 @@ def fragment(long: pd.DataFrame, *, notes: Sequence[str] = ()) -> str:
     return "\n".join(out)
 
 
-def html(long: pd.DataFrame, *, notes: Sequence[str] = ()) -> str:
+def html(long: pd.DataFrame, *, notes: Sequence[str] = (), figure: str | Path | None = None) -> str:
     """The verdict as a self-contained HTML page."""
     return ("<!doctype html><html><head><meta charset='utf-8'><title>Verdict</title></head>"
             "<body style='font-family:sans-serif;margin:1em'><h1>Verdict: can I trust this judge?</h1>\n"
-            + fragment(long, notes=notes) + "\n</body></html>\n")  # fmt: skip
+            + fragment(long, notes=notes, figure=figure) + "\n</body></html>\n")  # fmt: skip
 
 
 def coverage_notes(table2: pd.DataFrame) -> list[str]:

@@ -684,6 +684,8 @@ def verdict_inputs(wildcards):
     if "personas" in probes:
         tables["persona_sensitivity"] = L.audit("original", "persona_sensitivity", "csv")
     tables |= {"gaming": path for path in gaming_final_outputs()}
+    if PLAN.has_systems:  # the landing page shows Figure 3 under the verdict
+        tables["figure3"] = L.figure("original", "figure3", "png")
     return tables
 
 

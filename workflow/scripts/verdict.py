@@ -19,7 +19,8 @@ def read(path: str) -> pd.DataFrame:
         return pd.DataFrame()
 
 
-tables = {name: read(path) for name, path in snakemake.input.items() if name != "manifest"}
+figure = snakemake.input.get("figure3")  # under the verdict on the report's first page
+tables = {name: read(path) for name, path in snakemake.input.items() if name not in ("manifest", "figure3")}
 datasets = {dataset: DatasetTables(judges=judges, tables=tables, oracles=params.oracles, alpha=params.alpha,
                                    unavailable=params.unavailable.get(dataset, {}))
             for dataset, judges in params.judges.items()}  # fmt: skip
@@ -30,9 +31,9 @@ with atomic_write(out.csv) as fh:
 with atomic_write(out.md) as fh:
     fh.write(markdown(long, notes=notes, fingerprint=sha256(snakemake.input.manifest)))
 with atomic_write(out.html) as fh:
-    fh.write(html(long, notes=notes))
+    fh.write(html(long, notes=notes, figure=figure))
 with atomic_write(out.fragment) as fh:
-    fh.write(fragment(long, notes=notes))
+    fh.write(fragment(long, notes=notes, figure=figure))
 flags = long[long["status"] == "flag"]
 log.info("verdict: %d judge(s), %d flag(s): %s", long[["dataset", "judge"]].drop_duplicates().shape[0], len(flags),
          ", ".join(f"{r.judge}/{r.question}" for r in flags.itertuples()) or "none")  # fmt: skip
