@@ -17,6 +17,7 @@ report: "workflow/report/workflow.rst"
 
 
 include: "workflow/rules/common.smk"
+include: "workflow/rules/targets.smk"
 include: "workflow/rules/serve.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/bm25.smk"

@@ -23,7 +23,8 @@ from voirdire.audits.figures import (
 )
 from voirdire.audits.panel import leave_one_judge_out
 from voirdire.judges import HUMAN
-from voirdire.report import SHORT_NAME, figure3, short_labels
+from voirdire.output import SHORT_NAME, short_labels
+from voirdire.report import figure3
 
 RNG = np.random.default_rng(11)
 # recorded TREC run names: 50 characters, alike but for the end

@@ -21,7 +21,7 @@ CORE = [
     "assistants.figures", "assistants.preference", "assistants.recorded", "assistants.sample",
     "audits", "audits.calibration", "audits.circularity", "audits.drift", "audits.figures", "audits.labels", "audits.run",
     "audits.length", "audits.panel", "bm25", "cli", "config", "data", "embedding_judge", "errors",
-    "evaluation", "fingerprint", "formats", "init", "judges", "layout", "manifest", "null_judges", "output",
+    "evaluation", "fingerprint", "formats", "init", "inputs", "judges", "layout", "manifest", "null_judges", "output",
     "preflight", "probes", "probes.gaming", "probes.items", "probes.personas", "probes.sensitivity", "probes.shifts",
     "probes.swap", "probes.tables", "prompts", "report", "runs", "stats", "stats.agreement", "stats.multiplicity", "stats.paired", "stats.permutation", "stats.significance", "verdict",
     "stats.proportions", "stats.resample", "systems", "texts", "timing", "wf",

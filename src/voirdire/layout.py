@@ -1,7 +1,7 @@
 """Where every result lives under ``results/``: the one place the rules and the library read it from.
 
 Each method returns a path for concrete names, or a Snakemake pattern when given wildcards
-(``Layout(R).pairs("{dataset}", "{provenance}")``), so ``workflow/rules/common.smk``,
+(``Layout(R).pairs("{dataset}", "{provenance}")``), so the rule files, ``voirdire.inputs``,
 ``voirdire plan`` and the scripts cannot disagree about a file's name.
 """
 

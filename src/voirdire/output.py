@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -271,3 +272,67 @@ def _counts_as_integers(frame: pd.DataFrame) -> pd.DataFrame:
             continue
         frame[column] = values.astype("Int64")
     return frame
+
+
+SHORT_NAME = 14
+"""The longest name a figure draws on an axis; a longer one gets a short label and a key."""
+
+
+def short_labels(names: Sequence[str], limit: int = SHORT_NAME, prefix: str = "S") -> dict[str, str]:
+    """An axis label per name: the name itself when it has at most ``limit`` characters, else
+    ``prefix`` and a number (``S1``, ``S2``, ... over the long names, in the order given; never
+    one of the names), which :func:`add_key` spells out."""
+    names = list(dict.fromkeys(names))
+    taken, labels, number = set(names), {}, 0
+    for name in names:
+        if len(name) <= limit:
+            labels[name] = name
+            continue
+        number += 1
+        while f"{prefix}{number}" in taken:
+            number += 1
+        labels[name] = f"{prefix}{number}"
+    return labels
+
+
+def add_key(fig, labels: dict[str, str], title: str = "systems"):
+    """The key of :func:`short_labels`: a legend below the panels, one ``S1: full name`` line per
+    shortened name (a figure with a constrained layout makes room for it). None when no name
+    was shortened."""
+    from matplotlib.lines import Line2D
+
+    entries = [f"{short}: {full}" for full, short in labels.items() if short != full]
+    if not entries:
+        return None
+    width = fig.get_size_inches()[0]
+    per_column = 0.06 * max(map(len, entries)) + 0.3  # inches at font size 7
+    columns = max(1, min(len(entries), int(width // per_column), -(-len(entries) // 4)))
+    handles = [Line2D([], [], linestyle="none") for _ in entries]
+    return fig.legend(
+        handles, entries, loc="outside lower center", ncol=columns, fontsize=7, title=title, title_fontsize=8,
+        handlelength=0, handletextpad=0, frameon=False, alignment="left",
+    )  # fmt: skip
+
+
+def fit_to_contents(fig, pad: float = 0.1, rounds: int = 4):
+    """Grow ``fig`` until everything it draws lies inside it (a long legend or key, a label the
+    layout could not place): draw, measure, enlarge by what sticks out, again. Then fix the
+    layout where it stands, so writing the PNG and the PDF does not solve it again. Measured at
+    the PNG's resolution (:data:`voirdire.output.DPI`: hinted text there is the widest). Returns ``fig``."""
+    fig.set_dpi(DPI)
+    for _ in range(rounds):
+        fig.canvas.draw()  # runs the layout engine
+        box = fig.get_tightbbox(fig.canvas.get_renderer())  # inches
+        width, height = fig.get_size_inches()
+        wider = max(0.0, -box.x0) + max(0.0, box.x1 - width)
+        taller = max(0.0, -box.y0) + max(0.0, box.y1 - height)
+        if wider <= 0.01 and taller <= 0.01:
+            break
+        fig.set_size_inches(
+            width + (wider + pad if wider > 0.01 else 0), height + (taller + pad if taller > 0.01 else 0)
+        )
+    else:
+        fig.canvas.draw()
+    if fig.get_layout_engine() is not None:
+        fig.set_layout_engine("none")  # a placeholder: save_figure does not lay it out again
+    return fig

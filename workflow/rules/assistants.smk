@@ -7,7 +7,7 @@
 
 rule sample:
     input:
-        unpack(bm25_inputs),
+        unpack(INPUTS.bm25_inputs),
         qrels=L.human_qrels(D),
         passages=L.passages(D),
     output:
@@ -23,7 +23,7 @@ rule sample:
     resources:
         mem_mb=4000,
     params:
-        spec=dataset_spec,
+        spec=INPUTS.dataset_spec,
         bm25=config["bm25"],
         rewriting=config["rewriting"],
     script:
@@ -56,7 +56,7 @@ rule rewrite:
     params:
         assistant=lambda wildcards: PLAN.assistant(wildcards.assistant),
         rewriting=config["rewriting"],
-        spec=dataset_spec,
+        spec=INPUTS.dataset_spec,
         # the assistant's call store: a cache kept across runs, not a declared output
         store=lambda wildcards: L.rewrites(
             wildcards.dataset, f"rewritten-{wildcards.assistant}", "sqlite"
@@ -78,7 +78,7 @@ rule fixed_order_run:
         L.benchmark("{dataset}/{rewritten}/fixed-{fixed}")
     wildcard_constraints:
         rewritten=one_of(REWRITTEN),
-        fixed=fixed_order_systems(),
+        fixed=INPUTS.fixed_order_systems(),
     conda:
         "../../envs/voirdire.yaml"
     shell:
@@ -91,12 +91,12 @@ ruleorder: fixed_order_run > oracle
 
 rule llm_judge_sample:
     input:
-        unpack(sample_texts_inputs),
+        unpack(INPUTS.sample_texts_inputs),
         pairs=L.sample(D),
         topics=L.topics(D),
         prompt=lambda wildcards: str(PLAN.judge(wildcards.dataset, wildcards.judge).prompt_file),
-        seeds_done=lambda wildcards: list(sample_judge_seeds(wildcards).values()),
-        served=lambda wildcards: served_input(
+        seeds_done=lambda wildcards: list(INPUTS.sample_judge_seeds(wildcards).values()),
+        served=lambda wildcards: INPUTS.served_input(
             PLAN.judge(wildcards.dataset, wildcards.judge),
             1 + (wildcards.provenance != "original"),
         ),
@@ -109,7 +109,7 @@ rule llm_judge_sample:
     benchmark:
         L.benchmark("{dataset}/{provenance}/sample-judge-{judge}")
     wildcard_constraints:
-        judge=judges_of_kind("llm"),
+        judge=INPUTS.judges_of_kind("llm"),
     conda:
         "../../envs/voirdire.yaml"
     threads: lambda wildcards: caller_threads(PLAN.judge(wildcards.dataset, wildcards.judge))
@@ -123,14 +123,14 @@ rule llm_judge_sample:
         store=lambda wildcards: L.sample_labels(
             wildcards.dataset, wildcards.provenance, wildcards.judge, "sqlite"
         ),
-        seeds=lambda wildcards: list(sample_judge_seeds(wildcards)),
+        seeds=lambda wildcards: list(INPUTS.sample_judge_seeds(wildcards)),
     script:
         "../scripts/llm_judge.py"
 
 
 rule null_judge_sample:
     input:
-        unpack(sample_texts_inputs),
+        unpack(INPUTS.sample_texts_inputs),
         pairs=L.sample(D),
         context=[L.pairs(D, P)],
         topics=L.topics(D),
@@ -141,7 +141,7 @@ rule null_judge_sample:
     benchmark:
         L.benchmark("{dataset}/{provenance}/sample-judge-{judge}")
     wildcard_constraints:
-        judge=judges_of_kind("baseline"),
+        judge=INPUTS.judges_of_kind("baseline"),
     conda:
         "../../envs/voirdire.yaml"
     params:
@@ -156,7 +156,7 @@ rule sample_scores:
         passages=L.sample_passages(D),
         rewrites=L.rewrites(D, P),
         topics=L.topics(D),
-        served=lambda wildcards: served_input(PLAN.system(wildcards.ranker), 1),
+        served=lambda wildcards: INPUTS.served_input(PLAN.system(wildcards.ranker), 1),
     output:
         L.sample_scores(D, P, "{ranker}"),
     log:
@@ -184,7 +184,7 @@ rule sample_scores:
 
 rule assistant_tables:
     input:
-        unpack(assistant_inputs),
+        unpack(INPUTS.assistant_inputs),
         manifest=L.manifest(),
     output:
         label_shift=report(
@@ -225,14 +225,14 @@ rule assistant_tables:
         "../../envs/voirdire.yaml"
     params:
         datasets=PLAN.datasets,
-        sample_judges={d: sample_judges(d) for d in PLAN.datasets},
+        sample_judges={d: INPUTS.sample_judges(d) for d in PLAN.datasets},
         judges={d: PLAN.judge_names(d) for d in PLAN.datasets},
         systems=[str(s) for s in PLAN.systems],
         rewriting=config["rewriting"],
         alpha=config["evaluation"]["alpha"],
         seed=config["evaluation"]["seed"],
         families={j.name: j.family for js in PLAN.judges.values() for j in js},
-        assistant_family=lambda wildcards: assistant_of(wildcards.provenance).family,
+        assistant_family=lambda wildcards: INPUTS.assistant_of(wildcards.provenance).family,
         # the reference panel: judges that read meaning (not the length/overlap baselines)
         panel=sorted(
             {j.name for js in PLAN.judges.values() for j in js if j.kind in ("llm", "embedding")}
@@ -243,7 +243,7 @@ rule assistant_tables:
 
 rule figure5:
     input:
-        unpack(score_inputs),
+        unpack(INPUTS.score_inputs),
         manifest=L.manifest(),
     output:
         table=report(

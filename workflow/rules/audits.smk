@@ -5,7 +5,7 @@
 
 rule audits:
     input:
-        unpack(audit_inputs),
+        unpack(INPUTS.audit_inputs),
         per_query=L.table(P, "per_query", "parquet"),
         manifest=L.manifest(),
     output:
@@ -50,7 +50,7 @@ rule audits:
     conda:
         "../../envs/voirdire.yaml"
     params:
-        judges=audit_judges,
+        judges=INPUTS.audit_judges,
         # none listed: only the audits of labels alone have rows (the others say why not)
         systems=PLAN.has_systems,
         system_families={str(s): family_of(s) for s in PLAN.systems},

@@ -22,7 +22,7 @@ rule bm25_index:
 
 rule bm25:
     input:
-        unpack(bm25_inputs),
+        unpack(INPUTS.bm25_inputs),
     output:
         run=L.pool(D),
         passages=L.passages(D),
@@ -36,7 +36,7 @@ rule bm25:
     resources:
         mem_mb=4000,
     params:
-        spec=dataset_spec,
+        spec=INPUTS.dataset_spec,
         bm25=config["bm25"],
     script:
         "../scripts/bm25_run.py"

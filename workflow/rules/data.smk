@@ -3,7 +3,7 @@
 
 rule dataset:
     input:
-        unpack(dataset_files),
+        unpack(INPUTS.dataset_files),
     output:
         topics=L.topics(D),
         qrels=L.human_qrels(D),
@@ -15,6 +15,6 @@ rule dataset:
     conda:
         "../../envs/voirdire.yaml"
     params:
-        spec=dataset_spec,
+        spec=INPUTS.dataset_spec,
     script:
         "../scripts/prepare_dataset.py"

@@ -4,7 +4,7 @@
 
 rule evaluate:
     input:
-        unpack(named_inputs(runs=system_runs)),
+        unpack(named_inputs(runs=INPUTS.system_runs)),
         qrels=L.qrels(D, P, J),
         topics=L.topics(D),
     output:
@@ -21,7 +21,7 @@ rule evaluate:
     conda:
         "../../envs/voirdire.yaml"
     params:
-        scale=judge_params,
+        scale=INPUTS.judge_params,
         measures=PLAN.measures,
         depth=PLAN.depth,
     script:
@@ -32,10 +32,10 @@ rule agreement:
     input:
         unpack(
             named_inputs(
-                runs=system_runs,
-                qrels=judge_qrels,
-                measures=judge_measures,
-                summaries=judge_summaries,
+                runs=INPUTS.system_runs,
+                qrels=INPUTS.judge_qrels,
+                measures=INPUTS.judge_measures,
+                summaries=INPUTS.judge_summaries,
             )
         ),
         pairs=L.pairs(D, P),
@@ -54,7 +54,7 @@ rule agreement:
     conda:
         "../../envs/voirdire.yaml"
     params:
-        judges=judges_meta,
+        judges=INPUTS.judges_meta,
         measure_names=PLAN.measures,
         oracles=[str(o) for o in PLAN.oracles],
         alpha=config["evaluation"]["alpha"],

@@ -6,7 +6,7 @@
 
 rule gaming_passages:
     input:
-        unpack(gaming_run_inputs),
+        unpack(INPUTS.gaming_run_inputs),
         pairs=L.pairs(D, "original"),
         passages=L.passages(D),
         topics=L.topics(D),
@@ -29,7 +29,9 @@ rule gaming_llm_judge:
         passages=L.gaming_passages(D),
         topics=L.topics(D),
         prompt=lambda wildcards: str(PLAN.judge(wildcards.dataset, wildcards.judge).prompt_file),
-        served=lambda wildcards: served_input(PLAN.judge(wildcards.dataset, wildcards.judge), 1),
+        served=lambda wildcards: INPUTS.served_input(
+            PLAN.judge(wildcards.dataset, wildcards.judge), 1
+        ),
         # the judge's pool job first: one model at a time, and its labels are read beside these
         pool_done=L.qrels(D, "original", J),
     output:
@@ -41,7 +43,7 @@ rule gaming_llm_judge:
     benchmark:
         L.benchmark("{dataset}/gaming/judge-{judge}")
     wildcard_constraints:
-        judge=gaming_judges_of_kind("llm"),
+        judge=INPUTS.gaming_judges_of_kind("llm"),
     conda:
         "../../envs/voirdire.yaml"
     threads: lambda wildcards: caller_threads(PLAN.judge(wildcards.dataset, wildcards.judge))
@@ -72,7 +74,7 @@ rule gaming_embedding_judge:
     benchmark:
         L.benchmark("{dataset}/gaming/judge-{judge}")
     wildcard_constraints:
-        judge=gaming_judges_of_kind("embedding"),
+        judge=INPUTS.gaming_judges_of_kind("embedding"),
     conda:
         "../../envs/voirdire.yaml"
     threads: lambda wildcards: PLAN.judge(wildcards.dataset, wildcards.judge).threads
@@ -89,11 +91,11 @@ rule gaming_table:
     input:
         unpack(
             named_inputs(
-                gamed=gaming_label_tree,
-                qrels=gaming_qrels_tree,
-                scores=gaming_score_tree,
-                human=human_qrels_of,
-                runs=original_runs,
+                gamed=INPUTS.gaming_label_tree,
+                qrels=INPUTS.gaming_qrels_tree,
+                scores=INPUTS.gaming_score_tree,
+                human=INPUTS.human_qrels_of,
+                runs=INPUTS.original_runs,
             )
         ),
         manifest=L.manifest(),
@@ -112,7 +114,7 @@ rule gaming_table:
         "../../envs/voirdire.yaml"
     params:
         gaming=GAMING,
-        judges=audit_judges,
+        judges=INPUTS.audit_judges,
         measure=PLAN.measures[0],
         depth=PLAN.depth,
         alpha=config["evaluation"]["alpha"],

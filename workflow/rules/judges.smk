@@ -4,7 +4,7 @@
 
 rule needed_pairs:
     input:
-        unpack(pairs_inputs),
+        unpack(INPUTS.pairs_inputs),
     output:
         L.pairs(D, P),
     log:
@@ -37,7 +37,7 @@ rule human_judge:
 rule recorded_judge:
     input:
         pairs=L.pairs(D, P),
-        labels=recorded_qrels,
+        labels=INPUTS.recorded_qrels,
     output:
         qrels=L.qrels(D, P, J),
         summary=L.judgments(D, P, J, "summary.json"),
@@ -46,11 +46,11 @@ rule recorded_judge:
     benchmark:
         L.benchmark("{dataset}/{provenance}/judge-{judge}")
     wildcard_constraints:
-        judge=judges_of_kind("recorded"),
+        judge=INPUTS.judges_of_kind("recorded"),
     conda:
         "../../envs/voirdire.yaml"
     params:
-        scale=judge_params,
+        scale=INPUTS.judge_params,
         invalid_labels=lambda wildcards: PLAN.judge(
             wildcards.dataset, wildcards.judge
         ).invalid_labels,
@@ -60,7 +60,7 @@ rule recorded_judge:
 
 rule null_judge:
     input:
-        unpack(texts_inputs),
+        unpack(INPUTS.texts_inputs),
         pairs=L.pairs(D, P),
         topics=L.topics(D),
     output:
@@ -70,7 +70,7 @@ rule null_judge:
     benchmark:
         L.benchmark("{dataset}/{provenance}/judge-{judge}")
     wildcard_constraints:
-        judge=judges_of_kind("baseline"),
+        judge=INPUTS.judges_of_kind("baseline"),
     conda:
         "../../envs/voirdire.yaml"
     params:
@@ -81,13 +81,13 @@ rule null_judge:
 
 rule llm_judge:
     input:
-        unpack(texts_inputs),
+        unpack(INPUTS.texts_inputs),
         pairs=L.pairs(D, P),
         topics=L.topics(D),
         prompt=lambda wildcards: str(PLAN.judge(wildcards.dataset, wildcards.judge).prompt_file),
-        seeds_done=lambda wildcards: list(judge_seeds(wildcards).values()),
+        seeds_done=lambda wildcards: list(INPUTS.judge_seeds(wildcards).values()),
         # a served model: its server's record (layer 1 waits for the original's answers)
-        served=lambda wildcards: served_input(
+        served=lambda wildcards: INPUTS.served_input(
             PLAN.judge(wildcards.dataset, wildcards.judge), int(wildcards.provenance != "original")
         ),
     output:
@@ -99,7 +99,7 @@ rule llm_judge:
     benchmark:
         L.benchmark("{dataset}/{provenance}/judge-{judge}")
     wildcard_constraints:
-        judge=judges_of_kind("llm"),
+        judge=INPUTS.judges_of_kind("llm"),
     # usually the longest job and on the critical path (the rewritten collection's judging and
     # every table wait for it): start it before the rankers
     priority: 50
@@ -115,7 +115,7 @@ rule llm_judge:
         judge=lambda wildcards: PLAN.judge(wildcards.dataset, wildcards.judge),
         # the judgment store: a cache kept across runs, so it is not a declared output
         store=lambda wildcards: L.store(wildcards.dataset, wildcards.provenance, wildcards.judge),
-        seeds=lambda wildcards: list(judge_seeds(wildcards)),
+        seeds=lambda wildcards: list(INPUTS.judge_seeds(wildcards)),
     script:
         "../scripts/llm_judge.py"
 
@@ -124,7 +124,7 @@ rule llm_judge:
 # model load; the pool's labels stay those of the pool alone.
 rule embedding_judge:
     input:
-        unpack(sample_texts_inputs if PLAN.assistants else texts_inputs),
+        unpack(INPUTS.sample_texts_inputs if PLAN.assistants else INPUTS.texts_inputs),
         pairs=L.pairs(D, P),
         topics=L.topics(D),
         sample=[L.sample(D)] if PLAN.assistants else [],
@@ -136,7 +136,7 @@ rule embedding_judge:
     benchmark:
         L.benchmark("{dataset}/{provenance}/judge-{judge}")
     wildcard_constraints:
-        judge=judges_of_kind("embedding"),
+        judge=INPUTS.judges_of_kind("embedding"),
     conda:
         "../../envs/voirdire.yaml"
     threads: lambda wildcards: PLAN.judge(wildcards.dataset, wildcards.judge).threads

@@ -4,7 +4,7 @@
 
 rule oracle:
     input:
-        pool=oracle_base,
+        pool=INPUTS.oracle_base,
         qrels=L.human_qrels(D),
     output:
         L.run(D, P, "{oracle}"),

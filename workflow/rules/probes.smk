@@ -10,7 +10,9 @@ rule probe_sample:
         pairs=L.pairs(D, "original"),
         qrels=L.human_qrels(D),
         runs=lambda wildcards: [
-            p for paths in system_runs_of(wildcards.dataset, "original").values() for p in paths
+            p
+            for paths in INPUTS.system_runs_of(wildcards.dataset, "original").values()
+            for p in paths
         ],
     output:
         L.probe_sample(D),
@@ -22,7 +24,7 @@ rule probe_sample:
         "../../envs/voirdire.yaml"
     params:
         probes=PROBES,
-        runs=lambda wildcards: system_runs_of(wildcards.dataset, "original"),
+        runs=lambda wildcards: INPUTS.system_runs_of(wildcards.dataset, "original"),
         list_systems=PROBES.get("swap", {}).get("lists", {}).get("systems", []),
         low=lambda wildcards: PLAN.judge(wildcards.dataset, "human").scale.low,
     script:
@@ -79,15 +81,17 @@ rule pad:
 
 rule probe_judge:
     input:
-        unpack(probe_judge_inputs),
+        unpack(INPUTS.probe_judge_inputs),
         sample=L.probe_sample(D),
         passages=L.passages(D),
         topics=L.topics(D),
         prompt=lambda wildcards: str(PLAN.judge(wildcards.dataset, wildcards.judge).prompt_file),
-        templates=probe_templates,
+        templates=INPUTS.probe_templates,
         # the judge's pool job, finished: its answers to the plain prompts are copied
         seeds_done=L.qrels(D, "original", J),
-        served=lambda wildcards: served_input(PLAN.judge(wildcards.dataset, wildcards.judge), 1),
+        served=lambda wildcards: INPUTS.served_input(
+            PLAN.judge(wildcards.dataset, wildcards.judge), 1
+        ),
     output:
         answers=L.probe_answers(D, J),
         summary=L.probe_answers(D, J, "summary.json"),
@@ -120,11 +124,11 @@ rule probe_tables:
     input:
         unpack(
             named_inputs(
-                answers=probe_answer_tree,
-                summaries=probe_summary_tree,
-                human=human_qrels_of,
-                human_scores=human_scores_of,
-                runs=original_runs,
+                answers=INPUTS.probe_answer_tree,
+                summaries=INPUTS.probe_summary_tree,
+                human=INPUTS.human_qrels_of,
+                human_scores=INPUTS.human_scores_of,
+                runs=INPUTS.original_runs,
             )
         ),
         manifest=L.manifest(),
@@ -140,7 +144,7 @@ rule probe_tables:
         probes=[name for name in ("swap", "pad", "injection", "personas") if name in PROBES],
         # every judge's scale and binary threshold, the primary measure and the evaluation
         # depth: the systems are scored as Table 2 scores them
-        judges=audit_judges,
+        judges=INPUTS.audit_judges,
         measure=PLAN.measures[0],
         depth=PLAN.depth,
         alpha=config["evaluation"]["alpha"],
@@ -155,7 +159,13 @@ rule probe_tables:
 
 rule prompt_sensitivity:
     input:
-        unpack(named_inputs(labels=variant_label_tree, human=human_qrels_of, runs=original_runs)),
+        unpack(
+            named_inputs(
+                labels=INPUTS.variant_label_tree,
+                human=INPUTS.human_qrels_of,
+                runs=INPUTS.original_runs,
+            )
+        ),
         manifest=L.manifest(),
     output:
         **sensitivity_outputs("prompt_sensitivity"),
@@ -167,7 +177,7 @@ rule prompt_sensitivity:
         "../../envs/voirdire.yaml"
     params:
         baselines={g: v["baseline"] for g, v in config.get("variants", {}).items()},
-        judges=audit_judges,
+        judges=INPUTS.audit_judges,
         measure=PLAN.measures[0],
         depth=PLAN.depth,
         low=HUMAN_SCALE.low,

@@ -4,7 +4,7 @@
 
 rule rerank:
     input:
-        unpack(texts_inputs),
+        unpack(INPUTS.texts_inputs),
         # a rewritten collection: the original orderings, kept for queries the rewrites miss
         unpack(
             lambda wildcards: (
@@ -15,7 +15,7 @@ rule rerank:
         ),
         pool=L.pool(D),
         topics=L.topics(D),
-        served=lambda wildcards: served_input(
+        served=lambda wildcards: INPUTS.served_input(
             PLAN.system(wildcards.ranker), int(wildcards.provenance != "original")
         ),
     output:
@@ -26,7 +26,7 @@ rule rerank:
     benchmark:
         L.benchmark("{dataset}/{provenance}/rerank-{ranker}")
     wildcard_constraints:
-        ranker=ranker_names(),
+        ranker=INPUTS.ranker_names(),
     conda:
         "../../envs/voirdire.yaml"
     threads: lambda wildcards: caller_threads(PLAN.system(wildcards.ranker))

@@ -5,15 +5,15 @@ rule tables:
     input:
         # rewritten-* provenances: the assistant's model and the version its provider returned;
         # served judges' and rankers' summaries: the model server's own name and version
-        unpack(named_inputs(rewrites=rewrite_summaries, served=served_records)),
-        agreement=all_datasets(L.agreement(D, P, "agreement")),
-        significance=all_datasets(L.agreement(D, P, "significance")),
-        judge_evals=all_judge_evals,
-        judge_measures=all_judge_measures,
-        pool=all_datasets(L.eval_measures(D, P, "human@pool")),
+        unpack(named_inputs(rewrites=INPUTS.rewrite_summaries, served=INPUTS.served_records)),
+        agreement=INPUTS.all_datasets(L.agreement(D, P, "agreement")),
+        significance=INPUTS.all_datasets(L.agreement(D, P, "significance")),
+        judge_evals=INPUTS.all_judge_evals,
+        judge_measures=INPUTS.all_judge_measures,
+        pool=INPUTS.all_datasets(L.eval_measures(D, P, "human@pool")),
         runs_summaries=[L.runs_summary(d) for d in PLAN.datasets] if PLAN.recorded else [],
         manifest=L.manifest(),
-        data_summaries=all_datasets(L.data_summary(D)),
+        data_summaries=INPUTS.all_datasets(L.data_summary(D)),
     output:
         datasets=report(
             L.table(P, "datasets", "csv"),
@@ -90,7 +90,7 @@ rule figure3:
 
 rule position_bias:
     input:
-        bias=position_bias_files,
+        bias=INPUTS.position_bias_files,
         manifest=L.manifest(),
     output:
         csv=report(

@@ -6,7 +6,7 @@ if PLAN.recorded:
 
     rule recorded_runs:
         input:
-            unpack(recorded_run_files),
+            unpack(INPUTS.recorded_run_files),
             topics=L.topics(D),
         output:
             **{s.slug: L.run(D, "original", s.slug) for s in PLAN.recorded},
@@ -18,7 +18,7 @@ if PLAN.recorded:
         conda:
             "../../envs/voirdire.yaml"
         params:
-            systems=recorded_params,
+            systems=INPUTS.recorded_params,
             depth=PLAN.depth,
         script:
             "../scripts/recorded_runs.py"

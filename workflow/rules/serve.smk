@@ -1,7 +1,7 @@
 # Stage 0: model servers the workflow runs itself (`serve:` on a judge or ranker, instead of
 # api_base). A service job: Snakemake runs it with every caller of its layer as one group job
 # (one node; under Slurm the GPU node) and terminates it when they are done. See
-# voirdire.llm.serve for what the job does, and common.smk (served_input) for the layers.
+# voirdire.llm.serve for what the job does, and voirdire.inputs (Inputs.served_input) for the layers.
 
 
 rule serve:

@@ -3,7 +3,7 @@
 
 rule verdict:
     input:
-        unpack(verdict_inputs),
+        unpack(INPUTS.verdict_inputs),
         manifest=L.manifest(),
     output:
         csv=report(
@@ -29,7 +29,7 @@ rule verdict:
         judges={d: [j.name for j in js if j.kind != "human"] for d, js in PLAN.judges.items()},
         oracles=[str(o) for o in PLAN.oracles],
         # what a dataset lacks (systems, passage texts) -> the n/a of every question needing it
-        unavailable={d: unavailable(d) for d in PLAN.datasets},
+        unavailable={d: INPUTS.unavailable(d) for d in PLAN.datasets},
         alpha=config["evaluation"]["alpha"],
     script:
         "../scripts/verdict.py"

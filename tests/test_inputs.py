@@ -1,0 +1,140 @@
+"""The workflow's input functions (voirdire.inputs.Inputs), without Snakemake: on the demo's plan,
+each names the Layout's paths for the wildcards it is given (plain attribute objects)."""
+
+import copy
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import yaml
+
+from voirdire.config import check, validate_schema
+from voirdire.inputs import Inputs, llm_slots, named_inputs, one_of
+from voirdire.layout import Layout
+from voirdire.verdict import NO_SYSTEMS
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def demo_config() -> dict:
+    return yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+
+
+def inputs_of(config: dict) -> Inputs:
+    config = validate_schema(copy.deepcopy(config))
+    return Inputs(check(config), Layout(config["results"]), config)
+
+
+@pytest.fixture(scope="module")
+def demo(request):
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(ROOT)  # the demo's files are named from the repository root
+        yield inputs_of(demo_config())
+
+
+def wildcards(**values) -> SimpleNamespace:
+    return SimpleNamespace(**values)
+
+
+def test_judge_qrels_names_every_judge_of_the_dataset(demo):
+    plan, L = demo.plan, demo.layout
+    d = plan.datasets[0]
+    found = demo.judge_qrels(wildcards(dataset=d, provenance="original"))
+    assert list(found) == plan.judge_names(d) and "human" in found
+    assert found == {j: L.qrels(d, "original", j) for j in plan.judge_names(d)}
+
+
+def test_system_runs_lists_each_systems_runs_in_the_provenance(demo):
+    plan, L = demo.plan, demo.layout
+    d, p = plan.datasets[0], plan.provenances[-1]
+    found = demo.system_runs(wildcards(dataset=d, provenance=p))
+    assert list(found) == [str(s) for s in plan.systems]
+    for system in plan.systems:
+        assert found[str(system)] == [L.run(d, p, name) for name in plan.run_names(system)]
+    assert found == demo.audit_runs(wildcards(provenance=p))[d]
+
+
+def test_texts_add_the_rewrites_in_a_rewritten_provenance_and_the_sample_passages(demo):
+    L, d = demo.layout, demo.plan.datasets[0]
+    assert demo.texts_inputs(wildcards(dataset=d, provenance="original")) == {"passages": [L.passages(d)]}
+    rewritten = demo.plan.provenances[1]
+    sample = demo.sample_texts_inputs(wildcards(dataset=d, provenance=rewritten))
+    assert sample == {
+        "passages": [L.passages(d), L.sample_passages(d)],
+        "rewrites": L.rewrites(d, rewritten),
+    }
+
+
+def test_judge_seeds_copy_from_the_original_store_only_when_rewritten(demo):
+    L, d = demo.layout, demo.plan.datasets[0]
+    judge = next(j.name for j in demo.plan.judges[d] if j.kind == "llm")
+    assert demo.judge_seeds(wildcards(dataset=d, provenance="original", judge=judge)) == {}
+    rewritten = demo.plan.provenances[1]
+    seeds = demo.judge_seeds(wildcards(dataset=d, provenance=rewritten, judge=judge))
+    assert seeds == {L.store(d, "original", judge): L.qrels(d, "original", judge)}
+
+
+def test_verdict_inputs_with_systems_and_probes(demo):
+    L = demo.layout
+    tables = demo.verdict_inputs(wildcards())
+    assert tables["table1"] == L.table("original", "table1", "csv")
+    assert tables["label_test"] == L.audit("original", "label_test", "csv")
+    assert tables["figure3"] == L.figure("original", "figure3", "png")
+    for probe in ("swap", "pad", "injection"):
+        assert (probe in tables) == (probe in demo.probes and bool(demo.plan.probe_judges))
+    assert set(tables.values()) >= set(demo.probe_final_outputs()) - {
+        L.audit("original", "prompt_sensitivity_sensitivity", "csv")
+    }
+    assert demo.unavailable(demo.plan.datasets[0]) == {}
+
+
+def test_verdict_inputs_without_systems_have_no_figure_and_say_why():
+    config = demo_config()
+    for key in ("systems", "runs", "oracles", "rankers", "assistants", "rewriting", "variants"):
+        config.pop(key, None)
+    config.pop("probes", None)
+    config.pop("gaming", None)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(ROOT)
+        bare = inputs_of(config)
+    assert not bare.plan.has_systems
+    d = bare.plan.datasets[0]
+    tables = bare.verdict_inputs(wildcards())
+    assert "figure3" not in tables and "swap" not in tables and "gaming" not in tables
+    assert bare.judge_evals(wildcards(dataset=d, provenance="original")) == {}
+    assert bare.all_judge_measures(wildcards(provenance="original")) == []
+    assert bare.unavailable(d)["runs"] == NO_SYSTEMS
+
+
+def test_probe_outputs_follow_the_configured_probes(demo):
+    plan, L = demo.plan, demo.layout
+    expected = [L.audit("original", n, "csv") for n in ("swap", "pad", "injection") if n in demo.probes]
+    if "personas" in demo.probes:
+        expected.append(L.audit("original", "persona_sensitivity", "csv"))
+    if demo.config.get("variants"):
+        expected.append(L.audit("original", "prompt_sensitivity_sensitivity", "csv"))
+    assert demo.probe_final_outputs() == expected
+    assert demo.probe_answer_tree() == {d: {j: L.probe_answers(d, j) for j in plan.probe_judges} for d in plan.datasets}
+    assert sorted(demo.probe_answer_files(None)) == sorted(
+        L.probe_answers(d, j) for d in plan.datasets for j in plan.probe_judges
+    )
+
+
+def test_all_datasets_fills_dataset_and_provenance(demo):
+    L, p = demo.layout, demo.plan.provenances[-1]
+    function = demo.all_datasets(L.agreement("{dataset}", "{provenance}", "agreement"))
+    assert function(wildcards(provenance=p)) == [L.agreement(d, p, "agreement") for d in demo.plan.datasets]
+
+
+def test_named_inputs_declare_each_file_once(demo):
+    d = demo.plan.datasets[0]
+    function = named_inputs(qrels=demo.judge_qrels)
+    found = function(wildcards(dataset=d, provenance="original"))
+    assert sorted(found.values()) == sorted(demo.judge_qrels(wildcards(dataset=d, provenance="original")).values())
+
+
+def test_wildcard_regexes_and_slots(demo):
+    assert one_of([]) == "(?!)" and one_of(["a.b", "c"]) == r"a\.b|c"
+    llm = sorted({j.name for js in demo.plan.judges.values() for j in js if j.kind == "llm"})
+    assert demo.judges_of_kind("llm") == one_of(llm)
+    assert llm_slots(None) == 0

@@ -1,0 +1,102 @@
+# The final outputs (rule all, the timings table) and the report entries of the audits and the
+# probes: what needs Snakemake's `report()` and `expand()`. Paths come from L, the probes' and
+# the gamed system's final tables from INPUTS.
+AUDIT_TABLES = (
+    "label_test",
+    "lojo",
+    "lojo_labels",
+    "self_preference",
+    "length",
+    "length_systems",
+    "drift",
+    "control_chart",
+    "circularity",
+    "calibration",
+)
+AUDIT_FIGURES = ("confusion", "leniency", "lojo", "length", "drift", "circularity", "calibration")
+
+
+def get_final_output():
+    """Every table and figure, the verdict, then the table of where the run's time went (made last)."""
+    return run_outputs() + verdict_outputs() + [L.timings("csv")]
+
+
+def verdict_outputs():
+    return [L.verdict(ext) for ext in ("csv", "md", "html")]
+
+
+def run_outputs():
+    names = ["table1", "table2", "significance"]
+    if any(r.method == "prp" for r in PLAN.rankers):
+        names.append("position_bias")
+    tables = [L.table(P, name, ext) for name in names for ext in ("csv", "md")]
+    # Figure 3 draws the systems under each judge: none without systems (Table 1 says why)
+    figures = [L.figure(P, "figure3", ext) for ext in ("png", "pdf")] if PLAN.has_systems else []
+    audits = [L.audit(P, name, "csv") for name in AUDIT_TABLES]
+    audits += [L.audit(P, name, "png") for name in AUDIT_FIGURES]
+    outputs = expand(
+        tables + figures + audits + [L.table(P, "fingerprint", "json")],
+        provenance=PROVENANCES,
+    )
+    assistants = [
+        L.table(P, name, "csv") for name in ("label_shift", "substitution", "rewrite_checks")
+    ]
+    assistants += [L.figure(P, "figure4", "png")]
+    if PLAN.rewriting_rankers:
+        assistants += [L.table(P, "score_shift", "csv"), L.figure(P, "figure5", "png")]
+    return (
+        outputs
+        + expand(assistants, provenance=REWRITTEN)
+        + INPUTS.probe_final_outputs()
+        + INPUTS.gaming_final_outputs()
+    )
+
+
+# ----------------------------------------------------------------------------- report entries
+def audit_output(name, ext, caption=None):
+    """An audit table or figure; with a caption, it joins the report under Audits."""
+    path = L.audit(P, name, ext)
+    if not caption:
+        return path
+    return report(path, caption=f"../report/audit_{caption}.rst", category="Audits")
+
+
+def probe_output(name, ext, caption=None):
+    """A probe's table or figure (provenance original); with a caption it joins the report under Probes."""
+    path = L.audit("original", name, ext)
+    if not caption:
+        return path
+    return report(path, caption=f"../report/probe_{caption}.rst", category="Probes")
+
+
+def probe_table_outputs():
+    """The outputs of every configured probe: ``{probe}`` (csv), ``{probe}_md``, ``{probe}_png``,
+    ``{probe}_pdf``, and the persona tables and figures (``persona_*``)."""
+    outputs = {}
+    for name in ("swap", "pad", "injection"):
+        if name in PROBES:
+            outputs[name] = probe_output(name, "csv", name)
+            outputs[f"{name}_md"] = probe_output(name, "md")
+            outputs[f"{name}_png"] = probe_output(name, "png", f"{name}_chart")
+            outputs[f"{name}_pdf"] = probe_output(name, "pdf")
+    if "personas" in PROBES:
+        outputs.update({f"persona_{k}": v for k, v in sensitivity_outputs("persona").items()})
+    outputs["fingerprint"] = report(
+        L.audit("original", "probes_fingerprint", "json"),
+        caption="../report/fingerprint.rst",
+        category="Probes",
+    )
+    return outputs
+
+
+def sensitivity_outputs(prefix):
+    """The persona (or prompt-variant) tables and figures: agreement, displacement, sensitivity by
+    condition and by system, direction consistency; the displacement heatmap and sensitivity chart.
+    """
+    outputs = {}
+    for name in ("agreement", "displacement", "sensitivity", "systems", "consistency"):
+        outputs[name] = probe_output(f"{prefix}_{name}", "csv", f"sensitivity_{name}")
+        outputs[f"{name}_md"] = probe_output(f"{prefix}_{name}", "md")
+    outputs["heatmap"] = probe_output(f"{prefix}_heatmap", "png", "sensitivity_heatmap")
+    outputs["chart"] = probe_output(f"{prefix}_chart", "png", "sensitivity_chart")
+    return outputs
