@@ -154,6 +154,7 @@ def test_demo_end_to_end_then_nothing_to_do(tmp_path):
         "datasets.demo.corpus",
         "judges[smollm2].prompt_file",
         "judges[assessor-b].qrels",
+        "judges[assessor-b].reruns[0]",
         "probes.swap.prompt_file",
         "probes.swap.lists.prompt_file",
         "probes.personas.pool",
@@ -172,9 +173,18 @@ def test_demo_end_to_end_then_nothing_to_do(tmp_path):
     drawn = personas[["left_out_unjudged", "left_out_unparsed", "pairs_common"]].sum(axis=1)
     assert (personas["pairs_drawn"] == drawn).all() and (personas["pairs_drawn"] > 0).all()
     assert (personas["pairs_common"] > 0).all() and (personas["pairs"] == personas["pairs_common"]).all()
-    # drift: the second assessor's simulated second pass moves 30 of its 322 grades
+    # drift: the second assessor's simulated second pass, compared on the needed pairs
     drift = pd.read_csv(out / "audits/original/drift.csv").set_index("judge")
-    assert (drift.loc["assessor-b", "pairs"], drift.loc["assessor-b", "flips"]) == (322, 30)
+    needed = pd.read_csv(out / "demo/pairs/original.tsv", sep="\t", dtype=str)[["query_id", "doc_id"]]
+    passes = [
+        pd.read_csv(
+            ROOT / "resources/demo" / name, sep=" ", names=["query_id", "it", "doc_id", "grade"], dtype=str
+        ).merge(needed)
+        for name in ("qrels.assessor-b.txt", "qrels.assessor-b.rerun.txt")
+    ]
+    both = passes[0].merge(passes[1], on=["query_id", "doc_id"])
+    assert drift.loc["assessor-b", "pairs"] == len(both) == len(needed)
+    assert drift.loc["assessor-b", "flips"] == (both["grade_x"] != both["grade_y"]).sum() > 0
     variants = pd.read_csv(out / "audits/original/prompt_sensitivity_sensitivity.csv")
     assert set(variants["group"]) == {"assessors"}
     for figure in ("swap", "pad", "injection", "persona_heatmap", "persona_chart", "prompt_sensitivity_chart"):

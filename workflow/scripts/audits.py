@@ -18,7 +18,7 @@ from voirdire.audits.run import DatasetInputs, audit_tables
 from voirdire.formats import read_pairs, read_qrels, read_run, read_topics
 from voirdire.judges import HUMAN, restrict
 from voirdire.manifest import sha256
-from voirdire.output import pyplot, save_figure, write_table
+from voirdire.output import IntervalCell, pyplot, save_figure, write_table
 from voirdire.texts import provenance_texts
 from voirdire.verdict import NO_SYSTEMS
 from voirdire.wf import grouped, start
@@ -120,6 +120,13 @@ write_table(tables["length_systems"], out.length_systems, floatfmt=".3f", manife
             title="Length across systems vs within tiers: r of a system's judged top-10 passage length and its score "
                   "(a tier flagged only when the overall r lies outside its Fisher-z 95% interval, sign reversed)")  # fmt: skip
 shift_tests = len(tables["control_chart"])
+DRIFT_VIEWS = {
+    "drift": ["judge", "run", "against", "pairs", "queries", "flips", "flip_rate", "kappa_binary", "kappa_graded",
+              "tau_systems"],
+    "control_chart": ["judge", "run", "against", "pairs", "queries", "mean_grade_first", "mean_grade",
+                      IntervalCell("mean_difference", "mean_difference", "difference_ci_low", "difference_ci_high"),
+                      "up", "down", "shift_p", "shifted"],
+}  # fmt: skip
 for name, title in (
     (
         "drift",
@@ -136,7 +143,7 @@ for name, title in (
     frame = tables[name]
     frame = frame[["dataset", "judge"] + [c for c in frame.columns if c not in ("dataset", "judge")]]
     tables[name] = frame
-    write_table(frame, getattr(out, name), floatfmt=".3f", manifest=manifest, title=title,
+    write_table(frame, getattr(out, name), floatfmt=".3f", manifest=manifest, title=title, view=DRIFT_VIEWS[name],
                 empty="no judge has two label sets or more (reruns: of a recorded judge, samples: k of a live one)")  # fmt: skip
 drift_chart(tables["control_chart"], tables["drift"], out.drift_png)
 leniency_chart(label_table, out.leniency_png)
