@@ -236,3 +236,22 @@ def test_the_gamed_system_through_the_workflow_with_minilm(tmp_path):
     assert pd.isna(recorded["delta"]) and "recorded judge" in recorded["reason"]
     md = (tmp_path / "results/audits/original/gaming.md").read_text()
     assert "BM25#stuff" in md and " [" in md  # Δ with its interval in one cell
+
+
+def test_the_chart_marks_the_climber_red_and_the_ignorer_grey(tmp_path):
+    from matplotlib.colors import to_rgba
+
+    from voirdire.probes.gaming import gaming_chart
+
+    table = pd.concat([rows_for(term_lover), rows_for(ignorer)], ignore_index=True)
+    fig = gaming_chart(table, tmp_path / "gaming.png")
+    assert (tmp_path / "gaming.png").stat().st_size > 5_000 and (tmp_path / "gaming.pdf").exists()
+    (ax,) = fig.axes
+    labels = [tick.get_text() for tick in ax.get_yticklabels()]
+    colours = ax.collections[-1].get_facecolors()
+    red = [label for label, colour in zip(labels, colours, strict=True) if tuple(colour) == to_rgba("tab:red")]
+    climber = table[table["climbs"].astype(bool)].iloc[0]
+    assert red == [f"term_lover: Weak#stuff (rank {climber['rank']} -> {climber['rank_gamed']})"]
+    assert len(labels) == len(table)
+    gaming_chart(table.iloc[0:0], tmp_path / "empty.png")  # no judge asked: a note, not an error
+    assert (tmp_path / "empty.png").exists()

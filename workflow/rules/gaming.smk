@@ -106,6 +106,12 @@ rule gaming_table:
             category="Probes",
         ),
         md=L.audit("original", "gaming", "md"),
+        png=report(
+            L.audit("original", "gaming", "png"),
+            caption="../report/probe_gaming_chart.rst",
+            category="Probes",
+        ),
+        pdf=L.audit("original", "gaming", "pdf"),
     log:
         L.log("probes/gaming"),
     benchmark:

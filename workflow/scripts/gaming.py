@@ -7,7 +7,7 @@ import pandas as pd
 from voirdire.formats import read_qrels, read_run
 from voirdire.manifest import sha256
 from voirdire.output import write_table
-from voirdire.probes.gaming import VIEW, combine, gaming_rows, not_asked
+from voirdire.probes.gaming import VIEW, combine, gaming_chart, gaming_rows, not_asked
 from voirdire.wf import grouped, start
 
 log = start(snakemake)
@@ -62,6 +62,7 @@ table = combine(frames)
 write_table(table, snakemake.output.csv, title="The gamed system: would it climb the leaderboard under this judge?",
             floatfmt=".3f", manifest=sha256(snakemake.input.manifest), view=VIEW,
             empty="no judge is put to the gamed system")  # fmt: skip
+gaming_chart(table, snakemake.output.png)
 climbing = table[table["climbs"].astype(bool)]
 log.info("gaming: %d rows, %d climb: %s", len(table), len(climbing),
          ", ".join(f"{r.dataset}/{r.judge}/{r.gamed}" for r in climbing.itertuples()) or "none")  # fmt: skip

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -271,3 +272,32 @@ def not_asked(dataset: str, judge: str, reason: str) -> pd.DataFrame:
     """The row of a judge the gamed system is not put to, with the reason (the verdict's n/a)."""
     row = dict.fromkeys(COLUMNS, None) | {"dataset": dataset, "judge": judge, "reason": reason}
     return pd.DataFrame([row], columns=COLUMNS)
+
+
+def gaming_chart(table: pd.DataFrame, png: str | Path):
+    """The change in score of every gamed system under its judge, with its 95% interval over
+    queries, one panel per dataset: red where the gamed system climbs (interval above 0 and a
+    human-better system passed), grey otherwise; each row says its rank before and after.
+    Returns the figure (saved, closed)."""
+    from ..output import per_dataset, save_figure
+
+    asked = table[table["gamed"].notna() & table["delta"].notna()] if len(table) else table
+    fig, panels = per_dataset(asked, 6.0, max(2.2, 0.45 * len(asked) + 1.2))
+    for ax, dataset, rows in panels:
+        if not len(rows):
+            ax.text(0.5, 0.5, "no judge is put to the gamed system", ha="center", va="center")
+            ax.set_axis_off()
+            continue
+        y = np.arange(len(rows))[::-1]
+        low = (rows["delta"] - rows["delta_ci_low"]).clip(lower=0).fillna(0)
+        high = (rows["delta_ci_high"] - rows["delta"]).clip(lower=0).fillna(0)
+        colours = ["tab:red" if bool(c) else "tab:grey" for c in rows["climbs"]]
+        ax.errorbar(rows["delta"], y, xerr=[low, high], fmt="none", ecolor="black", elinewidth=1, capsize=3)
+        ax.scatter(rows["delta"], y, c=colours, zorder=3)
+        ax.axvline(0, color="black", linewidth=0.8)
+        labels = [f"{r.judge}: {r.gamed} (rank {r.rank:.0f} -> {r.rank_gamed:.0f})" for r in rows.itertuples()]
+        ax.set_yticks(y, labels, fontsize=7)
+        ax.set_xlabel("change in score under the judge\n(gamed - original; 95% CI over queries)", fontsize=8)
+        ax.set_title(f"The gamed system: {dataset} (red: climbs)", fontsize=9)
+    save_figure(fig, png)
+    return fig
