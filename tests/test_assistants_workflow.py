@@ -23,9 +23,9 @@ assert set(OPTIONS) == set(CHECK_OPTIONS)
 
 
 def demo_without_probes() -> dict:
-    """The demo config without the judge probes (they have tests of their own)."""
+    """The demo config without the judge probes and the gamed system (they have tests of their own)."""
     config = yaml.safe_load((ROOT / "config/config.yaml").read_text())
-    for section in ("probes", "variants"):
+    for section in ("probes", "gaming", "variants"):
         config.pop(section)
     return config
 

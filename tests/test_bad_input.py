@@ -31,7 +31,7 @@ def demo_config(tmp_path, **changes):
     config["systems"] = [s for s in config["systems"] if s not in config["rankers"]]
     config["rankers"] = {}
     config["judges"] = [j for j in config["judges"] if j["kind"] not in ("llm", "embedding")]
-    for section in ("assistants", "rewriting", "probes", "variants"):  # these have tests of their own
+    for section in ("assistants", "rewriting", "probes", "gaming", "variants"):  # these have tests of their own
         config.pop(section)
     for key, value in changes.items():
         config[key] = value

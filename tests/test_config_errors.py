@@ -28,7 +28,7 @@ def small_config(tmp_path) -> dict:
     config["systems"] = [s for s in config["systems"] if s not in config["rankers"]]
     config["rankers"] = {}
     config["judges"] = [j for j in config["judges"] if j["kind"] not in ("llm", "embedding")]
-    for section in ("assistants", "rewriting", "probes", "variants"):
+    for section in ("assistants", "rewriting", "probes", "gaming", "variants"):
         config.pop(section)
     return config
 

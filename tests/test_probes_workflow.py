@@ -27,7 +27,7 @@ def probe_config(tmp_path, server=None) -> dict:
     llm = {"kind": "llm", "api_base": url, "api_key_env": "VOIRDIRE_TEST_KEY", "concurrency": 16, "parse_retries": 0}
     config["judges"] = [{"name": name, "model": f"openai/probe-{name}", **llm} for name in JUDGES]
     config["judges"].append({"name": "length", "kind": "baseline", "method": "length"})
-    for section in ("assistants", "rewriting"):
+    for section in ("assistants", "rewriting", "gaming"):
         config.pop(section)
     config["probes"] = {
         "seed": 3,

@@ -165,7 +165,7 @@ def served_config(tmp_path, *args: str, extra: dict | None = None) -> str:
     config["results"] = str(tmp_path / "results")
     config["rankers"] = {}
     config["systems"] = ["BM25", "Perfect", "Swap[3]", "Swap[1]"]
-    for section in ("assistants", "rewriting", "probes", "variants"):
+    for section in ("assistants", "rewriting", "probes", "gaming", "variants"):
         config.pop(section, None)
     serve = {"model": "judge-x", "command": STAND_IN, "args": list(args)}
     config["judges"] = [

@@ -1,17 +1,21 @@
 """Command line: ``voirdire init`` (a config from your files), ``voirdire check`` (a config and its
-inputs, before any job), ``voirdire plan`` and ``voirdire verdict`` (the verdict of a finished
-run, in the terminal)."""
+inputs, before any job), ``voirdire plan``, ``voirdire verdict`` (the verdict of a finished
+run, in the terminal) and ``voirdire resume`` (a killed run, the way docs/reproducibility.md says)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from .config import load_plan
 from .errors import InputError
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["resume"] and argv[1:2] not in (["-h"], ["--help"]):
+        return _resume(argv[1:])  # every argument after it is Snakemake's, as given
     parser = argparse.ArgumentParser(prog="voirdire")
     sub = parser.add_subparsers(dest="command", required=True)
     check = sub.add_parser(
@@ -26,6 +30,16 @@ def main(argv: list[str] | None = None) -> int:
     verdict = sub.add_parser("verdict", help="print the verdict of a finished run: one row per judge and dataset")
     verdict.add_argument("--configfile", default="config/config.yaml")
     verdict.add_argument("--results", help="the run's results folder (default: the config's results:)")
+    resume = sub.add_parser(
+        "resume",
+        help="resume a killed run: refuse while a process of it lives, else `snakemake --unlock` and the run again",
+        description="Resume a run that was killed (kill -9, a lost session, a node that went away): check that no "
+        "Snakemake process or job of it is alive in its working directory, remove the lock Snakemake left, and run "
+        "`snakemake --rerun-incomplete` with the same arguments. Jobs cut short are remade; LLM answers already "
+        "stored are not asked again.",
+    )
+    resume.add_argument("snakemake_args", nargs="*", metavar="SNAKEMAKE_ARG",
+                        help="the killed run's arguments, e.g. --cores 2 --configfile config/mine.yaml")  # fmt: skip
     init = sub.add_parser(
         "init",
         help="write an editable labels-only config from qrels, topics, runs and label sets (no runs: the "
@@ -141,6 +155,57 @@ def _init(args: argparse.Namespace) -> int:
     snakefile = Path(__file__).resolve().parents[2] / "Snakefile"
     print(f"next:\n  snakemake -s {snakefile} --cores 2 --configfile {Path(args.output).resolve()}")
     return 0
+
+
+def _workdir(args: list[str], cwd: str | Path = ".") -> Path:
+    """A run's working directory: Snakemake's ``--directory`` (``-d``) if given, else ``cwd``."""
+    for index, arg in enumerate(args):
+        if arg in ("-d", "--directory") and index + 1 < len(args):
+            return (Path(cwd) / args[index + 1]).resolve()
+        if arg.startswith("--directory="):
+            return (Path(cwd) / arg.split("=", 1)[1]).resolve()
+    return Path(cwd).resolve()
+
+
+def alive_in(directory: Path) -> list[tuple[int, str]]:
+    """The processes of a run in ``directory`` still alive: Snakemake itself and its jobs (their
+    command lines name snakemake: ``-m snakemake``, ``bin/snakemake``, ``.snakemake/scripts/``),
+    this process and its parents aside."""
+    import os
+
+    import psutil  # a dependency of Snakemake's
+
+    mine = {os.getpid(), *(p.pid for p in psutil.Process().parents())}
+    found = []
+    for process in psutil.process_iter(["pid", "cmdline", "cwd"]):
+        info = process.info
+        args = info.get("cmdline") or []
+        if info["pid"] in mine or not info.get("cwd") or not any("snakemake" in arg for arg in args):
+            continue
+        if _workdir(args, info["cwd"]) == directory:
+            found.append((info["pid"], " ".join(args)))
+    return found
+
+
+def _resume(args: list[str]) -> int:
+    """``voirdire resume SNAKEMAKE_ARGS``: unlock and rerun a killed run, unless it is still running."""
+    import subprocess
+
+    directory = _workdir(args)
+    alive = alive_in(directory)
+    if alive:
+        print(f"voirdire: a run in {directory} is still alive; let it end or stop it (all of it: kill -- -PGID), "
+              "then resume:", file=sys.stderr)  # fmt: skip
+        for pid, cmdline in alive:
+            print(f"  pid {pid}: {cmdline[:200]}", file=sys.stderr)
+        return 1
+    snakemake = [sys.executable, "-m", "snakemake"]
+    print(f"voirdire: nothing of a run is alive in {directory}: removing Snakemake's lock", flush=True)
+    unlocked = subprocess.run([*snakemake, "--unlock", *args], check=False)
+    if unlocked.returncode != 0:
+        return unlocked.returncode
+    print("voirdire: resuming: snakemake --rerun-incomplete " + " ".join(args), flush=True)
+    return subprocess.run([*snakemake, "--rerun-incomplete", *args], check=False).returncode
 
 
 def _run_names(config: dict) -> list[str]:

@@ -88,6 +88,14 @@ def load_checkpoint(path: Path) -> dict[str, dict]:
     return done
 
 
+def drop_torn_line(path: Path) -> None:
+    """Cut a last line without its newline (a write killed midway) off the checkpoint: the next
+    record appended would otherwise continue it, and that line (a finished query) would not parse."""
+    if path.exists() and (data := path.read_bytes()) and not data.endswith(b"\n"):
+        with path.open("r+b") as fh:
+            fh.truncate(data.rfind(b"\n") + 1)
+
+
 def rerank_all(
     ranker: Ranker,
     pools: dict[str, list[str]],
@@ -106,6 +114,7 @@ def rerank_all(
     todo: Iterable[str] = [q for q in pools if q not in done]
     backend = backend_for(ranker, store_path, max_in_flight) if todo else None  # no model to load
     checkpoint.parent.mkdir(parents=True, exist_ok=True)
+    drop_torn_line(checkpoint)
     with checkpoint.open("a", encoding="utf-8") as fh:
         for qid in tqdm(todo, desc=f"reranking with {ranker.name}", disable=not progress, unit="query"):
             ranking, bias = rerank_query(ranker, backend, topics[qid], pools[qid], texts, qid)
