@@ -291,25 +291,18 @@ class Inputs:
         d, p = wildcards.dataset, wildcards.provenance
         return {judge: self.layout.eval(d, p, judge) for judge in self.plan.judge_names(d)}
 
-    def all_judge_evals(self, wildcards) -> list[str]:
+    def _every_judge(self, path, provenance: str) -> list[str]:
+        """``path(dataset, provenance, judge)`` for every judge of every dataset (none without systems)."""
         plan = self.plan
         if not plan.has_systems:
             return []
-        return [
-            self.layout.eval(dataset, wildcards.provenance, judge)
-            for dataset in plan.datasets
-            for judge in plan.judge_names(dataset)
-        ]
+        return [path(dataset, provenance, judge) for dataset in plan.datasets for judge in plan.judge_names(dataset)]
+
+    def all_judge_evals(self, wildcards) -> list[str]:
+        return self._every_judge(self.layout.eval, wildcards.provenance)
 
     def all_judge_measures(self, wildcards) -> list[str]:
-        plan = self.plan
-        if not plan.has_systems:
-            return []
-        return [
-            self.layout.eval_measures(dataset, wildcards.provenance, judge)
-            for dataset in plan.datasets
-            for judge in plan.judge_names(dataset)
-        ]
+        return self._every_judge(self.layout.eval_measures, wildcards.provenance)
 
     def all_datasets(self, pattern: str) -> Callable:
         """An input function: the pattern (with `{dataset}`, maybe `{provenance}`) for every
