@@ -66,8 +66,9 @@ class Inputs:
         self.plan = plan
         self.layout = layout
         self.config = config
-        self.probes = as_plain(config.get("probes") or {})
-        self.gaming = as_plain(config.get("gaming") or {})
+        # the probes' and the gamed system's sections as the check resolved them (plain dicts)
+        self.probes = as_plain(plan.probes or {})
+        self.gaming = as_plain(plan.gaming or {})
         self.human_scale = plan.judge(plan.datasets[0], "human").scale
 
     # ------------------------------------------------------------------------- wildcard regexes

@@ -47,8 +47,9 @@ if workflow.is_main_process:
 # original, then rewritten-{assistant} for every assistant (docs/assistants.md)
 PROVENANCES = PLAN.provenances
 REWRITTEN = PROVENANCES[1:]
-# the probes' and the gamed system's config sections (plain dicts), the human judges' scale, and
-# the model servers the workflow starts (serve.smk)
+# the probes' and the gamed system's sections as the check resolved them (plain dicts held by PLAN;
+# config itself is never changed by the check), the human judges' scale, and the model servers the
+# workflow starts (serve.smk)
 PROBES = INPUTS.probes
 GAMING = INPUTS.gaming
 HUMAN_SCALE = INPUTS.human_scale

@@ -1,52 +1,35 @@
-"""Configuration: JSON-schema validation with defaults, then checks of meaning.
+"""The checks of meaning: what a schema cannot check (system names parse, files exist, a source
+has the keys it needs), section by section, each beside what builds the section's objects
+(``judge_from_config``, ``recorded_from_config``, ...) or resolves its defaults
+(:func:`probes_from_config`, :func:`gaming_from_config`). :func:`check` runs them all on a
+schema-validated config and returns the :class:`~voirdire.config.plan.Plan`.
 
-The schema (``voirdire/schema.yaml``, package data) fixes shapes and defaults; :func:`check` then checks
-what a schema cannot (system names parse, files exist, a source has the keys it needs) and
-returns a :class:`Plan` that the Snakefile's input functions read. Every error is a
-:class:`~voirdire.errors.ConfigError` naming the config key, raised before any job starts;
-both steps report every error they find at once (:class:`~voirdire.errors.ConfigErrors`, one
-line each). Keys are written as :func:`voirdire.errors.item_key` says: ``judges[NAME].kind``,
-``systems[Swap[1]]``, ``datasets.dl19.qrels``, ``evaluation.measures[0]``.
-
-Relative paths in a config resolve from the working directory (where ``snakemake`` or
-``voirdire`` runs), not from the config file's folder; a "not found" error says so, and
-names the file when it exists relative to the config file instead.
+A check never changes the config it checks: what a section's defaults depend on (the systems,
+the judges) is resolved into new dicts that the Plan holds. Every error is collected (one per
+item at least) and raised together at the end.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
+import copy
 import os
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
-from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from .assistants.declarations import ORIGINAL, Assistant, assistant_from_config
-from .errors import ConfigError, InputError, item_key, key_of, raise_all
-from .judges import HUMAN, HumanJudge, Judge, judge_from_config
-from .llm.endpoint import KEYS as ENDPOINT_KEYS
-from .llm.endpoint import Endpoint
-from .probes.items import (
-    INJECTIONS,
-    LISTS_PROMPT,
-    PAD_METHODS,
-    PAD_PROMPT,
-    PAIRWISE_PROMPT,
-    require_slots,
-)
-from .probes.personas import read_persona_pool
-from .runs import Recorded, recorded_from_config
-from .systems import BM25, Oracle, Perfect, Ranker, Swap, System, parse_system
-
-SCHEMA = Path(str(files("voirdire").joinpath("schema.yaml")))
-"""The config schema, shipped as package data (an installed wheel carries it)."""
+from ..assistants.declarations import Assistant, assistant_from_config
+from ..errors import ConfigError, InputError, item_key, raise_all
+from ..judges import HUMAN, HumanJudge, Judge, judge_from_config
+from ..llm.endpoint import KEYS as ENDPOINT_KEYS
+from ..llm.endpoint import Endpoint
+from ..probes.items import LISTS_PROMPT, PAD_METHODS, PAD_PROMPT, PAIRWISE_PROMPT, require_slots
+from ..probes.personas import read_persona_pool
+from ..runs import Recorded, recorded_from_config
+from ..systems import BM25, Perfect, Ranker, Swap, System, parse_system
+from .plan import Plan, labels_only
+from .schema import load, schema_default, shown
 
 # Keys each dataset source needs (beyond `source`).
 REQUIRED = {
@@ -55,247 +38,6 @@ REQUIRED = {
     "rankgpt": ("candidates", "qrels"),
 }
 FILE_KEYS = ("topics", "qrels", "corpus", "candidates")
-
-_LONG = 300  # a schema message longer than this (a big instance's repr) is cut
-
-
-def _short(value: Any, limit: int = 80) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-_KINDS = {"string": "a string", "object": "a mapping", "array": "a list", "integer": "an integer",
-          "number": "a number", "boolean": "true or false", "null": "null"}  # fmt: skip
-
-
-def _expected(schema: dict) -> str:
-    """What one branch of a oneOf/anyOf accepts, in words."""
-    if "const" in schema:
-        return repr(schema["const"])
-    if "enum" in schema:
-        return "one of " + ", ".join(map(repr, schema["enum"]))
-    kinds = schema.get("type")
-    kinds = [kinds] if isinstance(kinds, str) else kinds or []
-    return " or ".join(_KINDS.get(k, k) for k in kinds) or "another shape"
-
-
-def _schema_message(error) -> str:
-    """jsonschema's message on one line, a oneOf/anyOf in words, a long instance cut short."""
-    if error.validator in ("oneOf", "anyOf") and error.context and isinstance(error.validator_value, list):
-        message = f"{_short(error.instance)} is not {' nor '.join(_expected(s) for s in error.validator_value)}"
-    else:
-        message = " ".join(error.message.split())
-    return message if len(message) <= _LONG else message[: _LONG - 3] + "..."
-
-
-def _schema_lines(error, config: dict) -> list[tuple[list, str, str]]:
-    """The path, key and message of one schema error; a key the schema does not know is named itself
-    (``judges[x].colour: unknown key``), with the nearest known key when one is close."""
-    import difflib
-
-    path = list(error.absolute_path)
-    if error.validator in ("oneOf", "anyOf") and error.context:
-        # the one branch of the shape the value has (a mapping whose entry is wrong): its errors
-        branches: dict[Any, list] = {}
-        for sub in error.context:
-            branches.setdefault(sub.schema_path[0], []).append(sub)
-        meant = [subs for subs in branches.values()
-                 if not any(s.validator in ("type", "const", "enum") and not s.path for s in subs)]  # fmt: skip
-        if len(meant) == 1:
-            return [line for sub in meant[0] for line in _schema_lines(sub, config)]
-    known = error.schema.get("properties") if isinstance(error.schema, dict) else None
-    if error.validator == "additionalProperties" and error.validator_value is False and isinstance(known, dict):
-        lines = []
-        for name in [k for k in error.instance if k not in known]:
-            close = difflib.get_close_matches(str(name), list(known), n=1)
-            if close:
-                hint = f" (did you mean {close[0]!r}?)"
-            elif len(known) <= 10:
-                hint = f"; expected one of {', '.join(known)}"
-            else:
-                hint = f"; the keys allowed here are in {_shown(SCHEMA)}"
-            lines.append(([*path, name], key_of([*path, name], config), f"unknown key {name!r}{hint}"))
-        if lines:
-            return lines
-    return [(path, key_of(path, config), _schema_message(error))]
-
-
-def _path_order(path: Iterable[Any]) -> list[tuple]:
-    return [(0, part, "") if isinstance(part, int) else (1, 0, str(part)) for part in path]
-
-
-def validate_schema(config: dict, schema: str | Path = SCHEMA) -> dict:
-    """Validate ``config`` in place against the schema, filling defaults (as Snakemake's
-    ``validate`` does); every schema error is one line naming its key (all of them at once:
-    :class:`~voirdire.errors.ConfigErrors` when there are several)."""
-    import jsonschema
-
-    with open(schema, encoding="utf-8") as fh:
-        schema_doc = yaml.safe_load(fh)
-
-    base = jsonschema.Draft202012Validator
-
-    def set_defaults(validator, properties, instance, schema_node):
-        for name, sub in properties.items():
-            if isinstance(instance, dict) and "default" in sub:
-                instance.setdefault(name, json.loads(json.dumps(sub["default"])))
-        yield from base.VALIDATORS["properties"](validator, properties, instance, schema_node)
-
-    validator_cls = jsonschema.validators.extend(base, {"properties": set_defaults})
-    found = [line for error in validator_cls(schema_doc).iter_errors(config) for line in _schema_lines(error, config)]
-    errors: list[ConfigError] = []
-    seen: set[tuple[str, str]] = set()
-    for _, key, message in sorted(found, key=lambda line: _path_order(line[0])):  # in config order
-        if (key, message) not in seen:
-            seen.add((key, message))
-            errors.append(ConfigError(message, key=key))
-    raise_all(errors)
-    return config
-
-
-def load(path: str | Path) -> dict:
-    """Read a YAML config and validate it against the schema."""
-    path = Path(path)
-    if not path.is_file():
-        where = "" if path.is_absolute() else f" (relative paths resolve from the working directory, {Path.cwd()})"
-        raise ConfigError(f"config file not found{where}", path=path)
-    with path.open(encoding="utf-8") as fh:
-        try:
-            config = yaml.safe_load(fh) or {}
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-            column = "" if mark is None else f" at column {mark.column + 1}"
-            raise ConfigError(
-                f"not valid YAML{column}: {problem}", path=path, line=None if mark is None else mark.line + 1
-            ) from None
-    return validate_schema(config)
-
-
-def config_hash(config: dict) -> str:
-    """SHA-256 of the config in canonical JSON: equal hashes, equal settings."""
-    canonical = json.dumps(config, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(canonical.encode()).hexdigest()
-
-
-@dataclass(frozen=True)
-class Plan:
-    """What the workflow will compute, derived once from a validated config."""
-
-    config: dict
-    systems: tuple[System, ...]
-    judges: dict[str, tuple[Judge, ...]] = field(default_factory=dict)
-    assistants: tuple[Assistant, ...] = ()
-    padders: tuple[Assistant, ...] = ()  # the pad probe's LLM padders
-    notes: tuple[str, ...] = ()  # what the config check chose and a user should read (logged)
-
-    @property
-    def has_systems(self) -> bool:
-        """Whether ``systems:`` lists any: without, the judges' label sets are audited alone (on the
-        human-judged pairs; docs/configuration.md, "Label sets without runs")."""
-        return bool(self.systems)
-
-    @property
-    def recorded(self) -> list[Recorded]:
-        """The recorded systems (``runs:``) listed under ``systems:``."""
-        return [s for s in self.systems if isinstance(s, Recorded)]
-
-    def labels_only(self, dataset: str) -> bool:
-        return labels_only(self.config["datasets"][dataset])
-
-    @property
-    def base(self) -> System:
-        """The run the oracles reorder (``oracles.base``): BM25 or a recorded run."""
-        name = self.config["oracles"]["base"]
-        if name == "BM25":
-            return BM25()
-        return next(s for s in self.recorded if s.name == name)
-
-    @property
-    def depth(self) -> int:
-        """Every system is cut at this depth before any measure (``evaluation.depth``, else
-        ``bm25.depth``)."""
-        return self.config["evaluation"].get("depth") or self.config["bm25"]["depth"]
-
-    @property
-    def measures(self) -> list[str]:
-        return list(self.config["evaluation"]["measures"])
-
-    @property
-    def probe_judges(self) -> list[str]:
-        """The LLM judges the probes ask again (none without a ``probes`` section)."""
-        probes = self.config.get("probes")
-        if probes is None:
-            return []
-        llm = [j.name for j in next(iter(self.judges.values()), ()) if j.kind == "llm"]
-        return [name for name in llm if name in probes.get("judges", llm)]
-
-    @property
-    def gaming_judges(self) -> dict[str, list[str]]:
-        """The judges the gamed systems are put to -> their methods (none without ``gaming``)."""
-        return dict((self.config.get("gaming") or {}).get("judges") or {})
-
-    def padder(self, name: str) -> Assistant:
-        for padder in self.padders:
-            if padder.name == name:
-                return padder
-        raise ConfigError(f"no LLM padder {name!r}", key="probes.pad.assistants")
-
-    @property
-    def provenances(self) -> list[str]:
-        """``original``, then ``rewritten-{assistant}`` for every assistant."""
-        return [ORIGINAL] + [a.provenance for a in self.assistants]
-
-    def assistant(self, name: str) -> Assistant:
-        for assistant in self.assistants:
-            if assistant.name == name:
-                return assistant
-        raise ConfigError(f"no assistant {name!r}", key="assistants")
-
-    @property
-    def rewriting_rankers(self) -> list[Ranker]:
-        """The pointwise rankers of the assistants experiment (Figure 5, experiment 3)."""
-        names = self.config.get("rewriting", {}).get("rankers", []) if self.assistants else []
-        return [r for r in self.rankers if r.name in names]
-
-    @property
-    def datasets(self) -> list[str]:
-        return list(self.config["datasets"])
-
-    @property
-    def oracles(self) -> list[Oracle]:
-        return [s for s in self.systems if not isinstance(s, (BM25, Ranker, Recorded))]
-
-    @property
-    def rankers(self) -> list[Ranker]:
-        return [s for s in self.systems if isinstance(s, Ranker)]
-
-    @property
-    def draws(self) -> int:
-        """Runs per oracle: one for a stable tie-break, R for a random one."""
-        cfg = self.config["oracles"]
-        return cfg["draws"] if cfg["tie_break"] == "random" else 1
-
-    def run_names(self, system: System) -> list[str]:
-        """Run file stems for a system (``swap-1~r0`` .. for random tie-break draws)."""
-        if isinstance(system, (BM25, Ranker, Recorded)) or self.draws == 1:
-            return [system.slug]
-        return [f"{system.slug}~r{draw}" for draw in range(self.draws)]
-
-    def judge_names(self, dataset: str) -> list[str]:
-        return [judge.name for judge in self.judges[dataset]]
-
-    def judge(self, dataset: str, name: str) -> Judge:
-        for judge in self.judges[dataset]:
-            if judge.name == name:
-                return judge
-        raise ConfigError(f"no judge {name!r} for dataset {dataset!r}", key="judges")
-
-    def system(self, slug: str) -> System:
-        for system in self.systems:
-            if system.slug == slug:
-                return system
-        raise ConfigError(f"no system with slug {slug!r}", key="systems")
 
 
 class _Found:
@@ -346,13 +88,6 @@ def _config_dirs(configfile: str | os.PathLike | Iterable[str | os.PathLike] | N
     return tuple(folders)
 
 
-def _shown(path: Path) -> str:
-    try:
-        return str(path.relative_to(Path.cwd()))
-    except ValueError:
-        return str(path)
-
-
 def not_found(value: str | Path, key: str, *, what: str = "file") -> ConfigError:
     """The error of a config path that is not there: a relative one says that it resolves
     from the working directory, and names the file if it is there relative to the config file."""
@@ -363,7 +98,7 @@ def not_found(value: str | Path, key: str, *, what: str = "file") -> ConfigError
         for folder in _CONFIG_DIRS.get():
             there = Path(os.path.normpath(folder / path))
             if there.exists():
-                message += f"; did you mean {_shown(there)} (relative to the config file)?"
+                message += f"; did you mean {shown(there)} (relative to the config file)?"
                 break
     return ConfigError(message, key=key)
 
@@ -414,18 +149,13 @@ def _check_rankers(config: dict, found: _Found | None = None) -> dict[str, Ranke
                 builtin = None
             if builtin is not None:
                 raise ConfigError(f"ranker name {name!r} is taken by {builtin}", key=key)
-            backend = spec.get("backend", "transformers")
+            backend = spec["backend"]
             if spec["method"] in ("rankt5", "monot5", "dense") and backend != "transformers":
                 raise ConfigError("T5 and dense rankers run with transformers only", key=f"{key}.backend")
             endpoint = Endpoint.from_config(spec, key=key) if backend == "litellm" else None
             own = {k: v for k, v in spec.items() if k not in ENDPOINT_KEYS or k == "model"}
             rankers[name] = Ranker(name=name, endpoint=endpoint, **own)
     return rankers
-
-
-def labels_only(spec: dict) -> bool:
-    """A local dataset without a corpus: topics and qrels only, no passage texts."""
-    return spec["source"] == "local" and "corpus" not in spec and "prebuilt" not in spec.get("index", {})
 
 
 def _check_runs(
@@ -566,10 +296,9 @@ def _check_families(config: dict, systems: tuple[System, ...], judges: dict[str,
     self-preference would quietly become n/a, or compare with another panel."""
     from difflib import get_close_matches
 
-    from .systems import family_of
+    from ..systems import family_of
 
-    setting = config.get("audits", {}).get("self_preference", {}).get("similar_families", "error")
-    if setting == "allow":
+    if config["audits"]["self_preference"]["similar_families"] == "allow":
         return
     declared: dict[str, dict[str, str]] = {}  # family -> who -> config key
     for system in systems:
@@ -601,14 +330,14 @@ def _check_families(config: dict, systems: tuple[System, ...], judges: dict[str,
 
 def _check_measures(config: dict, found: _Found | None = None) -> None:
     """Every measure parses in ir_measures' syntax."""
-    from .evaluation import parse_measure
+    from ..evaluation import parse_measure
 
     found = found or _Found(strict=True)
     for index, text in enumerate(config["evaluation"]["measures"]):
         with found.each():
             parse_measure(text, key=item_key("evaluation.measures", index, text))
     evaluation = config["evaluation"]
-    if evaluation.get("test") == "tukey" and evaluation.get("correction", "none") != "none":
+    if evaluation["test"] == "tukey" and evaluation["correction"] != "none":
         found.add(ConfigError("randomized Tukey HSD holds the family-wise error over every pair itself: "
                               "set correction: none, or choose test: t or randomization", key="evaluation.correction"))  # fmt: skip
 
@@ -687,8 +416,8 @@ def _check_assistants(
                 f"{name!r} is a {ranker_methods[name]} ranker; Figure 5 needs a pointwise one ({', '.join(POINTWISE)})",
                 key=key,
             ))  # fmt: skip
-    rewriting = config.get("rewriting", {})
-    if rewriting.get("min_length_ratio", 0.5) >= rewriting.get("max_length_ratio", 2.0):
+    rewriting = config["rewriting"]
+    if rewriting["min_length_ratio"] >= rewriting["max_length_ratio"]:
         found.add(ConfigError("min_length_ratio must be below max_length_ratio", key="rewriting.min_length_ratio"))
     return tuple(assistants)
 
@@ -699,19 +428,32 @@ def _check_template(path: str | Path, slots: tuple[str, ...], key: str) -> None:
     require_slots(Path(path).read_text(encoding="utf-8"), slots, key)
 
 
+def probes_from_config(config: dict, systems: tuple[System, ...]) -> dict | None:
+    """The probes section with its defaults resolved (None without one): a new dict, the config
+    is left as it is. The systems whose result lists the swap test compares default to all of
+    them; the schema fills every other default (the injection probe's templates included)."""
+    probes = config.get("probes")
+    if probes is None:
+        return None
+    probes = copy.deepcopy(probes)
+    lists = (probes.get("swap") or {}).get("lists")
+    if lists is not None:
+        lists.setdefault("systems", [str(s) for s in systems])
+    return probes
+
+
 def _check_probes(
-    config: dict,
+    probes: dict | None,
     judges: dict[str, tuple[Judge, ...]],
     systems: tuple[System, ...],
     found: _Found | None = None,
     *,
     systems_ok: bool = True,
 ) -> tuple[Assistant, ...]:
-    """The probes section: probed judges are live LLM judges, templates have their slots, the
-    persona pool has a usable field; returns the LLM padders. Fills in the default injection
-    templates and the systems whose lists are compared (all; checked when the systems are)."""
+    """The probes section, resolved (:func:`probes_from_config`): probed judges are live LLM
+    judges, templates have their slots, the persona pool has a usable field, the compared lists
+    are of listed systems (checked when the systems are); returns the LLM padders."""
     found = found or _Found(strict=True)
-    probes = config.get("probes")
     if probes is None:
         return ()
     kinds = {j.name: j.kind for js in judges.values() for j in js}
@@ -734,7 +476,6 @@ def _check_probes(
                 )
             if systems_ok:
                 names = [str(s) for s in systems]
-                lists.setdefault("systems", names)
                 for index, name in enumerate(lists["systems"]):
                     if name not in names:
                         found.add(ConfigError(f"{name!r} is not a system listed under systems:",
@@ -751,7 +492,6 @@ def _check_probes(
                 padders.append(padder)
     injection = probes.get("injection")
     if injection is not None:
-        injection.setdefault("templates", dict(INJECTIONS))
         for name, text in injection["templates"].items():
             with found.each():
                 require_slots(text, ("passage",), f"probes.injection.templates.{name}")
@@ -767,17 +507,36 @@ GAMING_KINDS = ("llm", "embedding")
 """The judges a gamed system is put to: those that read the modified texts when asked."""
 
 
-def _check_gaming(config: dict, judges: dict[str, tuple[Judge, ...]], systems: tuple[System, ...],
-                  found: _Found | None = None, *, systems_ok: bool = True) -> None:  # fmt: skip
-    """The gaming section: methods are built in or have a template with a {passage} slot, the
-    gamed systems are listed systems, the judges are of kind llm or embedding. Fills in the
-    defaults: claim's template, every non-oracle system, ``judges`` as judge -> its methods."""
-    found = found or _Found(strict=True)
+def gaming_from_config(config: dict, judges: dict[str, tuple[Judge, ...]], systems: tuple[System, ...]) -> dict | None:
+    """The gaming section with its defaults resolved (None without one): a new dict, the config
+    is left as it is. ``templates`` gains claim's (the injection probe's claim), ``systems``
+    defaults to every system that is not an oracle, ``judges`` becomes judge -> its methods
+    (default: every judge of kind llm or embedding, each with every method)."""
     gaming = config.get("gaming")
     if gaming is None:
+        return None
+    gaming = copy.deepcopy(gaming)
+    gaming.setdefault("templates", {}).setdefault("claim", schema_default("probes", "injection", "templates")["claim"])
+    gaming.setdefault("systems", [str(s) for s in systems if not isinstance(s, (Perfect, Swap))])
+    asked = gaming.get("judges")
+    if asked is None:
+        kinds = {j.name: j.kind for js in judges.values() for j in js}
+        asked = [name for name, kind in kinds.items() if kind in GAMING_KINDS]
+    if isinstance(asked, list):
+        asked = {name: list(gaming["methods"]) for name in asked}
+    gaming["judges"] = asked
+    return gaming
+
+
+def _check_gaming(gaming: dict | None, judges: dict[str, tuple[Judge, ...]], systems: tuple[System, ...],
+                  found: _Found | None = None, *, systems_ok: bool = True) -> None:  # fmt: skip
+    """The gaming section, resolved (:func:`gaming_from_config`): methods are built in or have a
+    template with a {passage} slot, the gamed systems are listed systems (checked when the
+    systems are), the judges are of kind llm or embedding and their methods are listed ones."""
+    found = found or _Found(strict=True)
+    if gaming is None:
         return
-    templates = gaming.setdefault("templates", {})
-    templates.setdefault("claim", INJECTIONS["claim"])
+    templates = gaming["templates"]
     for name, text in templates.items():
         with found.each():
             require_slots(text, ("passage",), f"gaming.templates.{name}")
@@ -789,7 +548,6 @@ def _check_gaming(config: dict, judges: dict[str, tuple[Judge, ...]], systems: t
         found.add(ConfigError("a method is listed twice", key="gaming.methods"))
     if systems_ok:
         names = [str(s) for s in systems]
-        gaming.setdefault("systems", [str(s) for s in systems if not isinstance(s, (Perfect, Swap))])
         for index, name in enumerate(gaming["systems"]):
             if name not in names:
                 found.add(ConfigError(f"{name!r} is not a system listed under systems:",
@@ -797,11 +555,7 @@ def _check_gaming(config: dict, judges: dict[str, tuple[Judge, ...]], systems: t
         if not gaming["systems"]:
             found.add(ConfigError("every system is an oracle: list the systems to game", key="gaming.systems"))
     kinds = {j.name: j.kind for js in judges.values() for j in js}
-    asked = gaming.get("judges")
-    if asked is None:
-        asked = [name for name, kind in kinds.items() if kind in GAMING_KINDS]
-    if isinstance(asked, list):
-        asked = {name: list(gaming["methods"]) for name in asked}
+    asked = gaming["judges"]
     for name, methods in asked.items():
         key = f"gaming.judges.{name}"
         if kinds.get(name) not in GAMING_KINDS:
@@ -812,7 +566,6 @@ def _check_gaming(config: dict, judges: dict[str, tuple[Judge, ...]], systems: t
                                   key=key))  # fmt: skip
     if not asked:
         found.add(ConfigError("no judge of kind llm or embedding reads the gamed passages", key="gaming.judges"))
-    gaming["judges"] = asked
 
 
 def _check_variants(config: dict, judges: dict[str, tuple[Judge, ...]], found: _Found | None = None) -> None:
@@ -878,14 +631,20 @@ def check(config: dict, *, configfile: str | os.PathLike | Iterable[str | os.Pat
         if systems_ok and judges_ok:
             with found.each():
                 _check_families(config, systems, judges)
+        # the sections' defaults, resolved into new dicts (the config is never changed)
+        resolved = {
+            "probes": probes_from_config(config, systems),
+            "gaming": gaming_from_config(config, judges, systems),
+        }
         padders: tuple[Assistant, ...] = ()
         if judges_ok:
-            padders = _check_probes(config, judges, systems, found, systems_ok=systems_ok)
-            _check_gaming(config, judges, systems, found, systems_ok=systems_ok)
+            padders = _check_probes(resolved["probes"], judges, systems, found, systems_ok=systems_ok)
+            _check_gaming(resolved["gaming"], judges, systems, found, systems_ok=systems_ok)
             _check_variants(config, judges, found)
         raise_all(found.errors)
     finally:
         _CONFIG_DIRS.reset(token)
+    config = {**config, **{section: value for section, value in resolved.items() if value is not None}}
     return Plan(
         config=config, systems=systems, judges=judges, assistants=assistants, padders=padders, notes=tuple(notes)
     )
@@ -894,8 +653,3 @@ def check(config: dict, *, configfile: str | os.PathLike | Iterable[str | os.Pat
 def load_plan(path: str | Path) -> Plan:
     """Read, validate and check a config file (a relative path's error names the file's folder)."""
     return check(load(path), configfile=path)
-
-
-def as_plain(value: Any) -> Any:
-    """Snakemake's config objects as plain dicts/lists (for hashing and JSON)."""
-    return json.loads(json.dumps(value, default=str))

@@ -1,0 +1,58 @@
+"""Configuration: JSON-schema validation with defaults, then checks of meaning, then the Plan.
+
+- :mod:`~voirdire.config.schema`: the schema (``voirdire/schema.yaml``, package data) fixes shapes
+  and defaults, and is where every default a schema can state is set; :func:`validate_schema`
+  fills them in, :func:`schema_default` reads one.
+- :mod:`~voirdire.config.checks`: :func:`check` checks what a schema cannot (system names parse,
+  files exist, a source has the keys it needs), section by section, and returns the Plan. It
+  never changes the config it checks: what a section's defaults depend on (the systems, the
+  judges) is resolved into new dicts (:func:`probes_from_config`, :func:`gaming_from_config`).
+- :mod:`~voirdire.config.plan`: the :class:`Plan` the Snakefile's input functions read.
+
+Every error is a :class:`~voirdire.errors.ConfigError` naming the config key, raised before any job
+starts; both steps report every error they find at once (:class:`~voirdire.errors.ConfigErrors`,
+one line each). Keys are written as :func:`voirdire.errors.item_key` says: ``judges[NAME].kind``,
+``systems[Swap[1]]``, ``datasets.dl19.qrels``, ``evaluation.measures[0]``.
+
+Relative paths in a config resolve from the working directory (where ``snakemake`` or
+``voirdire`` runs), not from the config file's folder; a "not found" error says so, and
+names the file when it exists relative to the config file instead.
+"""
+
+from .checks import (
+    FILE_KEYS,
+    GAMING_KINDS,
+    NEEDS_SYSTEMS,
+    POINTWISE,
+    REQUIRED,
+    TEXT_JUDGES,
+    check,
+    gaming_from_config,
+    load_plan,
+    not_found,
+    probes_from_config,
+)
+from .plan import Plan, labels_only
+from .schema import SCHEMA, as_plain, config_hash, load, schema_default, validate_schema
+
+__all__ = [
+    "FILE_KEYS",
+    "GAMING_KINDS",
+    "NEEDS_SYSTEMS",
+    "POINTWISE",
+    "REQUIRED",
+    "SCHEMA",
+    "TEXT_JUDGES",
+    "Plan",
+    "as_plain",
+    "check",
+    "config_hash",
+    "gaming_from_config",
+    "labels_only",
+    "load",
+    "load_plan",
+    "not_found",
+    "probes_from_config",
+    "schema_default",
+    "validate_schema",
+]
