@@ -224,7 +224,9 @@ def test_llm_judge_in_the_workflow_plans_caches_and_keeps_the_key_secret(tmp_pat
         assert cells[:3] == ["demo", "api-judge", "openai/loopback"]
         assert str(pairs) in cells  # unique pairs = calls to make, nothing cached yet
         assert server.log == []  # planning makes no call
-        snakemake("--cores", "2", "--configfile", str(path))
+        # the judging job and what reads its labels into Table 2 (the demo test runs everything)
+        target = str(out / "tables/original/table2.csv")
+        snakemake(target, "--cores", "2", "--configfile", str(path))
         assert len(server.log) == pairs  # one call per unique needed pair
         table2 = (out / "tables/original/table2.csv").read_text().splitlines()
         header = table2[0].split(",")
@@ -232,9 +234,9 @@ def test_llm_judge_in_the_workflow_plans_caches_and_keeps_the_key_secret(tmp_pat
         assert row["unparsed_pairs"] == "0"
         assert row["cost_usd"] == ""  # litellm's cost map does not price the loopback model: no made-up 0
         # a plain rerun has nothing to do; a forced rerun of the judging job is answered by the store
-        again = snakemake("--cores", "2", "--configfile", str(path))
+        again = snakemake(target, "--cores", "2", "--configfile", str(path))
         assert "Nothing to be done" in again.stdout + again.stderr
-        snakemake("--cores", "2", "--configfile", str(path), "--forcerun", "llm_judge")
+        snakemake(target, "--cores", "2", "--configfile", str(path), "--forcerun", "llm_judge")
         assert len(server.log) == pairs
         summary = json.loads((out / "demo/judgments/original/api-judge.summary.json").read_text())
         assert summary["cached"] == pairs and summary["calls_this_run"] == 0
@@ -273,7 +275,8 @@ def test_llm_slots_cap_calls_in_flight_across_judging_jobs(tmp_path, monkeypatch
             (tmp / "other.txt").write_text("Grade 0-3.\nQuery: {query}\nPassage: {passage}\n##final score: N\n")
 
         path = bad_config(tmp_path, mutate)
-        snakemake("--cores", "4", "--configfile", str(path), "--resources", "llm_slots=4")
+        judged = [str(out / f"demo/judgments/original/{j}.summary.json") for j in ("judge-a", "judge-b")]
+        snakemake(*judged, "--cores", "4", "--configfile", str(path), "--resources", "llm_slots=4")
         pairs = len((out / "demo/pairs/original.tsv").read_text().splitlines()) - 1
         assert len(server.log) == 2 * pairs
         capped = server.peak_in_flight
@@ -286,6 +289,6 @@ def test_llm_slots_cap_calls_in_flight_across_judging_jobs(tmp_path, monkeypatch
         for store in (out / "demo/judgments/original").glob("*.sqlite*"):
             store.unlink()
         server.peak_in_flight = 0
-        snakemake("--cores", "4", "--configfile", str(path), "--forcerun", "llm_judge")
+        snakemake(*judged, "--cores", "4", "--configfile", str(path), "--forcerun", "llm_judge")
         assert len(server.log) == 4 * pairs
         assert server.peak_in_flight > 4
