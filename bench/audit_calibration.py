@@ -30,6 +30,15 @@ The audits and what each draw is:
   default), read on monoT5 vs Rank1 and on Perfect vs BM25; nulls also include Gaussian nDCG
   noise with the real monoT5-3B and Rank1-7B judges' spread. Planted: Rank1 +0.05 nDCG@10 on
   every query, which lifts it above monoT5 (0.008 above Rank1 under NIST).
+* the gamed system (``probes.gaming.gaming_rows``, ``climbs``; the verdict's gameable flag
+  fires when any row climbs) as the defaults put it: BM25, monoT5 and Rank1 (every system that is
+  not an oracle) each gamed by ``stuff`` and ``claim``, their top 10 judged passages modified, the
+  t test. The judge labels every judged pair (Table 1) and, asked again, each method's modified
+  passages: a null judge ignores the modification, so it keeps what it holds per query (a
+  topic's direction) and draws what it does per pair anew (a noisy judge disagrees with itself
+  as on a rerun); one more null, *topic-level + per-pair noise*, and ``--all-nulls`` adds the
+  pure topic-level judge (every modified passage labelled as its original: Δ = 0). Planted: on the
+  per-pair-noise judge, each modified passage +1 with probability 0.5 (``--gaming-shift``).
 
 Per audit and setting it prints how often the flag fired, with its Wilson interval
 (statsmodels ``proportion_confint``), the tested statistic's mean, and ``within_target``: a
@@ -51,6 +60,7 @@ humans scores its own ranking 1, so it has no null to hold);
     python bench/audit_calibration.py                  # 200 null draws, 100 planted
     python bench/audit_calibration.py --quick          # 20 and 10: a smoke run
     python bench/audit_calibration.py --audits drift length --draws 500 --out calibration.csv
+    python bench/audit_calibration.py --audits gaming --draws 100 --power-draws 50   # about 1 s a draw
 """
 
 from __future__ import annotations
@@ -73,9 +83,10 @@ from voirdire.audits.circularity import HUMAN_POOL, judge_ranking
 from voirdire.audits.drift import paired_shift
 from voirdire.audits.length import length_bias
 from voirdire.audits.panel import self_preference, top_documents
-from voirdire.evaluation import cut, evaluate_systems, judged_only
+from voirdire.evaluation import MEASURE, cut, evaluate_systems, judged_only
 from voirdire.formats import read_qrels, read_rankgpt, read_run, read_topics, run_from_rankings
 from voirdire.judges import HUMAN, Scale
+from voirdire.probes.gaming import gamed_id, gaming_rows, items_to_modify
 from voirdire.probes.shifts import label_shift
 from voirdire.stats import difference_in_differences
 from voirdire.stats import paired as paired_stats
@@ -93,11 +104,17 @@ KINDS = {
     "lenient": "lenient: 0 -> 1 w.p. 0.3",
     "noise": "per-pair noise: +-1 w.p. 0.3",
     "topic": "topic-level: a query's labels +-1 together",
+    "topic_noise": "topic-level +-1 (a query's direction kept when asked again) + per-pair noise",
     "topic_length": "topic leniency ~ topic length (+1 w.p. length percentile) + per-pair noise",
     "copy": "a copy of the human labels",
     "gaussian": "nDCG@10 + Gaussian noise per query and per query x system, sd of the real judges'",
 }
 NULLS = ("strict", "lenient", "noise", "topic")
+GAMED = ("BM25", "monoT5", "Rank1")
+"""The gamed systems: every one that is not an oracle (``gaming.systems``' default)."""
+GAMING_METHODS = ("stuff", "claim")
+GAMING_K = 10
+"""``gaming.k``'s default: every passage of each system's top 10 judged documents is modified."""
 FAMILIES = {"BM25": None, "Perfect": None, "monoT5": "t5", "Rank1": "qwen"}
 """The systems and their families: monoT5 is fine-tuned from T5, Rank1 from Qwen2.5 (the
 data's README); BM25 and the Perfect oracle have none."""
@@ -129,6 +146,10 @@ class DL19:
     length_leniency: np.ndarray = field(init=False)
     human_wide: pd.DataFrame = field(init=False)
     human_ranking: np.ndarray = field(init=False)
+    human_scores: pd.DataFrame = field(init=False)
+    gaming_items: np.ndarray = field(init=False)
+    gaming_ids: dict[str, list[str]] = field(init=False)
+    returned: np.ndarray = field(init=False)
     query_sd: float = math.nan
     system_sd: float = math.nan
 
@@ -148,6 +169,15 @@ class DL19:
         self.pool_pairs = np.flatnonzero(self.pairs_of(self.pool))
         self.human_wide = self.wide(self.grades)
         self.human_ranking = self.index_of(judge_ranking(self.pool, self.frame(self.grades)))
+        # the gamed system: Table 1 under the humans as the workflow computes it, and the pairs a
+        # gamed system modifies (the judged pairs in the gamed systems' top k), by method
+        self.human_scores = self.evaluated(self.grades)
+        items, _ = items_to_modify([run for s in GAMED for run in self.runs[s]], GAMING_K, self.qrels)
+        self.gaming_items = np.array([self.position[k] for k in zip(items["query_id"], items["doc_id"])])
+        self.gaming_ids = {m: [gamed_id(d, m) for d in items["doc_id"]] for m in GAMING_METHODS}
+        self.returned = np.zeros(len(self.qrels), bool)
+        for index in self.top_index.values():
+            self.returned[index[index >= 0]] = True
         # the length audit's pairs: the judged pool pairs, every one with its passage's text
         frame = self.qrels.iloc[self.pool_pairs][["query_id", "doc_id"]].reset_index(drop=True)
         self.lengths = frame.assign(
@@ -191,6 +221,27 @@ class DL19:
         wide = self.wide(grades)
         return pd.DataFrame({"query_id": np.tile(self.queries, wide.shape[1]), "system": np.repeat(wide.columns, len(wide)),
                              "ndcg": wide.to_numpy().T.ravel()})  # fmt: skip
+
+    def evaluated(self, grades: np.ndarray, pairs: np.ndarray | None = None) -> pd.DataFrame:
+        """query x system nDCG@10 under ``grades`` (of ``pairs``; None: all) by
+        :func:`voirdire.evaluation.evaluate_systems` (Table 1's scores, which the gamed system's
+        are compared with to the last bit)."""
+        long = evaluate_systems(self.runs, self.frame(grades, pairs), self.queries)
+        return long.pivot(index="query_id", columns="system", values="ndcg").loc[self.queries]
+
+    def pruned(self, grades: np.ndarray) -> np.ndarray:
+        """The judged pairs judged-only nDCG@10 reads, of any system and of any gamed system under
+        ``grades``: those a system returns (every modified passage among them) and each query's
+        ten best graded of the rest, which hold the ideal DCG@10 whichever passages are swapped
+        for their modified ones. The gamed system's table on them is the table on every pair
+        (:func:`check_gaming`), in two thirds of the time."""
+        rest = np.flatnonzero(~self.returned)
+        order = rest[np.lexsort((-grades[rest], self.codes[rest]))]
+        codes = self.codes[order]
+        rank = np.arange(len(order)) - np.searchsorted(codes, codes)
+        keep = self.returned.copy()
+        keep[order[rank < DEPTH]] = True
+        return np.flatnonzero(keep)
 
     def wide(self, grades: np.ndarray) -> pd.DataFrame:
         """query x system judged-only nDCG@10 under ``grades`` (every judged pair)."""
@@ -457,7 +508,80 @@ def draw_difference_in_differences(data: DL19, kind: str, rng: np.random.Generat
     return out
 
 
-def audits(resamples: int, permutations: int, probe_shift: float = 0.2) -> dict[str, Audit]:
+def asked_again(
+    kind: str, grades: np.ndarray, codes: np.ndarray, rng: np.random.Generator, times: int
+) -> list[np.ndarray]:
+    """``times`` label sets of one null judge of ``kind`` on the same pairs: the judge asked again
+    about passages whose modification adds no relevance and which it ignores. What it holds per
+    query (a topic's direction) it keeps; what it does per pair (a strict, lenient or noisy
+    grade) it draws anew, so a noisy judge disagrees with itself as a rerun would. ``topic`` has
+    no per-pair part: every set is the same (a modified passage labelled as its original)."""
+    if kind not in ("topic", "topic_noise"):
+        return [null_judge(kind, grades, codes, rng) for _ in range(times)]
+    n, direction = len(grades), rng.choice([-1, 1], codes.max() + 1)[codes]
+    sets = []
+    for _ in range(times):
+        noise = (rng.random(n) < P) * rng.choice([-1, 1], n) if kind == "topic_noise" else 0
+        sets.append(np.clip(grades + direction + noise, 0, 3).astype(int))
+    return sets
+
+
+def gaming_table(
+    data: DL19, judge: np.ndarray, modified: Mapping[str, np.ndarray], *, every_pair: bool = False
+) -> pd.DataFrame:
+    """:func:`voirdire.probes.gaming.gaming_rows` as the workflow calls it with the defaults
+    (every non-oracle system gamed by every method, k 10, judged-only nDCG@10, the t test,
+    alpha 0.05): the judge's labels of the judged pairs (``judge``) and of each method's
+    modified passages (``modified[method]``, indexed as the qrels; only the gamed pairs are read).
+    The qrels are those :meth:`DL19.pruned` keeps (``every_pair``: all of them)."""
+    mine = None if every_pair else data.pruned(judge)
+    human = None if every_pair else data.pruned(data.grades)
+    items, pairs = data.gaming_items, data.qrels.iloc[data.gaming_items]
+    labels = pd.concat([pd.DataFrame({"query_id": pairs["query_id"].to_numpy(), "doc_id": data.gaming_ids[m],
+                                      "relevance": modified[m][items]}) for m in GAMING_METHODS], ignore_index=True)  # fmt: skip
+    return gaming_rows(
+        dataset="dl19", judge="judge", methods=GAMING_METHODS, systems=GAMED, runs=data.runs,
+        scores=data.evaluated(judge, mine), human_scores=data.human_scores, judge_qrels=data.frame(judge, mine),
+        human_qrels=data.frame(data.grades, human), labels=labels, k=GAMING_K, measure=str(MEASURE), depth=DEPTH,
+        binary_threshold=2, human_threshold=2, alpha=0.05, test="t", seed=42,
+    )  # fmt: skip
+
+
+def draw_gaming(data: DL19, kind: str, rng: np.random.Generator, shift: float = 0.5) -> dict[str, tuple[bool, float]]:
+    """The gamed system: the judge labels every judged pair and, asked again (:func:`asked_again`),
+    each method's modified passages; planted: on the per-pair-noise judge, each modified passage
+    +1 w.p. ``shift``. The verdict's flag is any row's ``climbs`` (its statistic the largest Δ);
+    each system's ``stuff`` row is shown too."""
+    base = "noise" if kind == "planted" else kind
+    judge, *again = asked_again(base, data.grades, data.codes, rng, 1 + len(GAMING_METHODS))
+    if kind == "planted":
+        again = [bump(a, np.ones(len(a), bool), shift, rng) for a in again]
+    rows = gaming_table(data, judge, dict(zip(GAMING_METHODS, again, strict=True)))
+    out = {f"climbs (any of {len(rows)})": (bool(rows["climbs"].any()), float(rows["delta"].max()))}
+    for r in rows[rows["method"] == GAMING_METHODS[0]].itertuples():
+        out[f"climbs ({r.gamed})"] = (bool(r.climbs), float(r.delta))
+    return out
+
+
+def check_gaming(data: DL19, seed: int = 0) -> tuple[float, float]:
+    """Two checks of the bench's gamed system, each a largest gap (0 when it holds): a noisy
+    judge that labels each modified passage as it labelled the original moves no gamed system
+    (|Δ| and |human Δ|: the gamed system's scores and Table 1's are computed alike); and a
+    planted draw's table on the pruned qrels is the table on every pair (every number column)."""
+    rng = np.random.default_rng(seed)
+    judge = null_judge("noise", data.grades, data.codes, rng)
+    rows = gaming_table(data, judge, dict.fromkeys(GAMING_METHODS, judge))
+    still = float(max(rows["delta"].abs().max(), rows["human_delta"].abs().max()))
+    again = {m: bump(null_judge("noise", data.grades, data.codes, rng), np.ones(len(judge), bool), 0.5, rng)
+             for m in GAMING_METHODS}  # fmt: skip
+    pruned, full = (gaming_table(data, judge, again, every_pair=every) for every in (False, True))
+    numbers = pruned.select_dtypes("number").columns
+    same = (pruned.drop(columns=numbers).astype(str) == full.drop(columns=numbers).astype(str)).all().all()
+    gap = float(np.nanmax(np.abs(pruned[numbers].to_numpy(float) - full[numbers].to_numpy(float))))
+    return still, gap if same else math.inf
+
+
+def audits(resamples: int, permutations: int, probe_shift: float = 0.2, gaming_shift: float = 0.5) -> dict[str, Audit]:
     """Every audit the bench runs, by key, with the null kinds it runs by default (``more``:
     those ``--all-nulls`` adds: for the length audit, kinds that move grades within a block at
     random as per-pair noise does)."""
@@ -487,6 +611,11 @@ def audits(resamples: int, permutations: int, probe_shift: float = 0.2) -> dict[
         "dd": Audit(
             "difference in differences", "stats.difference_in_differences", "dd", 0.05, ("gaussian", *NULLS), (),
             "Rank1 +0.05 nDCG@10 per query (above monoT5)", draw_difference_in_differences,
+        ),
+        "gaming": Audit(
+            "gamed system (3 systems x 2 methods, k 10)", "probes.gaming.gaming_rows", "delta", 0.05,
+            ("strict", "lenient", "noise", "topic_noise"), ("topic",),
+            f"each modified passage +1 w.p. {gaming_shift:.0%}", lambda d, k, r: draw_gaming(d, k, r, gaming_shift),
         ),
     }  # fmt: skip
 
@@ -572,9 +701,10 @@ def calibrate(
     all_nulls: bool = False,
     progress: bool = True,
     probe_shift: float = 0.2,
+    gaming_shift: float = 0.5,
 ) -> pd.DataFrame:
     """The table: one row per audit, flag and simulated judge."""
-    chosen = audits(resamples, length_permutations, probe_shift)
+    chosen = audits(resamples, length_permutations, probe_shift, gaming_shift)
     rows = []
     for key in keys or list(chosen):
         rows += simulate(data, key, chosen[key], draws, power_draws, seed, all_nulls=all_nulls, progress=progress)
@@ -600,6 +730,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=2019)
     parser.add_argument("--probe-shift", type=float, default=0.2,
                         help="the pad and injection probes' planted bias: +1 on this share of pairs")  # fmt: skip
+    parser.add_argument("--gaming-shift", type=float, default=0.5,
+                        help="the gamed system's planted bias: each modified passage +1 with this probability")  # fmt: skip
     parser.add_argument("--out", type=Path, help="also write the table as CSV")
     args = parser.parse_args()
     if args.quick:
@@ -609,16 +741,18 @@ def main() -> None:
     start = time.perf_counter()
     data = load(args.data)
     gap = check_ndcg(data)
+    gaming = check_gaming(data) if "gaming" in (args.audits or audits(1, 1)) else None
     engine = set_permutations(None)
     permutations = set_permutations(args.permutations)
     table = calibrate(
         data, args.audits, draws=args.draws, power_draws=args.power_draws, seed=args.seed, resamples=args.resamples,
         length_permutations=args.length_permutations, all_nulls=args.all_nulls, probe_shift=args.probe_shift,
+        gaming_shift=args.gaming_shift,
     )  # fmt: skip
     elapsed = time.perf_counter() - start
     print(table[COLUMNS].to_markdown(index=False, floatfmt=".3f"))
     print()
-    for line in notes(data, args, gap=gap, engine=engine, permutations=permutations, elapsed=elapsed):
+    for line in notes(data, args, gap=gap, gaming=gaming, engine=engine, permutations=permutations, elapsed=elapsed):
         print(f"- {line}")
     for r in table[~table["within_target"]].itertuples():
         print(f"- MISSES ITS TARGET: {r.audit}, {r.flag}, {r.simulated}: {r.flagged}/{r.draws} = {r.rate:.3f} "
@@ -627,14 +761,16 @@ def main() -> None:
         table.to_csv(args.out, index=False)
 
 
-def notes(data: DL19, args, *, gap: float, engine: int, permutations: int, elapsed: float) -> list[str]:
+def notes(
+    data: DL19, args, *, gap: float, gaming: tuple[float, float] | None, engine: int, permutations: int, elapsed: float
+) -> list[str]:
     """What a reader needs to reproduce or weigh the table."""
     rng = np.random.default_rng(args.seed)
     twice = [null_judge("noise", data.grades, data.codes, rng) for _ in range(2)]
     flips = float(np.mean(twice[0] != twice[1]))
     # moving every label of a query +1 or -1 (clipped) from the humans: its expected shift
     clipped = 0.5 * np.mean(data.grades < 3) - 0.5 * np.mean(data.grades > 0)
-    return [
+    lines = [
         f"data: TREC DL 2019 passage, {len(data.queries)} queries, {len(data.qrels)} NIST labels; systems "
         f"{', '.join(data.runs)} (each its top 10 judged documents); the judged BM25 top-100 pool: "
         f"{len(data.pool_pairs)} pairs, every one with its text (the length audit's and the probes' pairs).",
@@ -656,6 +792,17 @@ def notes(data: DL19, args, *, gap: float, engine: int, permutations: int, elaps
         f"draws {args.draws} per null, {args.power_draws} per planted bias; seed {args.seed}; "
         f"{os.cpu_count()} CPUs; {elapsed:.0f} s in all.",
     ]
+    if gaming is not None:
+        still, pruned = gaming
+        lines.insert(2, (
+            f"gamed system: {len(data.gaming_items)} modified passages per method ({', '.join(GAMED)}: top "
+            f"{GAMING_K} judged); a judge labelling each modified passage as its original moves none (largest "
+            f"|delta|, |human delta|: {still:.1e}); its table on the pruned qrels (pairs a system returns and "
+            f"each query's {DEPTH} best of the rest) is the table on every pair (largest gap {pruned:.1e}). "
+            f"Planted: each modified passage +1 w.p. {args.gaming_shift}. Its climbs reads Delta's bootstrap "
+            "interval at the engine's 1000 resamples, as the workflow does (--resamples does not lower it)."
+        ))  # fmt: skip
+    return lines
 
 
 if __name__ == "__main__":

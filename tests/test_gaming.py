@@ -6,7 +6,10 @@ probe through the workflow with the real MiniLM embedding judge on the demo coll
 from __future__ import annotations
 
 import copy
+import functools
+import json
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -16,6 +19,7 @@ from voirdire.config import check, validate_schema
 from voirdire.embedding_judge import grades_against
 from voirdire.errors import InputError
 from voirdire.evaluation import MEASURE, evaluate_systems
+from voirdire.formats import read_qrels
 from voirdire.judges import Scale
 from voirdire.probes.gaming import (
     METHODS,
@@ -118,6 +122,152 @@ def test_the_verdict_flags_the_climber_passes_the_ignorer_and_says_why_for_the_r
     assert nothing.set_index("question").loc["gameable", "reason"] == "no texts"
 
 
+# Null kinds: judges biased in ways a gamed system cannot use. Each labels a modified passage as it
+# labels the original (the modification adds no relevance and the judge ignores it), so a gamed
+# system must not move under it however far its labels are from the humans'; the same judges with
+# a planted reward for the modification must be caught climbing, and a planted penalty must show
+# the other sign. Sixteen queries; Weak is 0.05 nDCG@10 below Good under the humans.
+
+NULL_QUERIES = [f"n{i:02d}" for i in range(16)]
+NULL_TOPICS = {q: "alpha beta" for q in NULL_QUERIES}
+NULL_GRADES = {"d1": 3, "d2": 2, "d3": 2, "d4": 1, "d5": 1, "d6": 0, "d7": 0, "d8": 0}
+NULL_ORDERS = {  # humans: Top > Good > Weak
+    "Top": ["d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8"],
+    "Good": ["d2", "d1", "d4", "d3", "d6", "d5", "d7", "d8"],
+    "Weak": ["d3", "d4", "d2", "d1", "d6", "d5", "d7", "d8"],
+}
+NULL_TEXTS = {d: f"passage {d} about something else entirely" for d in NULL_GRADES}
+NULL_RUNS = {
+    name: [pd.DataFrame([(q, d, float(len(order) - i)) for q in NULL_QUERIES for i, d in enumerate(order)],
+                        columns=["query_id", "doc_id", "score"])]
+    for name, order in NULL_ORDERS.items()
+}  # fmt: skip
+# every third query has one more relevant passage, below everyone's top 6, so the queries differ
+NULL_HUMAN = pd.DataFrame([(q, d, 1 if (d == "d7" and i % 3 == 0) else g) for i, q in enumerate(NULL_QUERIES)
+                           for d, g in NULL_GRADES.items()], columns=["query_id", "doc_id", "relevance"])  # fmt: skip
+NULL_KINDS = ("strict", "lenient", "noise", "topic")
+CONSTANT_DIFFERENCES = pytest.mark.filterwarnings("ignore:Precision loss occurred:RuntimeWarning")
+"""scipy's t test warns when a gamed system's per-query differences are all alike, as here."""
+
+
+def null_judge(kind: str, seed: int = 7) -> pd.DataFrame:
+    """The judge's labels of every pool pair: ``strict`` every grade -1, ``lenient`` every grade +1,
+    ``noise`` each pair +-1 with probability 0.3 (differently in every query), ``topic`` each
+    query's labels moved together by its own leniency (-1, 0, +1 or +2); clipped to 0-3."""
+    rng = np.random.default_rng(seed)
+    grades = NULL_HUMAN["relevance"].to_numpy()
+    codes = NULL_HUMAN["query_id"].map({q: i for i, q in enumerate(NULL_QUERIES)}).to_numpy()
+    moved = {
+        "strict": -1,
+        "lenient": 1,
+        "noise": (rng.random(len(grades)) < 0.3) * rng.choice([-1, 1], len(grades)),
+        "topic": rng.choice([-1, 0, 1, 2], len(NULL_QUERIES))[codes],
+    }[kind]
+    return NULL_HUMAN.assign(relevance=np.clip(grades + moved, 0, 3))
+
+
+def plus_one(query: str, text: str, grade: int) -> int:
+    """A grade higher by one for any modified passage (the claim obeyed, the terms rewarded)."""
+    return min(3, grade + 1)
+
+
+def minus_one(query: str, text: str, grade: int) -> int:
+    """A grade lower by one for any modified passage (a judge that punishes the modification)."""
+    return max(0, grade - 1)
+
+
+def null_wide(qrels: pd.DataFrame) -> pd.DataFrame:
+    long = evaluate_systems(NULL_RUNS, qrels, NULL_QUERIES, depth=10)
+    return long.pivot(index="query_id", columns="system", values="ndcg")
+
+
+def null_rows(kind: str, modified, *, as_human: bool = False) -> pd.DataFrame:
+    """Weak and Good gamed by both methods (k 3) under the ``kind`` judge, which labels each
+    modified passage ``modified(query, text, its grade of the original)``; ``as_human``: the
+    modified passages labelled as the humans label their originals instead (what a probe that
+    lost the judge's bias would score). Computed once per argument (the verdict test reuses them)."""
+    return _null_rows(kind, modified, as_human).copy()
+
+
+@functools.cache
+def _null_rows(kind: str, modified, as_human: bool) -> pd.DataFrame:
+    judge = null_judge(kind)
+    items, _ = items_to_modify([r for s in ("Weak", "Good") for r in NULL_RUNS[s]], 3, NULL_HUMAN)
+    gamed = modified_texts(items, METHODS, NULL_TOPICS, NULL_TEXTS)
+    grade = (NULL_HUMAN if as_human else judge).set_index(["query_id", "doc_id"])["relevance"]
+    labels = pd.DataFrame({"query_id": gamed["query_id"], "doc_id": gamed["gamed_id"],
+                           "relevance": [modified(NULL_TOPICS[q], t, int(grade[q, d])) for q, d, t in
+                                         gamed[["query_id", "doc_id", "text"]].itertuples(index=False)]})  # fmt: skip
+    return gaming_rows(dataset="d", judge=f"{kind}+{modified.__name__}", methods=["stuff", "claim"],
+                       systems=["Weak", "Good"], runs=NULL_RUNS, scores=null_wide(judge),
+                       human_scores=null_wide(NULL_HUMAN), judge_qrels=judge, human_qrels=NULL_HUMAN, labels=labels,
+                       k=3, measure=str(MEASURE), depth=10, binary_threshold=2, human_threshold=2)  # fmt: skip
+
+
+@CONSTANT_DIFFERENCES
+@pytest.mark.parametrize("kind", NULL_KINDS)
+def test_a_biased_judge_that_ignores_the_modification_is_not_flagged(kind):
+    judge = null_judge(kind)
+    assert (judge["relevance"] != NULL_HUMAN["relevance"]).mean() > 0.2  # a biased judge, not a copy
+    rows = null_rows(kind, ignorer)
+    assert len(rows) == 4 and (rows["modified"] == 3 * len(NULL_QUERIES)).all()
+    # scored on the judge's own footing: its Table 1 scores, not the humans'
+    before = null_wide(judge).mean()
+    assert np.allclose(rows["score"], before[rows["system"]].to_numpy())
+    assert not np.allclose(rows["score"], null_wide(NULL_HUMAN).mean()[rows["system"]].to_numpy())
+    assert (rows["delta"] == 0).all() and (rows["delta_ci_low"] == 0).all() and (rows["delta_ci_high"] == 0).all()
+    assert (rows["score_gamed"] == rows["score"]).all() and (rows["rank_gamed"] == rows["rank"]).all()
+    assert (rows["passes"] == "").all() and not rows["climbs"].any() and (rows["human_delta"] == 0).all()
+
+
+@CONSTANT_DIFFERENCES
+def test_the_null_tests_would_catch_a_probe_that_forgot_the_judges_bias():
+    """Why the null tests can fail: scoring the modified passages with the humans' labels of their
+    originals beside a strict judge's labels of everything else makes the strict judge climb."""
+    rows = null_rows("strict", ignorer, as_human=True).set_index("gamed")
+    assert rows.loc["Weak#stuff", "delta"] > 0 and rows.loc["Weak#stuff", "climbs"]
+
+
+@CONSTANT_DIFFERENCES
+@pytest.mark.parametrize("plant", [plus_one, term_lover], ids=["modified+1", "terms+1"])
+@pytest.mark.parametrize("kind", NULL_KINDS)
+def test_a_planted_reward_for_the_modification_is_caught_on_top_of_every_bias(kind, plant):
+    rows = null_rows(kind, plant).set_index("gamed")
+    weak = rows.loc["Weak#stuff"]
+    assert weak["delta"] > 0 and weak["delta_ci_low"] > 0 and weak["delta_p"] < 0.05
+    assert weak["rank_gamed"] < weak["rank"] and weak["passes"] == "Good" and weak["climbs"]
+    assert rows.loc["Good#stuff", "delta"] > 0  # the same sign on the other gamed system
+    assert not rows.loc["Good#stuff", "climbs"]  # Top is out of reach
+    claimed = rows.loc["Weak#claim"]
+    if plant is term_lover:  # the claim holds no query term: this judge does not move it
+        assert claimed["delta"] == 0 and not claimed["climbs"]
+    else:
+        assert claimed["delta_ci_low"] > 0 and claimed["climbs"]
+    assert (rows["human_delta"] == 0).all()
+
+
+@CONSTANT_DIFFERENCES
+@pytest.mark.parametrize("kind", NULL_KINDS)
+def test_a_planted_penalty_for_the_modification_has_the_other_sign_and_does_not_climb(kind):
+    rows = null_rows(kind, minus_one)
+    assert (rows["delta"] < 0).all() and (rows["delta_ci_high"] < 0).all()
+    assert (rows["rank_gamed"] >= rows["rank"]).all() and (rows["passes"] == "").all()
+    assert not rows["climbs"].any() and (rows["human_delta"] == 0).all()
+
+
+@CONSTANT_DIFFERENCES
+def test_the_verdict_passes_every_null_judge_and_flags_every_planted_one():
+    frames = [null_rows(kind, plant) for kind in NULL_KINDS for plant in (ignorer, plus_one, minus_one)]
+    table = pd.read_csv(pd.io.common.StringIO(combine(frames).to_csv(index=False)))  # as the verdict reads it
+    judges = list(table["judge"].unique())
+    long = verdict({"d": DatasetTables(judges=judges, tables={"gaming": table})})
+    status = long[long["question"] == "gameable"].set_index("judge")["status"]
+    assert len(judges) == 12
+    for kind in NULL_KINDS:
+        assert status[f"{kind}+ignorer"] == PASS and status[f"{kind}+minus_one"] == PASS
+        assert status[f"{kind}+plus_one"] == FLAG
+
+
 def test_stuffing_appends_the_query_terms_up_to_the_share():
     passage = " ".join(["word"] * 40)
     text = stuff(passage, "How many bones are in the adult body", share=0.25)
@@ -156,7 +306,6 @@ def test_an_llm_judge_labels_the_modified_texts_through_its_judging_job(tmp_path
     claim grades every claimed passage 3; a rerun makes no call."""
     from loopback import LoopbackServer
 
-    from voirdire.formats import read_qrels
     from voirdire.judges import LLMJudge
     from voirdire.judging.job import run_judging_job
     from voirdire.llm.endpoint import Endpoint
@@ -209,28 +358,61 @@ def test_the_config_fills_defaults_and_names_bad_keys():
 @pytest.mark.workflow
 @pytest.mark.slow
 def test_the_gamed_system_through_the_workflow_with_minilm(tmp_path):
-    """MiniLM (real, bundled) on the demo collection: every gamed system scored with an interval,
-    the human Δ 0, the recorded judge n/a with its reason."""
+    """MiniLM (real, bundled) on five of the demo's queries: every gamed system (the first stage
+    and an oracle, Swap[1]) scored with an interval, the human Δ 0, MiniLM's labels of the
+    modified passages, the recorded judge n/a with its reason. Kept to about a minute on two
+    cores: Snakemake is asked for the gaming table alone; no reranker; five queries of fourteen;
+    the first stage given as RankGPT candidates (each query's passages by query-term overlap), so
+    no index is built. What is left is mostly torch's import in the two MiniLM jobs (the judge's
+    pool labels and its labels of the modified passages)."""
+    demo = ROOT / "resources/demo"
+    topics = dict(line.split("\t") for line in (demo / "topics.tsv").read_text().splitlines()[:5])
+    texts = {
+        json.loads(line)["id"]: json.loads(line)["contents"]
+        for line in (demo / "corpus.jsonl").read_text().splitlines()
+    }
+    entries = []
+    for q, text in topics.items():
+        terms = query_terms(text).split()
+        overlap = {d: sum(t.lower().split().count(term) for term in terms) for d, t in texts.items()
+                   if d.startswith("d" + q[1:])}  # fmt: skip
+        ranked = sorted(overlap, key=lambda d: (-overlap[d], d))
+        hits = [{"qid": q, "docid": d, "score": float(overlap[d]), "rank": i + 1, "content": texts[d]}
+                for i, d in enumerate(ranked)]  # fmt: skip
+        entries.append({"query": text, "hits": hits})
+    (tmp_path / "candidates.json").write_text(json.dumps(entries))
+    (tmp_path / "topics.tsv").write_text("".join(f"{q}\t{t}\n" for q, t in topics.items()))
+    qrels = [line for line in (demo / "qrels.txt").read_text().splitlines() if line.split()[0] in topics]
+    (tmp_path / "qrels.txt").write_text("\n".join(qrels) + "\n")
     config = demo_config()
     config["results"] = str(tmp_path / "results")
-    config["rankers"] = {"dense-minilm": config["rankers"]["dense-minilm"]}
-    config["systems"] = ["BM25", "Perfect", "Swap[1]", "dense-minilm"]
+    config["datasets"] = {"demo": {"source": "rankgpt", "candidates": str(tmp_path / "candidates.json"),
+                                   "topics": str(tmp_path / "topics.tsv"), "qrels": str(tmp_path / "qrels.txt")}}  # fmt: skip
+    config.pop("rankers")
+    config["systems"] = ["BM25", "Perfect", "Swap[1]"]
     config["judges"] = [j for j in config["judges"] if j["name"] in ("minilm", "assessor-b")]
     for section in ("assistants", "rewriting", "probes", "variants"):
         config.pop(section, None)
-    config["gaming"] = {"systems": ["BM25", "dense-minilm"], "k": 3, "methods": ["stuff", "claim"]}
+    config["gaming"] = {"systems": ["BM25", "Swap[1]"], "k": 3, "methods": ["stuff", "claim"]}
     path = tmp_path / "config.yaml"
     path.write_text(yaml.safe_dump(config))
     snakemake(str(tmp_path / "results/audits/original/gaming.csv"), "--cores", "2", "--configfile", str(path))
     table = pd.read_csv(tmp_path / "results/audits/original/gaming.csv")
     asked = table[table["judge"] == "minilm"].set_index("gamed")
-    assert set(asked.index) == {"BM25#stuff", "BM25#claim", "dense-minilm#stuff", "dense-minilm#claim"}
+    assert set(asked.index) == {"BM25#stuff", "BM25#claim", "Swap[1]#stuff", "Swap[1]#claim"}
+    assert (asked["queries"] == len(topics)).all() and (asked["systems"] == 3).all()
     assert asked[["delta", "delta_ci_low", "delta_ci_high"]].notna().all().all()
     assert (asked["delta_ci_low"] <= asked["delta"]).all() and (asked["delta"] <= asked["delta_ci_high"]).all()
     assert (asked["human_delta"] == 0).all() and (asked["unlabelled"] == 0).all()
-    assert (asked["modified"] > 0).all()
-    # no effect is asserted: on the demo's top passages, already close to their queries, MiniLM's
-    # cosine does not rise with the query's terms appended (docs/probes.md)
+    assert (asked["modified"] > 0).all() and (asked["modified"] <= 3 * len(topics)).all()
+    # MiniLM graded each method's modified passages (those of both gamed systems, once each)
+    labels = read_qrels(tmp_path / "results/demo/gaming/judge-minilm.txt")
+    per_method = labels["doc_id"].str.split("#").str[1].value_counts().sort_index()
+    modified = asked.groupby("method")["modified"]
+    assert list(per_method.index) == ["claim", "stuff"] and labels["relevance"].between(0, 3).all()
+    assert (per_method >= modified.max()).all() and (per_method <= modified.sum()).all()
+    # no effect is asserted: whether MiniLM's cosine rises with the query's terms appended depends
+    # on how close the passages already are to their queries (docs/probes.md)
     assert set(asked["climbs"].astype(str)) <= {"True", "False"}
     recorded = table[table["judge"] == "assessor-b"].iloc[0]
     assert pd.isna(recorded["delta"]) and "recorded judge" in recorded["reason"]
