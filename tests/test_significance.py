@@ -132,3 +132,40 @@ def test_table2_counts_decisions_by_the_chosen_test_and_gives_the_new_rank_stati
     # Tukey holds the family-wise error over every pair: it finds no more differences than the pairwise tests
     assert rows["tukey"]["discriminative_power"] <= rows["randomization"]["discriminative_power"]
     assert 0 < rows["t"]["discriminative_power_human"] <= 1
+
+
+def test_the_asl_figure_draws_each_judges_sorted_p_values_beside_the_humans_twelve_a_panel(tmp_path):
+    """15 judges on 6 system pairs: two panels (12 + 3 judges), each with the humans' curve
+    (the pairs' human p-values once, sorted) and every judge's own sorted p-values, floored at
+    ASL_FLOOR; the legend counts the pairs below alpha."""
+    from voirdire.report import ASL_FLOOR, ASL_JUDGES, asl_figure
+
+    rng = np.random.default_rng(3)
+    pairs = list(itertools.combinations("abcd", 2))
+    human = rng.random(len(pairs)) ** 3
+    judges = [f"j{i:02d}" for i in range(15)]
+    rows = [
+        {"dataset": "dl", "judge": judge, "measure": "m", "system_a": a, "system_b": b,
+         "p_human_adjusted": human[k], "p_judge_adjusted": rng.random() ** (1 + i % 5) * (0 if k == 0 else 1)}
+        for i, judge in enumerate(judges) for k, (a, b) in enumerate(pairs)
+    ]  # fmt: skip
+    frame = pd.DataFrame(rows)
+    other = frame.assign(measure="other", p_judge_adjusted=0.5)  # another measure: not drawn
+    fig = asl_figure(pd.concat([frame, other]), "m", 0.05, tmp_path / "asl.png", tmp_path / "asl.pdf")
+    assert (tmp_path / "asl.png").stat().st_size > 5_000 and (tmp_path / "asl.pdf").is_file()
+    panels = [ax for ax in fig.axes if ax.lines]
+    assert len(panels) == 2 and [len(ax.lines) - 2 for ax in panels] == [ASL_JUDGES, 15 - ASL_JUDGES]  # - human, alpha
+    drawn = 0
+    for ax in panels:
+        curves = {line.get_label(): line for line in ax.lines if not line.get_label().startswith("_")}
+        labels = list(curves)
+        assert labels[0] == f"human ({(human < 0.05).sum()})"
+        np.testing.assert_allclose(curves[labels[0]].get_ydata(), np.sort(human).clip(ASL_FLOOR, 1))
+        for label in labels[1:]:
+            judge = label.split(" ")[0]
+            p = frame.loc[frame["judge"] == judge, "p_judge_adjusted"].to_numpy()
+            assert label == f"{judge} ({(p < 0.05).sum()})"
+            np.testing.assert_allclose(curves[label].get_ydata(), np.sort(p).clip(ASL_FLOOR, 1))
+            assert curves[label].get_ydata()[0] == ASL_FLOOR  # a p-value of 0 is drawn at the floor
+            drawn += 1
+    assert drawn == len(judges)

@@ -17,6 +17,7 @@ from .evaluation import DEFAULT_MEASURES
 from .judges import HUMAN, Scale
 from .output import add_key, fit_to_contents, pyplot, save_figure, short_labels
 from .stats import (
+    asl_curve,
     compare_significance,
     difference_in_differences,
     discriminative_power,
@@ -214,5 +215,56 @@ def figure3(table: pd.DataFrame, judges: Sequence[str], png: str | Path, pdf: st
         fig.legend(handles, names, loc="outside right upper", fontsize="small", title="judge",
                    ncol=max(1, -(-len(handles) // 25)))  # fmt: skip
     add_key(fig, labels)
+    save_figure(fit_to_contents(fig), png, pdf)
+    return fig
+
+
+ASL_JUDGES = 12
+"""Judges drawn in one panel of the ASL figure beside the humans' curve; more make more panels."""
+
+ASL_FLOOR = 1e-4
+"""The ASL figure's lowest level: smaller p-values are drawn at it (the axis says so)."""
+
+
+def asl_figure(significance: pd.DataFrame, measure: str, alpha: float, png: str | Path, pdf: str | Path):
+    """The achieved significance level curves (Sakai 2006) of the primary measure: for each
+    judge, the p-values of every system pair's test (as adjusted for Table 2's counts) sorted
+    ascending against the pair's rank, beside the humans' curve (black). A judge whose curve
+    falls below α for many more pairs than the humans' "finds" differences the humans do not:
+    suspicious, not more discriminative. One panel per dataset and group of at most
+    :data:`ASL_JUDGES` judges. Returns the figure (saved, closed)."""
+    plt = pyplot()
+    rows = significance[significance["measure"] == measure] if "measure" in significance else significance
+    panels = []
+    for dataset in dict.fromkeys(rows["dataset"]):
+        block = rows[rows["dataset"] == dataset]
+        judges = list(dict.fromkeys(block["judge"]))
+        for start in range(0, max(1, len(judges)), ASL_JUDGES):
+            panels.append((dataset, block, judges[start : start + ASL_JUDGES], start, len(judges)))
+    cols = min(2, len(panels)) or 1
+    fig, axes = plt.subplots(
+        -(-len(panels) // cols) if panels else 1, cols, figsize=(6.2 * cols, 3.6 * max(1, -(-len(panels) // cols))),
+        squeeze=False, layout="constrained",
+    )  # fmt: skip
+    for ax in axes.flat[len(panels) :]:
+        ax.axis("off")
+    for ax, (dataset, block, judges, start, total) in zip(axes.flat, panels, strict=False):
+        pairs = block.drop_duplicates(["system_a", "system_b"])
+        human = asl_curve(pairs["p_human_adjusted"].to_numpy(dtype=float))
+        x = range(1, len(human) + 1)
+        ax.plot(x, human.clip(ASL_FLOOR, 1), color="black", linewidth=2.4, label=f"{HUMAN} ({(human < alpha).sum()})")
+        for judge in judges:
+            curve = asl_curve(block.loc[block["judge"] == judge, "p_judge_adjusted"].to_numpy(dtype=float))
+            ax.plot(range(1, len(curve) + 1), curve.clip(ASL_FLOOR, 1), linewidth=1.2,
+                    label=f"{judge} ({(curve < alpha).sum()})")  # fmt: skip
+        ax.axhline(alpha, color="grey", linestyle="--", linewidth=1)
+        ax.set_yscale("log")
+        ax.set_ylim(ASL_FLOOR * 0.8, 1.2)
+        ax.set_xlabel(f"system pair, by p-value ({len(human)} pairs)")
+        ax.set_ylabel(f"achieved significance level (≤ {ASL_FLOOR:g} drawn at it)")
+        part = f", judges {start + 1}-{start + len(judges)} of {total}" if total > ASL_JUDGES else ""
+        ax.set_title(f"{dataset}{part}: α = {alpha:g} dashed", fontsize="medium")
+        ax.legend(fontsize="x-small", title="judge (pairs below α)", title_fontsize="x-small", loc="lower right")
+        ax.grid(alpha=0.3)
     save_figure(fit_to_contents(fig), png, pdf)
     return fig

@@ -66,9 +66,11 @@ rule tables:
         "../scripts/tables.py"
 
 
+# Figure 3 and the ASL curves of Table 2's tests (one job: both are drawn from the tables)
 rule figure3:
     input:
         table1=L.table(P, "table1", "csv"),
+        significance=L.table(P, "significance", "csv"),
     output:
         png=report(
             L.figure(P, "figure3", "png"),
@@ -76,6 +78,12 @@ rule figure3:
             category="Figures",
         ),
         pdf=L.figure(P, "figure3", "pdf"),
+        asl=report(
+            L.figure(P, "asl", "png"),
+            caption="../report/asl.rst",
+            category="Figures",
+        ),
+        asl_pdf=L.figure(P, "asl", "pdf"),
     log:
         L.log("{provenance}/figure3"),
     benchmark:
@@ -84,6 +92,7 @@ rule figure3:
         "../../envs/voirdire.yaml"
     params:
         measure=PLAN.measures[0],
+        alpha=config["evaluation"]["alpha"],
     script:
         "../scripts/figure3.py"
 

@@ -30,8 +30,13 @@ def run_outputs():
     if any(r.method == "prp" for r in PLAN.rankers):
         names.append("position_bias")
     tables = [L.table(P, name, ext) for name in names for ext in ("csv", "md")]
-    # Figure 3 draws the systems under each judge: none without systems (Table 1 says why)
-    figures = [L.figure(P, "figure3", ext) for ext in ("png", "pdf")] if PLAN.has_systems else []
+    # Figure 3 and the ASL curves draw the systems under each judge: none without systems
+    # (Table 1 says why)
+    figures = (
+        [L.figure(P, name, ext) for name in ("figure3", "asl") for ext in ("png", "pdf")]
+        if PLAN.has_systems
+        else []
+    )
     audits = [L.audit(P, name, "csv") for name in AUDIT_TABLES]
     audits += [L.audit(P, name, "png") for name in AUDIT_FIGURES]
     outputs = expand(

@@ -1,9 +1,10 @@
-"""Stage 6b: Figure 3, the primary measure (nDCG@10) per system under human labels and each judge."""
+"""Stage 6b: Figure 3, the primary measure (nDCG@10) per system under human labels and each judge;
+the ASL curves of every judge's tests of system pairs beside the humans'."""
 
 import pandas as pd
 
 from voirdire.judges import HUMAN
-from voirdire.report import figure3
+from voirdire.report import asl_figure, figure3
 from voirdire.wf import start
 
 log = start(snakemake)
@@ -12,3 +13,7 @@ table = table[table["measure"] == snakemake.params.measure].drop(columns=["measu
 judges = [HUMAN] + [c for c in table.columns if c not in ("dataset", "system", HUMAN)]
 figure3(table, judges, snakemake.output.png, snakemake.output.pdf)
 log.info("figure for %d datasets, judges %s", table["dataset"].nunique(), judges)
+significance = pd.read_csv(snakemake.input.significance, dtype={"dataset": str, "judge": str})
+asl_figure(
+    significance, snakemake.params.measure, snakemake.params.alpha, snakemake.output.asl, snakemake.output.asl_pdf
+)
