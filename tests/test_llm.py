@@ -16,7 +16,7 @@ from voirdire.judges import LLMJudge
 from voirdire.judging.aggregate import judgments
 from voirdire.judging.job import run_judging_job
 from voirdire.judging.tasks import GradeAccept, judge_calls
-from voirdire.llm import Call, CallsIncomplete, Endpoint, Request, Store, accept_any, call_all
+from voirdire.llm import Call, CallsIncomplete, Endpoint, Request, Store, accept_any, answered, call_all, legacy
 from voirdire.rankers.api import REASKS, LiteLLMBackend
 from voirdire.rankers.llm import prp_rank, rg_scores
 from voirdire.rankers.rerank import rerank_all
@@ -153,6 +153,78 @@ def test_a_ranker_store_written_by_0_1_answers_rg_and_prp_with_zero_calls(tmp_pa
     with sqlite3.connect(store_path) as db:
         items = [r[0] for r in db.execute("SELECT items FROM calls WHERE purpose = 'rank'")]
     assert len(items) == 9 and all('"query_id": "q1"' in i for i in items)  # ids, no longer empty
+
+
+V0_1_TABLE = """
+CREATE TABLE judgments (
+    key TEXT PRIMARY KEY, judge TEXT NOT NULL, query_id TEXT NOT NULL, doc_id TEXT NOT NULL,
+    provenance TEXT NOT NULL, sample INTEGER NOT NULL, model TEXT NOT NULL, model_version TEXT, raw TEXT,
+    label INTEGER, status TEXT NOT NULL CHECK (status IN ('ok', 'unparsed')), parse_rule TEXT,
+    attempts INTEGER NOT NULL, prompt_tokens INTEGER, completion_tokens INTEGER, cost REAL NOT NULL,
+    latency_s REAL, passage_chars INTEGER, created REAL NOT NULL
+)
+"""
+
+
+def test_a_hand_built_0_1_store_answers_todays_request_and_the_plan_counts_it_before_any_rekey(tmp_path):
+    """0.1's table written by hand, keyed by :func:`legacy.judge_key`: an accepted answer and an
+    unparsed one (both paid, neither asked again). The plan counts them as stored without
+    re-keying; the job re-keys both and counts them as ``adopted``."""
+    pairs = pd.DataFrame(PAIRS[:1], columns=["query_id", "doc_id"])
+    store_path = tmp_path / "judge.sqlite"
+    with LoopbackServer() as server:
+        judge = legacy_judge(server)
+        calls = judge_calls(judge, pairs, QUERIES, PASSAGES, provenance="original")
+        assert [len(c.aliases) for c in calls] == [1, 1] and calls[0].key != calls[0].aliases[0]
+        with sqlite3.connect(store_path) as db:
+            db.execute(V0_1_TABLE)
+            for call, raw, label, status in (
+                (calls[0], "##final score: 2", 2, "ok"),
+                (calls[1], "maybe", None, "unparsed"),
+            ):
+                db.execute(
+                    "INSERT INTO judgments VALUES (?, ?, 'q1', 'd1', 'original', ?, ?, 'v', ?, ?, ?, NULL, 1, 10, 3, 0.5, 0.1, 9, 1.0)",
+                    (call.aliases[0], judge.name, call.request.sample, judge.model, raw, label, status),
+                )  # fmt: skip
+        with Store(store_path) as store:
+            assert store.migrated == 2 and store.meta() == {"migrated_from": legacy.VERSION, "schema_version": "2"}
+            assert answered(store, calls) == {c.key for c in calls}  # what the plan reads
+            assert store.existing(c.key for c in calls) == set()  # and nothing was re-keyed by reading
+            stats = call_all(judge.endpoint, calls, store, accept=GradeAccept(judge.scale), progress=False)
+            rows = {r.key: r for r in store.get(c.key for c in calls)}
+        assert server.log == []
+    assert (stats.calls, stats.cached, stats.adopted) == (2, 2, 2)
+    assert [(rows[c.key].status, rows[c.key].value) for c in calls] == [("ok", 2), ("unparsed", None)]
+    assert all(
+        r.cost == 0.5 and r.items == {"query_id": "q1", "doc_id": "d1", "provenance": "original"} for r in rows.values()
+    )
+    with sqlite3.connect(store_path) as db:
+        assert db.execute(f"SELECT COUNT(*) FROM {legacy.KEPT_AS}").fetchone()[0] == 2
+
+
+def test_the_0_1_migration_is_done_once_when_two_processes_race_for_it(tmp_path):
+    """The table is looked for again under the write lock: a second migration moves nothing."""
+    store_path = tmp_path / "judge.sqlite"
+    shutil.copy(V0_1 / "judge.sqlite", store_path)
+    with Store(store_path) as first:
+        moved = first.migrated
+    assert moved == len(PAIRS) * 2
+    db = sqlite3.connect(store_path, isolation_level=None)
+    try:
+        assert not legacy.found(db)
+        db.execute("BEGIN IMMEDIATE")
+        assert legacy.migrate(db) == 0
+        db.execute("COMMIT")
+        assert db.execute("SELECT COUNT(*) FROM calls").fetchone()[0] == moved
+    finally:
+        db.close()
+    with Store(store_path) as again:
+        assert again.migrated == 0 and again.meta()["migrated_from"] == "0.1"
+
+
+def test_the_0_1_compatibility_states_when_it_goes():
+    assert legacy.VERSION == "0.1" and legacy.REMOVED_IN == "1.0"
+    assert "removed in 1.0" in legacy.__doc__
 
 
 # ----------------------------------------------------------------------------- failures

@@ -25,20 +25,18 @@ from .judges import LLMJudge, with_texts
 from .judging.job import load_inputs
 from .judging.tasks import judge_calls
 from .layout import Layout
-from .llm import Store, count_tokens, estimated_cost
+from .llm import Store, answered, count_tokens, estimated_cost
 from .probes.job import pad_calls, padded_texts, probe_calls
 from .texts import provenance_texts
 
 
 def _cached(calls, stores) -> set[str]:
-    """Keys the given stores already answer (0.1 aliases included), without writing to them."""
+    """Keys the given stores already answer (under an older key too: :func:`voirdire.llm.answered`)."""
     cached: set[str] = set()
     for store_path in stores:
         if Path(store_path).is_file():
             with Store(store_path) as store:
-                cached |= store.existing(c.key for c in calls)
-                aliased = store.existing(a for c in calls for a in c.aliases)  # one batched read
-                cached |= {c.key for c in calls if aliased.intersection(c.aliases)}
+                cached |= answered(store, calls)
     return cached
 
 

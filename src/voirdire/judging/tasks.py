@@ -13,8 +13,9 @@ from collections.abc import Mapping
 import pandas as pd
 
 from ..judges import LLMJudge, Scale
+from ..llm import legacy
 from ..llm.calls import Answer, Call, Verdict
-from ..llm.request import Request, canonical_hash
+from ..llm.request import Request
 from .parsing import parse_grade
 from .templates import Template
 
@@ -34,22 +35,11 @@ class GradeAccept:
         return Verdict(parsed.ok, parsed.label, parsed.rule if parsed.ok else parsed.reason)
 
 
-def legacy_key(judge: LLMJudge, messages: list[dict], sample: int, template_sha256: str) -> str:
-    """How voirdire 0.1 keyed this judgment (so its stores answer today's requests)."""
-    return canonical_hash(
-        {
-            "model": judge.model, "messages": messages, "temperature": judge.temperature,
-            "top_p": judge.top_p, "max_tokens": judge.max_tokens, "seed": judge.seed,
-            "sample": sample, "template_sha256": template_sha256,
-            "scale": [judge.scale.low, judge.scale.high],
-        }
-    )  # fmt: skip
-
-
 def grade_calls(
-    judge: LLMJudge, template: Template, messages: list[dict], items: dict[str, str], *, legacy: bool = False
+    judge: LLMJudge, template: Template, messages: list[dict], items: dict[str, str], *, v0_1: bool = False
 ) -> list[Call]:
-    """The calls for one rendered grading prompt: one per sample; ``legacy`` adds voirdire 0.1's key."""
+    """The calls for one rendered grading prompt: one per sample; ``v0_1`` adds the key voirdire
+    0.1 gave it as an alias (:func:`voirdire.llm.legacy.judge_key`)."""
     calls = []
     for sample in range(judge.samples):
         request = Request.chat(
@@ -57,7 +47,7 @@ def grade_calls(
             accept=GradeAccept(judge.scale).name, temperature=judge.temperature, top_p=judge.top_p,
             max_tokens=judge.max_tokens, seed=judge.seed,
         )  # fmt: skip
-        aliases = (legacy_key(judge, messages, sample, template.sha256),) if legacy else ()
+        aliases = (legacy.judge_key(judge, messages, sample, template.sha256),) if v0_1 else ()
         calls.append(Call(request, judge.name, items, aliases=aliases))
     return calls
 
@@ -84,5 +74,5 @@ def judge_calls(
     for row in pairs[["query_id", "doc_id"]].drop_duplicates().itertuples(index=False):
         messages = template.render(topics[row.query_id], passage_text(texts, row.query_id, row.doc_id))
         items = {"query_id": row.query_id, "doc_id": row.doc_id, "provenance": provenance}
-        calls.extend(grade_calls(judge, template, messages, items, legacy=True))
+        calls.extend(grade_calls(judge, template, messages, items, v0_1=True))
     return calls

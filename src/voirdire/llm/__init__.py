@@ -4,7 +4,8 @@ The only package of voirdire that imports litellm (lazily); what the others need
 and token counts, is :func:`price_known`, :func:`estimated_cost` and :func:`count_tokens`.
 Every LLM call -- a judge's grade, a ranker's preference, an assistant's rewrite, a probe's
 second ask -- is a :class:`Call` filled into a :class:`Store` by :func:`fill_store` /
-:func:`call_all`.
+:func:`call_all`. What voirdire 0.1 stored answers today's requests through :mod:`.legacy`
+(its keys and its store table; removed in 1.0).
 """
 
 from .calls import (
@@ -15,6 +16,7 @@ from .calls import (
     RunStats,
     Verdict,
     accept_any,
+    answered,
     call_all,
     count_tokens,
     estimated_cost,
@@ -28,6 +30,6 @@ from .store import Record, Store
 
 __all__ = [
     "Accept", "Answer", "Call", "CallsIncomplete", "Endpoint", "Record", "Request", "RunStats",
-    "Store", "Verdict", "accept_any", "call_all", "count_tokens", "estimated_cost", "fill_store", "price_known",
-    "records",
+    "Store", "Verdict", "accept_any", "answered", "call_all", "count_tokens", "estimated_cost", "fill_store",
+    "price_known", "records",
 ]  # fmt: skip

@@ -468,6 +468,14 @@ def call_all(endpoint: Endpoint, calls: Sequence[Call], store: Store, **options:
     return stats
 
 
+def answered(store: Store, calls: Sequence[Call]) -> set[str]:
+    """Keys of ``calls`` that ``store`` answers, under the key or an alias (an older key of the
+    request), read without re-keying anything."""
+    have = store.existing(c.key for c in calls)
+    aliased = store.existing(a for c in calls for a in c.aliases)  # one batched read
+    return have | {c.key for c in calls if aliased.intersection(c.aliases)}
+
+
 def records(store: Store, calls: Sequence[Call]) -> dict[str, Record]:
     """The stored answer of every call, by key (calls not stored are absent)."""
     return {record.key: record for record in store.get(c.key for c in calls)}
@@ -475,5 +483,5 @@ def records(store: Store, calls: Sequence[Call]) -> dict[str, Record]:
 
 __all__ = [
     "Accept", "Answer", "Call", "CallsIncomplete", "EndpointDown", "RateLimiter", "RunStats", "Verdict",
-    "accept_any", "call_all", "fill_store", "has_price", "records", "token_cost",
+    "accept_any", "answered", "call_all", "fill_store", "has_price", "records", "token_cost",
 ]  # fmt: skip

@@ -17,10 +17,10 @@ Layout: one store file per LLM job (dataset x judge x provenance; one per ranker
 processes of one machine; on NFS/Lustre they are not, which is why each job writes a shard
 of its own and other jobs only read finished shards (docs/configuration.md, LLM judges).
 
-Stores written by voirdire 0.1 (table ``judgments``) are migrated when opened: their rows
-move into ``calls`` under their old keys, and the old table is kept as ``judgments_v0_1``.
-A caller that knows how 0.1 spelled a request's key passes it as an *alias*; the first
-lookup re-keys the row (:meth:`Store.adopt`), so paid answers are never asked for again.
+A request's key can change between releases. A caller that knows an older key of a request
+passes it as an *alias*: an answer stored under it answers the request, and the first lookup
+re-keys the row (:meth:`Store.adopt`), so paid answers are never asked for again. Stores of
+an older schema are migrated when opened (voirdire 0.1's: :mod:`voirdire.llm.legacy`).
 
 No API key, header or other secret ever reaches the store: keys hash the request body only.
 """
@@ -34,6 +34,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import astuple, dataclass, field
 from pathlib import Path
 from typing import Any
+
+from . import legacy
 
 SCHEMA_VERSION = "2"
 
@@ -60,24 +62,6 @@ CREATE TABLE IF NOT EXISTS calls (
 );
 CREATE INDEX IF NOT EXISTS calls_caller ON calls (purpose, caller);
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
-"""
-
-# voirdire 0.1 kept one row per call in `judgments`; ranker rows had empty query and passage
-# ids and a JSON raw answer {"text", "top_logprobs"}. Everything it knew moves over.
-MIGRATE_V0_1 = """
-INSERT OR IGNORE INTO calls
-SELECT key,
-       CASE WHEN query_id = '' AND doc_id = '' THEN 'rank' ELSE 'judge' END,
-       judge,
-       CASE WHEN query_id = '' AND doc_id = '' THEN '{}'
-            ELSE json_object('query_id', query_id, 'doc_id', doc_id, 'provenance', provenance) END,
-       sample, model, model_version,
-       CASE WHEN query_id = '' AND doc_id = '' AND json_valid(raw) THEN json_extract(raw, '$.text') ELSE raw END,
-       CASE WHEN query_id = '' AND doc_id = '' AND json_valid(raw) THEN json_extract(raw, '$.top_logprobs') END,
-       status,
-       CASE WHEN label IS NULL THEN NULL ELSE CAST(label AS TEXT) END,
-       parse_rule, attempts, prompt_tokens, completion_tokens, cost, latency_s, created
-FROM judgments
 """
 
 
@@ -164,25 +148,16 @@ class Store:
                 time.sleep(0.05)
 
     def _migrate(self) -> int:
-        """Move a voirdire 0.1 ``judgments`` table into ``calls``; returns the rows moved."""
-        tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        if "judgments" not in tables:
+        """Migrate a store of an older schema (voirdire 0.1's, :func:`legacy.migrate`) and stamp
+        today's schema version; returns the rows moved."""
+        if not legacy.found(self._db):
             if not self._db.execute("SELECT 1 FROM meta WHERE name = 'schema_version'").fetchone():
                 # written once, so opening a store again (once per ranking batch) stays read-only
                 self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
             return 0
         self._db.execute("BEGIN IMMEDIATE")
         try:
-            still = self._db.execute(
-                "SELECT COUNT(*) FROM sqlite_master WHERE type='table' AND name='judgments'"
-            ).fetchone()[0]
-            moved = 0
-            if still:  # another process may have migrated it while we waited for the lock
-                before = self._db.total_changes
-                self._db.execute(MIGRATE_V0_1)
-                moved = self._db.total_changes - before
-                self._db.execute("ALTER TABLE judgments RENAME TO judgments_v0_1")
-                self._db.execute("INSERT OR REPLACE INTO meta VALUES ('migrated_from', '0.1')")
+            moved = legacy.migrate(self._db)  # 0 when another process migrated it while we waited
             self._db.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
             self._db.execute("COMMIT")
         except BaseException:

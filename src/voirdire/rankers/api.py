@@ -21,8 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..llm import Answer, Call, Endpoint, Request, Store, Verdict, call_all, records
-from ..llm.request import canonical_hash
+from ..llm import Answer, Call, Endpoint, Request, Store, Verdict, call_all, legacy, records
 from .llm import p_yes
 
 _CHOICE = re.compile(r"\bpassage\s*([ab])\b|^\W*([ab])\W*$", re.IGNORECASE)
@@ -70,7 +69,8 @@ class LiteLLMBackend:
     max_in_flight: int | None = None
 
     def _requests(self, conversations: Sequence[list[dict]], method: str) -> list[tuple[Request, str]]:
-        """The requests of ``method`` ('rg' or 'prp'), each with the key voirdire 0.1 gave it."""
+        """The requests of ``method`` ('rg' or 'prp'), each with the key voirdire 0.1 gave it
+        (:func:`voirdire.llm.legacy.ranker_key`), its alias."""
         if method == "rg":
             params = {"temperature": 0.0, "max_tokens": 1, "logprobs": True, "top_logprobs": self.top_logprobs}
         else:
@@ -81,7 +81,7 @@ class LiteLLMBackend:
                 Request.chat(
                     "rank", model, messages, accept=f"{method}:{'logprobs' if method == 'rg' else 'choice'}", **params
                 ),
-                canonical_hash({"model": model, **params, "messages": messages, "purpose": method}),
+                legacy.ranker_key(model, params, messages, method),
             )
             for messages in conversations
         ]
