@@ -191,6 +191,12 @@ def test_demo_end_to_end_then_nothing_to_do(tmp_path):
         assert (out / f"audits/original/{figure}.png").stat().st_size > 5_000
     plan = snakemake("plan", "--cores", "2", "--config", f"results={out}").stdout
     assert all(purpose in plan for purpose in ("probe grades", "probe pairwise", "| pad "))
+    # the gamed system's calls, planned after the run: every one answered by the judge's store
+    gaming = json.loads((out / "demo/gaming/judge-smollm2.summary.json").read_text())
+    row = next(line for line in plan.splitlines() if line.startswith("| demo ") and "| gaming " in line)
+    cells = [cell.strip() for cell in row.strip("|").split("|")]
+    assert cells[:5] == ["demo", "gaming", "claim", "smollm2", "local/smollm2-135m"], cells
+    assert cells[5:8] == [str(gaming["pairs"])] * 2 + ["0"]  # tasks, cached, calls to make
     again = snakemake("--cores", "2", "--config", f"results={out}")
     assert "Nothing to be done" in again.stdout + again.stderr
     report = tmp_path / "report.html"

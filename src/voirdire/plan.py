@@ -20,7 +20,7 @@ import pandas as pd
 from .assistants.declarations import LLMAssistant
 from .assistants.job import rewrite_calls
 from .config import Plan
-from .formats import read_pairs, read_passages, read_run
+from .formats import read_pairs, read_passages, read_run, read_topics
 from .judges import LLMJudge, with_texts
 from .judging.job import load_inputs
 from .judging.tasks import judge_calls
@@ -182,6 +182,32 @@ def probe_rows(plan: Plan) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def gaming_rows(plan: Plan) -> pd.DataFrame:
+    """The gamed system's calls, before any: each LLM judge it is put to, asked about the
+    modified passages of its methods (one call per distinct pair and sample), counted against
+    the judge's gaming store. Judges that read no texts or ask no model make no call."""
+    if not plan.gaming_judges:
+        return pd.DataFrame()
+    layout = Layout(plan.config["results"])
+    rows = []
+    for dataset in plan.datasets:
+        if plan.labels_only(dataset):
+            continue
+        gamed = pd.read_parquet(layout.gaming_passages(dataset))
+        topics = read_topics(layout.topics(dataset))
+        for name, methods in plan.gaming_judges.items():
+            judge = plan.judge(dataset, name)
+            if not isinstance(judge, LLMJudge):
+                continue
+            chosen = gamed[gamed["method"].isin(methods)]
+            pairs = chosen[["query_id", "gamed_id"]].rename(columns={"gamed_id": "doc_id"})
+            texts = dict(zip(zip(chosen["query_id"], chosen["gamed_id"], strict=True), chosen["text"], strict=True))
+            calls = judge_calls(judge, pairs, topics, texts, provenance="gaming")
+            rows.append(_row(name, judge.model, judge.max_tokens, calls, [layout.gaming_labels(dataset, name, "sqlite")],
+                             dataset=dataset, purpose="gaming", methods=", ".join(methods)))  # fmt: skip
+    return pd.DataFrame(rows)
+
+
 def ranker_rows(plan: Plan) -> pd.DataFrame:
     """The API rankers' calls (backend litellm), at most: each reranks the top ``depth`` of every
     query's pool, pointwise one call a passage, pairwise each ordered pair at most once (all of
@@ -217,13 +243,14 @@ def _prp_calls(n: int, variant: str, k: int) -> int:
 
 def render(plan: Plan, provenance: str = "original") -> str:
     """The plan as Markdown: the judges' calls on ``provenance``'s pool, then each section that
-    the config has (API rankers, the assistants experiment, the judge probes)."""
+    the config has (API rankers, the assistants experiment, the judge probes, the gamed system)."""
     table = plan_rows(plan, provenance)
     text = table.to_markdown(index=False) if len(table) else "no LLM judges configured"
     sections = [
         (ranker_rows, "The API rankers (calls at most: reranking the top depth of every query's pool)"),
         (assistant_rows, "The assistants experiment (rewrites; the judges' labels of the sample and of the rewritten collections)"),
         (probe_rows, "The judge probes (LLM paddings; each probed judge's grades and pairwise questions)"),
+        (gaming_rows, "The gamed system (each judge's labels of the modified passages)"),
     ]  # fmt: skip
     for rows, heading in sections:
         found = rows(plan)

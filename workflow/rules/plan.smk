@@ -14,6 +14,12 @@ rule plan:
         personas=[
             L.personas(d) for d in PLAN.datasets if PLAN.probe_judges and "personas" in PROBES
         ],
+        # the gamed system's modified passages (its judges' calls are planned before any call)
+        gaming=[
+            L.gaming_passages(d)
+            for d in PLAN.datasets
+            if PLAN.gaming_judges and not PLAN.labels_only(d)
+        ],
     output:
         L.plan("original"),
     log:
