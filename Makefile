@@ -42,6 +42,7 @@ lint: install
 	$(BIN)/snakefmt --check Snakefile workflow/rules
 	$(BIN)/snakemake --lint
 	$(BIN)/snakemake --lint --configfile .test/config.yaml
+	$(BIN)/snakemake --lint --configfile .test/gaming.yaml
 
 # Refresh requirements.lock from the ranges in pyproject.toml (needs the package index).
 lock:

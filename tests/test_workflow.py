@@ -22,7 +22,7 @@ def test_lint_is_clean_for_every_config():
                     ["snakefmt", "--check", "Snakefile", "workflow/rules"]):  # fmt: skip
         result = subprocess.run([str(bin_dir / command[0]), *command[1:]], cwd=ROOT, capture_output=True, text=True)
         assert result.returncode == 0, f"{' '.join(command)}:\n{result.stdout}\n{result.stderr}"
-    for extra in ([], ["--configfile", ".test/config.yaml"], ["--configfile", "config/paper.yaml"]):
+    for extra in ([], *(["--configfile", c] for c in (".test/config.yaml", ".test/gaming.yaml", "config/paper.yaml"))):
         result = snakemake("--lint", *extra)
         assert "Congratulations, your workflow is in a good condition" in result.stdout + result.stderr
 
