@@ -36,11 +36,37 @@ def test_quantile_and_threshold_grades():
         grades_from_similarity(pairs, similarity, Scale(), thresholds=[0.5, 0.2, 0.9])
 
 
+def test_the_pool_is_graded_alone_and_the_sample_beside_it(monkeypatch):
+    """One embedding pass over the pool's pairs and the sample's; the pool's labels do not move
+    with the sample, the sample's are its own pairs graded among both (per-query quartiles)."""
+    from voirdire.rankers import dense
+
+    calls = []
+
+    def fake_cosine(model, queries, passages, **options):
+        calls.append(list(passages))
+        return np.array([float(p.removeprefix("text ")) for p in passages])
+
+    monkeypatch.setattr(dense, "cosine", fake_cosine)
+    texts = {d: f"text {v}" for d, v in {"p1": 0.1, "p2": 0.2, "p3": 0.3, "p4": 0.4, "s1": 0.15, "s2": 0.9}.items()}
+    pool = pd.DataFrame({"query_id": "q", "doc_id": ["p1", "p2", "p3", "p4"]})
+    sample = pd.DataFrame({"query_id": "q", "doc_id": ["s1", "p3", "s2", "s2"], "human": [0, 1, 2, 2]})
+    alone, none = embedding_labels("m", pool, {"q": "query"}, texts, Scale())
+    assert list(alone["relevance"]) == [0, 1, 2, 3] and none.empty
+    labels, kept = embedding_labels("m", pool, {"q": "query"}, texts, Scale(), sample=sample)
+    assert calls[-1] == [texts[d] for d in ["p1", "p2", "p3", "p4", "s1", "s2"]]  # each pair once, one pass
+    pd.testing.assert_frame_equal(labels, alone)
+    # six pairs in four quartiles: p1 0, s1 1, p2 1, p3 2, p4 3, s2 3
+    assert kept[["doc_id", "relevance"]].values.tolist() == [["p3", 2], ["s1", 1], ["s2", 3]]
+    assert list(kept.columns) == ["query_id", "doc_id", "similarity", "relevance"]
+
+
 def test_the_minilm_judge_has_relevance_signal_on_the_demo():
     topics = read_topics(DEMO / "topics.tsv")
     texts = dict(read_corpus(DEMO / "corpus.jsonl"))
     human = read_qrels(DEMO / "qrels.txt")
-    labels = embedding_labels("minilm", human[["query_id", "doc_id"]], topics, texts, Scale())
+    labels, sample = embedding_labels("minilm", human[["query_id", "doc_id"]], topics, texts, Scale())
+    assert sample.empty and list(labels.columns) == ["query_id", "doc_id", "similarity", "relevance"]
     both = human.merge(labels, on=["query_id", "doc_id"], suffixes=("_human", "_judge"))
     found = kappas(both["relevance_human"], both["relevance_judge"], Scale(), Scale())
     assert found["kappa_binary"] > 0.3  # SmolLM2 has 0; a judge with signal does much better

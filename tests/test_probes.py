@@ -9,6 +9,7 @@ import pytest
 from scipy import stats
 
 from voirdire.errors import ConfigError
+from voirdire.judges import HUMAN
 from voirdire.probes.items import (
     draw_probes,
     inject,
@@ -219,8 +220,7 @@ def test_pad_results_count_wins_only_when_they_survive_the_swap():
 
 
 def test_persona_conditions_and_the_humans_are_scored_on_the_same_pairs():
-    from voirdire.evaluation import evaluate_systems
-    from voirdire.probes.tables import common_pairs, sensitivity_tables
+    from voirdire.probes.tables import common_pairs, persona_judge, sensitivity_results
 
     docs = [f"d{i}" for i in range(8)]
     human = pd.DataFrame({"dataset": "d", "query_id": "q", "doc_id": docs[:6], "relevance": [3, 2, 2, 1, 0, 0]})
@@ -240,13 +240,12 @@ def test_persona_conditions_and_the_humans_are_scored_on_the_same_pairs():
 
     runs = {"judged-first": run(docs), "unjudged-first": run(docs[6:] + docs[4:6] + docs[:4]),
             "middle": run(docs[2:6] + docs[6:] + docs[:2])}  # fmt: skip
+    judges = {"d": {HUMAN: {"binary_threshold": 2}, "j": {"binary_threshold": 2}}}
 
-    def tau(labels, human):
-        per_query = pd.concat([evaluate_systems(runs, part.astype({"relevance": int}), ["q"]).assign(dataset="d", group=g,
-                               condition=c) for (g, c), part in labels.dropna().groupby(["group", "condition"])])  # fmt: skip
-        scores = evaluate_systems(runs, human, ["q"]).assign(dataset="d")
-        tables = sensitivity_tables(labels, human, {"j": "baseline"}, per_query, scores, low=0, high=3, seed=1,
-                                    rbo_p=0.9, left_out=left_out)  # fmt: skip
+    def tau(labels, human):  # the function the probe tables job calls
+        tables = sensitivity_results(labels, human, {"j": "baseline"}, {"d": runs}, judges=judges,
+                                     judge_of=persona_judge, low=0, high=3, seed=1, rbo_p=0.9,
+                                     left_out=left_out)  # fmt: skip
         return tables["agreement"].set_index("condition")
 
     before = tau(labels, human)  # each condition on its own pairs, the humans on theirs
@@ -254,6 +253,62 @@ def test_persona_conditions_and_the_humans_are_scored_on_the_same_pairs():
     after = tau(kept, human.merge(kept[["dataset", "query_id", "doc_id"]].drop_duplicates()))
     assert after.loc["role", "tau_human"] == pytest.approx(1) and after.loc["baseline", "tau_human"] == pytest.approx(1)
     assert after.loc["role", "left_out_unjudged"] == 2 and after.loc["role", "pairs_common"] == 5
+
+
+def test_each_label_set_is_scored_at_its_own_judges_threshold():
+    """The probes score systems as Table 2 does: each condition binarized at the binary threshold its
+    judge declares (a prompt variant: its own; a persona role: the probed judge's), the humans at
+    theirs; an unparsed label is left out, never grade 0."""
+    from voirdire.evaluation import evaluate_systems
+    from voirdire.probes.tables import condition_scores, persona_judge, variant_judge
+
+    docs = ["a", "b", "c"]
+    grades = [1, 3, float("nan")]
+    labels = pd.DataFrame([("d", "g", c, "q", doc, g) for c in ("strict", "lenient") for doc, g in zip(docs, grades)],
+                          columns=["dataset", "group", "condition", "query_id", "doc_id", "relevance"])  # fmt: skip
+    human = pd.DataFrame({"dataset": "d", "query_id": "q", "doc_id": docs, "relevance": [1, 3, 0]})
+    runs = {"s": [pd.DataFrame({"query_id": "q", "doc_id": docs, "rank": [1, 2, 3], "score": [3.0, 2.0, 1.0]})]}
+    judges = {"d": {HUMAN: {"binary_threshold": 1}, "strict": {"binary_threshold": 3},
+                    "lenient": {"binary_threshold": 1}, "g": {"binary_threshold": 2}}}  # fmt: skip
+    measure = "P@1"
+    per_query, human_scores = condition_scores(labels, human, {"d": runs}, judges=judges, judge_of=variant_judge,
+                                               measure=measure, depth=1)  # fmt: skip
+    found = per_query.set_index("condition")["ndcg"]
+    assert found["strict"] == 0 and found["lenient"] == 1  # a (grade 1) is relevant at 1, not at 3
+    assert human_scores["ndcg"].tolist() == [1.0] and list(human_scores["dataset"]) == ["d"]
+    personas, _ = condition_scores(labels, human, {"d": runs}, judges=judges, judge_of=persona_judge,
+                                   measure=measure, depth=1)  # fmt: skip
+    assert personas["ndcg"].tolist() == [0.0, 0.0]  # both conditions at the probed judge's threshold, 2
+    ndcg = condition_scores(labels, human, {"d": runs}, judges=judges, judge_of=variant_judge)[0]
+    expected = evaluate_systems(runs, labels.dropna().iloc[:2].astype({"relevance": int}), ["q"], binary_threshold=3)
+    assert ndcg.set_index("condition").loc["strict", "ndcg"] == pytest.approx(expected["ndcg"].iloc[0])
+
+
+def test_persona_results_compare_the_roles_on_common_pairs_or_say_what_was_left_out():
+    from voirdire.probes.tables import persona_results
+
+    rows = [("d", "j", "persona", c, "q", "x", None, None, None, 0, label, None)
+            for c, label in (("baseline", None), ("role", 2.0))]  # fmt: skip
+    human = pd.DataFrame({"dataset": "d", "query_id": "q", "doc_id": ["x"], "relevance": [2]})
+    tables, left_out = persona_results(answers_frame(rows), human, {"d": {}}, judges={}, low=0, high=3, seed=1,
+                                       rbo_p=0.9)  # fmt: skip
+    assert tables == {}
+    assert left_out.iloc[0].to_dict() == {"dataset": "d", "pairs_drawn": 1, "left_out_unjudged": 0,
+                                          "left_out_unparsed": 1, "pairs_common": 0}  # fmt: skip
+    # parsed everywhere: the roles and the humans compared on the common pairs, the roles at the judge's threshold
+    docs = ["a", "b", "c", "e"]
+    rows = [("d", "j", "persona", c, "q", doc, None, None, None, 0, float(g), None)
+            for c, grades in (("baseline", [3, 2, 1, 0]), ("role", [0, 1, 2, 3])) for doc, g in zip(docs, grades)]  # fmt: skip
+    human = pd.DataFrame({"dataset": "d", "query_id": "q", "doc_id": docs, "relevance": [3, 2, 1, 0]})
+    runs = {name: [pd.DataFrame({"query_id": "q", "doc_id": order, "rank": range(1, 5), "score": range(4, 0, -1)})]
+            for name, order in (("best", docs), ("worst", docs[::-1]), ("mid", ["b", "a", "e", "c"]))}  # fmt: skip
+    judges = {"d": {HUMAN: {"binary_threshold": 2}, "j": {"binary_threshold": 2}}}
+    tables, left_out = persona_results(answers_frame(rows), human, {"d": runs}, judges=judges, low=0, high=3, seed=1,
+                                       rbo_p=0.9)  # fmt: skip
+    agreement = tables["agreement"].set_index("condition")
+    assert agreement.loc["baseline", "tau_human"] == pytest.approx(1)  # the plain prompt copies the humans
+    assert agreement.loc["role", "tau_human"] == pytest.approx(-1)  # the role reverses them
+    assert agreement.loc["role", "pairs_common"] == 4 and left_out["pairs_common"].tolist() == [4]
 
 
 def test_the_persona_draw_leaves_out_pairs_no_human_judged():

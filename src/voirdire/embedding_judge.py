@@ -9,7 +9,7 @@ reaches). It makes no LLM call and stores nothing.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -36,14 +36,35 @@ def grades_from_similarity(
 
 
 def embedding_labels(
-    model: str, pairs: pd.DataFrame, topics: dict[str, str], texts: dict[str, str], scale: Scale,
-    thresholds: Sequence[float] | None = None,
-) -> pd.DataFrame:  # fmt: skip
-    """Grades of every needed pair by the cosine similarity of ``model``'s embeddings."""
+    model: str, pairs: pd.DataFrame, topics: Mapping[str, str], texts: Mapping[str, str], scale: Scale,
+    thresholds: Sequence[float] | None = None, *, sample: pd.DataFrame | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:  # fmt: skip
+    """The embedding judge's grades (query_id, doc_id, similarity, relevance) of ``pairs`` (the
+    needed pairs) and of ``sample`` (the assistants experiment's sample; none: no rows), by the
+    cosine similarity of ``model``'s embeddings of the query and the passage text.
+
+    Both sets are embedded in one pass, each distinct text once. The pairs are graded among
+    themselves, so their labels are those of the pool alone whether a sample is given or not;
+    the sample is graded among the pairs and the sample together (per-query quantiles on the
+    same footing as the pool's) and only its own pairs are returned (Figure 4)."""
     from .rankers.dense import cosine
 
-    similarity = cosine(model, [topics[q] for q in pairs["query_id"]], [texts[d] for d in pairs["doc_id"]])
-    return grades_from_similarity(pairs, similarity, scale, thresholds)
+    keys = ["query_id", "doc_id"]
+    pairs = pairs[keys]
+    sample = pairs.iloc[:0] if sample is None else sample[keys]
+    everything = pd.concat([pairs, sample]).drop_duplicates().reset_index(drop=True)
+    similarity = pd.Series(
+        cosine(model, [topics[q] for q in everything["query_id"]], [texts[d] for d in everything["doc_id"]]),
+        index=pd.MultiIndex.from_frame(everything),
+    )
+
+    def graded(frame: pd.DataFrame) -> pd.DataFrame:
+        found = similarity.loc[pd.MultiIndex.from_frame(frame)].to_numpy()
+        labels = grades_from_similarity(frame, found, scale, thresholds)
+        labels.insert(2, "similarity", found)
+        return labels
+
+    return graded(pairs), graded(everything).merge(sample.drop_duplicates(), on=keys)
 
 
 def grades_against(
@@ -69,3 +90,17 @@ def grades_against(
         grades.append(int(below["relevance"].max()) if below is not None and len(below) else scale.low)
     frame["relevance"] = grades
     return frame
+
+
+def embedding_labels_against(
+    model: str, reference: pd.DataFrame, items: pd.DataFrame, topics: Mapping[str, str], scale: Scale,
+    thresholds: Sequence[float] | None = None,
+) -> pd.DataFrame:  # fmt: skip
+    """qrels (query_id, doc_id, relevance) for new texts (``items``: query_id, doc_id, text; the
+    gamed system's modified passages) by the cosine similarity of ``model``'s embeddings, graded
+    on the footing of the pool's labels (``reference``: the pairs' labels from
+    :func:`embedding_labels`) by :func:`grades_against`."""
+    from .rankers.dense import cosine
+
+    similarity = cosine(model, [topics[q] for q in items["query_id"]], list(items["text"]))
+    return grades_against(reference, items, similarity, scale, thresholds)

@@ -1,8 +1,8 @@
 """The paper's tables and figure (Balog, Metzler & Qin, SIGIR 2025: Tables 1-2 and Figure 3).
 
-Inputs are long tables: per-query scores with columns (dataset, judge, system, query_id,
-ndcg), and per-judge agreement rows. The tables are written by :func:`voirdire.output.write_table`,
-the figure by :func:`voirdire.output.save_figure`.
+Inputs are long tables: per-query scores with columns (dataset, judge, measure, system,
+query_id, value), and per-judge agreement rows. The tables are written by
+:func:`voirdire.output.write_table`, the figure by :func:`voirdire.output.save_figure`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from pathlib import Path
 import pandas as pd
 
 from .audits.labels import label_agreement
-from .evaluation import DEFAULT_MEASURES
 from .judges import HUMAN, Scale
 from .output import add_key, fit_to_contents, pyplot, save_figure, short_labels
 from .stats import (
@@ -33,19 +32,11 @@ from .stats import (
 )
 
 
-def system_means(per_query: pd.DataFrame) -> pd.DataFrame:
-    """Mean nDCG@10 per (dataset, judge, system)."""
-    return per_query.groupby(["dataset", "judge", "system"], sort=False, as_index=False)["ndcg"].mean()
-
-
 def table1(
     scores: pd.DataFrame, systems: Sequence[str], judges: Sequence[str], measures: Sequence[str] | None = None
 ) -> pd.DataFrame:
     """Mean score per (dataset, system, measure), one column per judge (paper Table 1, long
-    over measures). ``scores`` is long: dataset, judge, measure, system, query_id, value (a
-    frame without ``measure`` holds the paper's measure in column ``ndcg``)."""
-    if "measure" not in scores.columns:
-        scores = scores.rename(columns={"ndcg": "value"}).assign(measure=DEFAULT_MEASURES[0])
+    over measures). ``scores`` is long: dataset, judge, measure, system, query_id, value."""
     measures = list(measures or dict.fromkeys(scores["measure"]))
     means = scores.groupby(["dataset", "system", "measure", "judge"], sort=False)["value"].mean()
     wide = means.unstack("judge")

@@ -6,10 +6,9 @@ import os
 
 import pandas as pd
 
-from voirdire.embedding_judge import grades_against, grades_from_similarity
+from voirdire.embedding_judge import embedding_labels, embedding_labels_against
 from voirdire.formats import read_pairs, read_topics, write_qrels
 from voirdire.judges import with_texts
-from voirdire.rankers.dense import cosine
 from voirdire.texts import provenance_texts
 from voirdire.wf import start
 
@@ -20,17 +19,12 @@ topics = read_topics(snakemake.input.topics)
 texts, _ = provenance_texts([snakemake.input.passages])
 # the pool's labels, as the judge's pool job graded them (the same pairs, texts and function)
 pool = with_texts(read_pairs(snakemake.input.pairs)[["query_id", "doc_id"]].drop_duplicates(), texts,
-                  judge=judge.name, log=log).reset_index(drop=True)  # fmt: skip
-reference = pool.assign(similarity=cosine(judge.model, [topics[q] for q in pool["query_id"]],
-                                          [texts[d] for d in pool["doc_id"]]))  # fmt: skip
-reference["relevance"] = grades_from_similarity(pool, reference["similarity"], judge.scale, judge.thresholds)[
-    "relevance"
-].to_numpy()
+                  judge=judge.name, log=log)  # fmt: skip
+reference, _ = embedding_labels(judge.model, pool, topics, texts, judge.scale, judge.thresholds)
 gamed = pd.read_parquet(snakemake.input.gamed)
 gamed = gamed[gamed["method"].isin(snakemake.params.methods)].reset_index(drop=True)
-similarity = cosine(judge.model, [topics[q] for q in gamed["query_id"]], list(gamed["text"]))
-items = gamed[["query_id", "gamed_id"]].rename(columns={"gamed_id": "doc_id"})
-labels = grades_against(reference, items, similarity, judge.scale, judge.thresholds)
+items = gamed[["query_id", "gamed_id", "text"]].rename(columns={"gamed_id": "doc_id"})
+labels = embedding_labels_against(judge.model, reference, items, topics, judge.scale, judge.thresholds)
 write_qrels(labels, snakemake.output[0])
 moved = labels.merge(gamed[["query_id", "gamed_id", "doc_id"]].rename(columns={"doc_id": "original", "gamed_id": "doc_id"}),
                      on=["query_id", "doc_id"]).merge(

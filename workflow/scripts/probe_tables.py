@@ -2,15 +2,15 @@
 the injection probe, persona-conditioned judging), or of prompt sensitivity (its own rule).
 
 The systems' per-query scores under each condition and under the humans are computed as Table 2
-computes them: the primary measure, every run cut at the evaluation depth, binarized at the
-judge's own binary threshold (a persona's: the probed judge's; a prompt variant's: its own)."""
+computes them (:func:`voirdire.probes.tables.condition_scores`): the primary measure, every run
+cut at the evaluation depth, binarized at the judge's own binary threshold (a persona's: the
+probed judge's; a prompt variant's: its own)."""
 
 import json
 from pathlib import Path
 
 import pandas as pd
 
-from voirdire.evaluation import evaluate_systems
 from voirdire.fingerprint import fingerprint
 from voirdire.formats import atomic_write, read_qrels, read_run
 from voirdire.judges import HUMAN
@@ -25,6 +25,9 @@ log = start(snakemake)
 params, out, rule = snakemake.params, snakemake.output, snakemake.rule
 files = grouped(snakemake.input)
 manifest = sha256(snakemake.input.manifest)
+# how the systems are scored under every label set, and what the sensitivity tables need
+evaluation = {"judges": params.judges, "measure": params.measure, "depth": params.depth, "low": params.low,
+              "high": params.high, "seed": params.seed, "rbo_p": params.rbo_p}  # fmt: skip
 
 
 def qrels(path: str, dataset: str, judge: str = HUMAN) -> pd.DataFrame:
@@ -33,10 +36,10 @@ def qrels(path: str, dataset: str, judge: str = HUMAN) -> pd.DataFrame:
     return read_qrels(path, (scale["min"], scale["max"]), allow_empty=True).assign(dataset=dataset)
 
 
-def scores(runs, labels: pd.DataFrame, queries, dataset: str, judge: str) -> pd.DataFrame:
-    """The systems' per-query scores under ``labels`` as Table 2 computes them under ``judge``."""
-    return evaluate_systems(runs, labels, queries, measure=params.measure, depth=params.depth,
-                            binary_threshold=params.judges[dataset][judge]["binary_threshold"])  # fmt: skip
+def runs() -> dict:
+    """dataset -> system -> its runs."""
+    return {d: {s: [read_run(p) for p in paths] for s, paths in systems.items()}
+            for d, systems in files.get("runs", {}).items()}  # fmt: skip
 
 
 def answers() -> pd.DataFrame:
@@ -65,10 +68,9 @@ def table(frame: pd.DataFrame, key: str, title: str) -> None:
                 empty="no LLM judge is probed")  # fmt: skip
 
 
-def sensitivity(labels, human, baselines, prefix: str, what: str, judge_of, left_out=None) -> None:
-    """Persona or prompt-variant sensitivity: the five tables and the two figures. ``judge_of``
-    (group, condition) names the judge whose binary threshold a condition's labels have."""
-    if labels.empty:  # nothing to compare on the same pairs: say so in every table and figure
+def sensitivity(tables: dict, prefix: str, what: str, left_out=None) -> None:
+    """Persona or prompt-variant sensitivity: the five tables and the two figures (none: say why in each)."""
+    if not tables:  # nothing to compare on the same pairs: say so in every table and figure
         note = "no pair is human-judged and parsed under every condition, so no condition can be compared"
         for name in ("agreement", "displacement", "sensitivity", "systems", "consistency"):
             frame = left_out if name == "agreement" and left_out is not None else pd.DataFrame(columns=["dataset"])
@@ -80,21 +82,6 @@ def sensitivity(labels, human, baselines, prefix: str, what: str, judge_of, left
             save_figure(fig, getattr(out, f"{prefix}{key}"))
         log.warning("%s: %s (left out: %s)", what, note, None if left_out is None else left_out.to_dict("records"))
         return
-    runs = {
-        d: {s: [read_run(p) for p in paths] for s, paths in systems.items()} for d, systems in files["runs"].items()
-    }
-    queries = {d: sorted(set(labels.loc[labels["dataset"] == d, "query_id"])) for d in runs}
-    per_query = pd.concat([
-        scores(runs[d], part.dropna(subset=["relevance"]).astype({"relevance": int}), queries[d], d, judge_of(g, c))
-        .assign(dataset=d, group=g, condition=c)
-        for (d, g, c), part in labels.groupby(["dataset", "group", "condition"])
-    ], ignore_index=True)  # fmt: skip
-    human_scores = pd.concat([
-        scores(runs[d], human[human["dataset"] == d], queries[d], d, HUMAN).assign(dataset=d) for d in runs
-    ], ignore_index=True)  # fmt: skip
-    tables = probes.sensitivity_tables(labels, human, baselines, per_query, human_scores, low=params.low,
-                                       high=params.high, seed=params.seed, rbo_p=params.rbo_p,
-                                       left_out=left_out)  # fmt: skip
     for name, frame in tables.items():
         table(frame, f"{prefix}{name}", f"{what}: {name}")
     displacement_heatmap(tables["displacement"], getattr(out, f"{prefix}heatmap"))
@@ -105,7 +92,9 @@ human = pd.concat([qrels(path, d) for d, path in files["human"].items()], ignore
 if rule == "prompt_sensitivity":  # each variants group's judges' labels of the pool
     labels = pd.concat([qrels(path, d, j).assign(group=g, condition=j) for d, groups in files["labels"].items()
                         for g, judges in groups.items() for j, path in judges.items()], ignore_index=True)  # fmt: skip
-    sensitivity(labels, human, params.baselines, "", "Prompt sensitivity", lambda group, condition: condition)
+    tables = probes.sensitivity_results(labels, human, params.baselines, runs(), judge_of=probes.variant_judge,
+                                        **evaluation)  # fmt: skip
+    sensitivity(tables, "", "Prompt sensitivity")
 else:
     found = answers()
     if "swap" in params.probes:
@@ -126,12 +115,9 @@ else:
         )
         shift_chart(result.rename(columns={"template": "condition"}), out.injection_png, "Injection probe")
     if "personas" in params.probes:  # every role and the humans on the same pairs: human-judged, parsed everywhere
-        labels, left_out = probes.common_pairs(probes.persona_labels(found), human)
-        pairs = labels[["dataset", "query_id", "doc_id"]].drop_duplicates()
-        persona_human = human.merge(pairs, on=["dataset", "query_id", "doc_id"])
-        sensitivity(labels, persona_human, {g: "baseline" for g in labels["group"].unique()}, "persona_",
-                    "Persona-conditioned judging (every condition and the humans on the same pairs)",
-                    lambda group, condition: group, left_out)  # fmt: skip
+        tables, left_out = probes.persona_results(found, human, runs(), **evaluation)
+        sensitivity(tables, "persona_", "Persona-conditioned judging (every condition and the humans on the same pairs)",
+                    left_out)  # fmt: skip
 if rule == "probe_tables":  # what produced these tables: packages, config, and who answered
     answered = {}
     for dataset, summaries in files["summaries"].items():

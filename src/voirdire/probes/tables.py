@@ -1,6 +1,7 @@
 """The probes' tables from the probe jobs' answers (one row per call; see
 :mod:`voirdire.probes.job`): swap test on passages and on result lists, pad test, injection
-probe, and the persona label sets that :mod:`.sensitivity` compares.
+probe, and the persona label sets that :mod:`.sensitivity` compares, with the systems scored
+under each of them as Table 2 scores them (:func:`condition_scores`).
 
 Every input table carries ``dataset`` and ``judge``. Labels of one pair asked k times (a judge
 with ``samples: k``) are aggregated by majority, ties by the lower median, as in the pool;
@@ -10,9 +11,12 @@ pairwise questions are asked once (sample 0).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 
 import pandas as pd
 
+from ..evaluation import MEASURE, evaluate_systems
+from ..judges import HUMAN
 from ..stats import majority
 from .shifts import label_shift
 from .swap import SECOND, TIE, preference, swap_outcome, swap_table
@@ -187,3 +191,101 @@ def sensitivity_tables(
         "systems": by_system,
         "consistency": direction_consistency(moved),
     }
+
+
+Runs = Mapping[str, Mapping[str, list[pd.DataFrame]]]
+"""dataset -> system -> its runs (several: an oracle's tie-break draws), as read."""
+
+
+def condition_scores(
+    labels: pd.DataFrame,
+    human: pd.DataFrame,
+    runs: Runs,
+    *,
+    judges: Mapping[str, Mapping[str, Mapping]],
+    judge_of: Callable[[str, str], str],
+    measure: str = str(MEASURE),
+    depth: int | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The systems' per-query scores under each label set of ``labels`` (dataset, group,
+    condition, query_id, doc_id, relevance) and under ``human`` (dataset, query_id, doc_id,
+    relevance), each over the queries ``labels`` hold in its dataset: (per_query with columns
+    query_id, system, ndcg, dataset, group, condition; the humans' with query_id, system,
+    ndcg, dataset).
+
+    Computed as Table 2 computes them (:func:`voirdire.evaluation.evaluate_systems`): the
+    primary ``measure``, every run cut at the evaluation ``depth``, the labels binarized at the
+    binary threshold their judge declares (``judges``: dataset -> judge -> its scale, with
+    ``binary_threshold``; ``judge_of(group, condition)`` names a condition's judge: a persona
+    role's is the probed judge, a prompt variant is its own; the humans' is ``HUMAN``). An
+    unparsed label (NaN) is left out, never read as grade 0."""
+
+    def scores(qrels: pd.DataFrame, dataset: str, judge: str, queries: list[str]) -> pd.DataFrame:
+        threshold = judges[dataset][judge]["binary_threshold"]
+        return evaluate_systems(runs[dataset], qrels, queries, measure=measure, depth=depth, binary_threshold=threshold)
+
+    queries = {d: sorted(set(labels.loc[labels["dataset"] == d, "query_id"])) for d in runs}
+    per_query = pd.concat([
+        scores(part.dropna(subset=["relevance"]).astype({"relevance": int}), d, judge_of(g, c), queries[d])
+        .assign(dataset=d, group=g, condition=c)
+        for (d, g, c), part in labels.groupby(["dataset", "group", "condition"])
+    ], ignore_index=True)  # fmt: skip
+    human_scores = pd.concat([
+        scores(human[human["dataset"] == d], d, HUMAN, queries[d]).assign(dataset=d) for d in runs
+    ], ignore_index=True)  # fmt: skip
+    return per_query, human_scores
+
+
+def sensitivity_results(
+    labels: pd.DataFrame,
+    human: pd.DataFrame,
+    baselines: dict[str, str],
+    runs: Runs,
+    *,
+    judges: Mapping[str, Mapping[str, Mapping]],
+    judge_of: Callable[[str, str], str],
+    measure: str = str(MEASURE),
+    depth: int | None = None,
+    low: int,
+    high: int,
+    seed: int,
+    rbo_p: float,
+    left_out: pd.DataFrame | None = None,
+) -> dict[str, pd.DataFrame]:
+    """Persona or prompt-variant sensitivity from the label sets and the systems' runs: the
+    systems scored under every condition and under the humans (:func:`condition_scores`), then
+    :func:`sensitivity_tables`. No labels (no pair common to every condition): no tables."""
+    if labels.empty:
+        return {}
+    per_query, human_scores = condition_scores(
+        labels, human, runs, judges=judges, judge_of=judge_of, measure=measure, depth=depth
+    )
+    return sensitivity_tables(labels, human, baselines, per_query, human_scores, low=low, high=high, seed=seed,
+                              rbo_p=rbo_p, left_out=left_out)  # fmt: skip
+
+
+def variant_judge(group: str, condition: str) -> str:
+    """Prompt sensitivity: each condition is a judge of its own (a prompt variant)."""
+    return condition
+
+
+def persona_judge(group: str, condition: str) -> str:
+    """Persona-conditioned judging: every role of a group is asked of the probed judge (the group)."""
+    return group
+
+
+def persona_results(
+    answers: pd.DataFrame, human: pd.DataFrame, runs: Runs, **evaluation
+) -> tuple[dict[str, pd.DataFrame], pd.DataFrame]:
+    """Persona-conditioned judging: every role of every probed judge and the humans on the same
+    pairs (:func:`common_pairs`), compared with the judge's plain prompt (condition
+    ``baseline``) by :func:`sensitivity_results` (``evaluation``: its keyword arguments but
+    ``judge_of`` and ``left_out``). Returns the tables (none when no pair is common) and what
+    :func:`common_pairs` left out."""
+    labels, left_out = common_pairs(persona_labels(answers), human)
+    keys = ["dataset", "query_id", "doc_id"]
+    persona_human = human.merge(labels[keys].drop_duplicates(), on=keys)
+    baselines = {g: "baseline" for g in labels["group"].unique()}
+    tables = sensitivity_results(labels, persona_human, baselines, runs, judge_of=persona_judge, left_out=left_out,
+                                 **evaluation)  # fmt: skip
+    return tables, left_out
