@@ -21,8 +21,10 @@ manifest = sha256(snakemake.input.manifest)
 alpha = params.alpha
 
 
-def labels_of(path: str) -> pd.Series:
-    qrels = read_qrels(path, (-1000, 1000), allow_empty=True)
+def labels_of(path: str, dataset: str, judge: str) -> pd.Series:
+    """A judge's labels of the sample, read on its declared scale (a grade outside it is an error)."""
+    scale = params.scales[dataset][judge]
+    qrels = read_qrels(path, (scale["min"], scale["max"]), allow_empty=True)
     return qrels.set_index(["query_id", "doc_id"])["relevance"]
 
 
@@ -37,8 +39,8 @@ for dataset in params.datasets:
         log.warning("%s: %d of %d sampled pairs have no used rewrite; left out of experiment 1",
                     dataset, len(sample) - len(kept), len(sample))  # fmt: skip
     for judge in params.sample_judges[dataset]:
-        original = labels_of(files[f"labels/{dataset}/original/{judge}"])
-        rewritten = labels_of(files[f"labels/{dataset}/{provenance}/{judge}"])
+        original = labels_of(files[f"labels/{dataset}/original/{judge}"], dataset, judge)
+        rewritten = labels_of(files[f"labels/{dataset}/{provenance}/{judge}"], dataset, judge)
         index = pd.MultiIndex.from_frame(kept[["query_id", "doc_id"]])
         label_rows.append(
             kept.assign(dataset=dataset, assistant=assistant, judge=judge,
