@@ -428,6 +428,14 @@ def _check_template(path: str | Path, slots: tuple[str, ...], key: str) -> None:
     require_slots(Path(path).read_text(encoding="utf-8"), slots, key)
 
 
+def _unlisted_systems(found, names, systems, key: str) -> None:
+    """An error for each of ``names`` (under config ``key``) that is not a listed system."""
+    listed = {str(s) for s in systems}
+    for index, name in enumerate(names):
+        if name not in listed:
+            found.add(ConfigError(f"{name!r} is not a system listed under systems:", key=item_key(key, index, name)))
+
+
 def probes_from_config(config: dict, systems: tuple[System, ...]) -> dict | None:
     """The probes section with its defaults resolved (None without one): a new dict, the config
     is left as it is. The systems whose result lists the swap test compares default to all of
@@ -475,11 +483,7 @@ def _check_probes(
                     lists.get("prompt_file", LISTS_PROMPT), ("query", "a", "b"), "probes.swap.lists.prompt_file"
                 )
             if systems_ok:
-                names = [str(s) for s in systems]
-                for index, name in enumerate(lists["systems"]):
-                    if name not in names:
-                        found.add(ConfigError(f"{name!r} is not a system listed under systems:",
-                                              key=item_key("probes.swap.lists.systems", index, name)))  # fmt: skip
+                _unlisted_systems(found, lists["systems"], systems, "probes.swap.lists.systems")
     padders: list[Assistant] = []
     pad = probes.get("pad")
     if pad is not None:
@@ -547,11 +551,7 @@ def _check_gaming(gaming: dict | None, judges: dict[str, tuple[Judge, ...]], sys
     if len(set(gaming["methods"])) != len(gaming["methods"]):
         found.add(ConfigError("a method is listed twice", key="gaming.methods"))
     if systems_ok:
-        names = [str(s) for s in systems]
-        for index, name in enumerate(gaming["systems"]):
-            if name not in names:
-                found.add(ConfigError(f"{name!r} is not a system listed under systems:",
-                                      key=item_key("gaming.systems", index, name)))  # fmt: skip
+        _unlisted_systems(found, gaming["systems"], systems, "gaming.systems")
         if not gaming["systems"]:
             found.add(ConfigError("every system is an oracle: list the systems to game", key="gaming.systems"))
     kinds = {j.name: j.kind for js in judges.values() for j in js}
