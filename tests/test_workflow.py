@@ -3,6 +3,7 @@
 import contextlib
 import json
 import shutil
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -25,6 +26,12 @@ def test_lint_is_clean_for_every_config():
     for extra in ([], *(["--configfile", c] for c in (".test/config.yaml", ".test/gaming.yaml", "config/paper.yaml"))):
         result = snakemake("--lint", *extra)
         assert "Congratulations, your workflow is in a good condition" in result.stdout + result.stderr
+
+
+DEMO_PROMPT_TOKENS = 88_000
+"""The demo's SmolLM2 prompt tokens at most (79.5k in 394 calls measured, and 10% of room). On an
+AVX2-only core SmolLM2 reads about 200 prompt tokens a second, so 10k more cost the demo about
+25 s on two cores: grow it only on purpose (docs/measured.md)."""
 
 
 def bad_config(tmp_path, mutate):
@@ -189,6 +196,15 @@ def test_demo_end_to_end_then_nothing_to_do(tmp_path):
     assert set(variants["group"]) == {"assessors"}
     for figure in ("swap", "pad", "injection", "persona_heatmap", "persona_chart", "prompt_sensitivity_chart"):
         assert (out / f"audits/original/{figure}.png").stat().st_size > 5_000
+    # the demo's SmolLM2 budget: the prompt tokens of every distinct call its stores hold
+    # (judging, the sample, probes, paddings, rewrites, the gamed system; a call copied from
+    # another job's store counts once; the rankers keep no store)
+    tokens = {}
+    for store in out.rglob("*.sqlite"):
+        with contextlib.closing(sqlite3.connect(store)) as db:
+            query = "SELECT key, prompt_tokens FROM calls WHERE model = 'local/smollm2-135m'"
+            tokens.update({key: count or 0 for key, count in db.execute(query)})
+    assert 50_000 < sum(tokens.values()) <= DEMO_PROMPT_TOKENS, (len(tokens), sum(tokens.values()))
     plan = snakemake("plan", "--cores", "2", "--config", f"results={out}").stdout
     assert all(purpose in plan for purpose in ("probe grades", "probe pairwise", "| pad "))
     # the gamed system's calls, planned after the run: every one answered by the judge's store
