@@ -169,3 +169,11 @@ def test_the_asl_figure_draws_each_judges_sorted_p_values_beside_the_humans_twel
             assert curves[label].get_ydata()[0] == ASL_FLOOR  # a p-value of 0 is drawn at the floor
             drawn += 1
     assert drawn == len(judges)
+
+
+def test_the_asl_figure_says_so_when_no_pair_was_tested(tmp_path):
+    from voirdire.report import asl_figure
+
+    fig = asl_figure(pd.DataFrame(), "m", 0.05, tmp_path / "asl.png", tmp_path / "asl.pdf")
+    assert (tmp_path / "asl.png").is_file() and not [ax for ax in fig.axes if ax.lines]
+    assert any("no pair of systems" in text.get_text() for text in fig.axes[0].texts)

@@ -225,6 +225,12 @@ def asl_figure(significance: pd.DataFrame, measure: str, alpha: float, png: str 
     suspicious, not more discriminative. One panel per dataset and group of at most
     :data:`ASL_JUDGES` judges. Returns the figure (saved, closed)."""
     plt = pyplot()
+    if significance.empty:
+        fig, ax = plt.subplots(figsize=(6.2, 1.6))
+        ax.axis("off")
+        ax.text(0.5, 0.5, "no pair of systems was tested: no ASL curve", ha="center", va="center")
+        save_figure(fig, png, pdf)
+        return fig
     rows = significance[significance["measure"] == measure] if "measure" in significance else significance
     panels = []
     for dataset in dict.fromkeys(rows["dataset"]):

@@ -13,7 +13,10 @@ table = table[table["measure"] == snakemake.params.measure].drop(columns=["measu
 judges = [HUMAN] + [c for c in table.columns if c not in ("dataset", "system", HUMAN)]
 figure3(table, judges, snakemake.output.png, snakemake.output.pdf)
 log.info("figure for %d datasets, judges %s", table["dataset"].nunique(), judges)
-significance = pd.read_csv(snakemake.input.significance, dtype={"dataset": str, "judge": str})
+try:
+    significance = pd.read_csv(snakemake.input.significance, dtype={"dataset": str, "judge": str})
+except pd.errors.EmptyDataError:  # no pair of systems was tested (fewer than two, or one judge)
+    significance = pd.DataFrame()
 asl_figure(
     significance, snakemake.params.measure, snakemake.params.alpha, snakemake.output.asl, snakemake.output.asl_pdf
 )
