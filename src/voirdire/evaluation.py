@@ -99,13 +99,16 @@ def per_query_scores(
     *,
     binary_threshold: int = 2,
     depth: int | None = None,
+    evaluators: dict | None = None,
 ) -> pd.DataFrame:
     """Wide table: one row per query in ``query_ids``, one column per measure (as written).
 
     A query the run does not answer, or with no qrels under this judge, scores 0 (as
     trec_eval ``-c``), so every system is averaged over the same queries. ``depth`` cuts every
     query of the run in trec_eval's order before any measure (the evaluation depth); each
-    measure is then computed as :func:`route` says.
+    measure is then computed as :func:`route` says. ``evaluators``: a dict that keeps
+    ir_measures' evaluators (the qrels converted once) for further runs scored with the same
+    qrels, query ids, measures and threshold (:func:`evaluate_measures` passes one).
     """
     qids = [str(q) for q in query_ids]
     wanted = set(qids)
@@ -126,9 +129,13 @@ def per_query_scores(
             ranked = cut(ranked, at) if at is not None else ranked
             if not len(ranked):
                 continue
-            for metric in ir_measures.pytrec_eval.iter_calc(
-                list(texts), qrels, ranked[["query_id", "doc_id", "score"]]
-            ):
+            key = tuple(texts)
+            evaluator = evaluators.get(key) if evaluators is not None else None
+            if evaluator is None:  # what ir_measures.pytrec_eval.iter_calc builds for one run
+                evaluator = ir_measures.pytrec_eval.evaluator(list(texts), qrels)
+                if evaluators is not None:
+                    evaluators[key] = evaluator
+            for metric in evaluator.iter_calc(ranked[["query_id", "doc_id", "score"]]):
                 for text in texts[metric.measure]:
                     values[text][metric.query_id] = metric.value
     return pd.DataFrame({text: [values[text].get(q, 0.0) for q in qids] for text in measures}, index=qids)
@@ -155,9 +162,10 @@ def evaluate_measures(
     """
     qids = [str(q) for q in query_ids]
     frames = []
+    evaluators: dict = {}  # one judge's qrels, converted once for every run
     for system, system_runs in runs.items():
-        draws = [per_query_scores(r, qrels, qids, measures, binary_threshold=binary_threshold, depth=depth)
-                 for r in system_runs]  # fmt: skip
+        draws = [per_query_scores(r, qrels, qids, measures, binary_threshold=binary_threshold, depth=depth,
+                                  evaluators=evaluators) for r in system_runs]  # fmt: skip
         mean = sum(draws[1:], draws[0]) / len(draws)
         for text in measures:
             frames.append(

@@ -71,15 +71,42 @@ def grid(count: int, width: float, height: float, cols: int = 3):
 
 def save_figure(fig, png: str | Path, pdf: str | Path | None = None) -> None:
     """Write ``fig`` as PNG and PDF (``pdf`` defaults to the PNG's path with ``.pdf``), each
-    atomically, then close it. Tight layout unless the figure has a layout engine of its own."""
-    if fig.get_layout_engine() is None:
+    atomically, then close it. Tight layout unless the figure has a layout engine of its own or
+    was laid out by :func:`fit_to_contents`."""
+    _save(fig, png, pdf)
+
+
+def save_fitted(fig, png: str | Path, pdf: str | Path | None = None) -> None:
+    """:func:`fit_to_contents`, then :func:`save_figure`, the PNG taken from the fit's last draw
+    (the same bytes ``savefig`` writes, without drawing the figure again)."""
+    _save(fit_to_contents(fig), png, pdf, drawn=True)
+
+
+def _save(fig, png: str | Path, pdf: str | Path | None, drawn: bool = False) -> None:
+    fitted = getattr(fig, _FITTED, False)
+    if fig.get_layout_engine() is None and not fitted:
         fig.tight_layout()
     pdf = Path(png).with_suffix(".pdf") if pdf is None else pdf
     for path, fmt in ((png, "png"), (pdf, "pdf")):
-        extra = {"metadata": PDF_METADATA} if fmt == "pdf" else {}
         with atomic_write(path, "wb") as fh:  # creates the folder
-            fig.savefig(fh, format=fmt, dpi=DPI, **extra)
+            if fmt == "png" and drawn and fitted and hasattr(fig.canvas, "buffer_rgba"):  # an Agg canvas
+                _png_of_last_draw(fig, fh)
+            else:
+                fig.savefig(fh, format=fmt, dpi=DPI, **({"metadata": PDF_METADATA} if fmt == "pdf" else {}))
     pyplot().close(fig)
+
+
+_FITTED = "_voirdire_fitted"
+"""Set on a figure :func:`fit_to_contents` laid out: no layout engine left to run when it is saved."""
+
+
+def _png_of_last_draw(fig, fh) -> None:
+    """The PNG of the Agg canvas as it was last drawn, written as ``savefig(format="png",
+    dpi=DPI)`` writes it (``FigureCanvasAgg.print_png``: the RGBA buffer through
+    ``matplotlib.image.imsave``, the same metadata)."""
+    from matplotlib import image
+
+    image.imsave(fh, fig.canvas.buffer_rgba(), format="png", origin="upper", dpi=fig.dpi)
 
 
 # ----------------------------------------------------------------------------- tables
@@ -334,5 +361,10 @@ def fit_to_contents(fig, pad: float = 0.1, rounds: int = 4):
     else:
         fig.canvas.draw()
     if fig.get_layout_engine() is not None:
-        fig.set_layout_engine("none")  # a placeholder: save_figure does not lay it out again
+        # laid out where it stands: no engine, so savefig does not draw it once more to lay it
+        # out, and marked, so save_figure does not lay it out again (a tight layout)
+        fig.set_layout_engine(None)
+        if fig.get_layout_engine() is not None:  # rcParams asked for one: a placeholder, as before
+            fig.set_layout_engine("none")
+        setattr(fig, _FITTED, True)
     return fig

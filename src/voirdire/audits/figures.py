@@ -4,7 +4,7 @@ Every figure is readable at scale: a per-judge figure draws at most :data:`MAX_P
 (those with the largest effect, and says how many of how many it shows; its table has every
 judge) or, where no effect ranks them, one summary of all judges. Long system names are drawn
 as short labels with a key (:func:`voirdire.output.short_labels`), and a figure grows until
-nothing it draws is cut (:func:`voirdire.report.fit_to_contents`). Each returns its figure
+nothing it draws is cut (:func:`voirdire.output.fit_to_contents`). Each returns its figure
 (saved and closed).
 """
 
@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..output import add_key, fit_to_contents, per_dataset, pyplot, save_figure, short_labels
+from ..output import add_key, per_dataset, pyplot, save_fitted, short_labels
 
 MAX_PANELS = 12
 """The most judges a per-judge figure draws (panels, or lines in one panel)."""
@@ -71,7 +71,7 @@ def _constrained(fig):
 
 def _finish(fig, png: str | Path):
     """Grow the figure to its contents, write it (PNG and PDF) and return it."""
-    save_figure(fit_to_contents(fig), png)
+    save_fitted(fig, png)
     return fig
 
 

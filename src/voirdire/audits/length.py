@@ -25,12 +25,14 @@ reported. A judge is flagged as length-biased when that p < ``alpha``.
 from __future__ import annotations
 
 import math
+from collections.abc import Hashable, Mapping
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
 from ..evaluation import cut, judged_only
+from ..formats import trec_eval_order
 from ..stats.permutation import block_permutations, permutation_p
 
 
@@ -146,15 +148,56 @@ def system_lengths(
     the top ``depth`` of the *judged* passages, the ones judged-only nDCG@10 scores. Every run
     is first cut at ``evaluation_depth`` and every cut is in trec_eval's order, as the
     evaluation takes them (:func:`_judged_top`)."""
+    return system_lengths_by_judge(runs, texts, {None: judged}, depth, evaluation_depth=evaluation_depth)[None]
+
+
+def system_lengths_by_judge(
+    runs: Mapping[str, list[pd.DataFrame]],
+    texts: Mapping[str, str],
+    judged: Mapping[Hashable, pd.DataFrame | None],
+    depth: int | None = 10,
+    *,
+    evaluation_depth: int | None = None,
+) -> dict[Hashable, pd.Series]:
+    """:func:`system_lengths` under each judge of ``judged`` (judge -> its qrels, or None: every
+    document), the same numbers: the runs are cut at ``evaluation_depth`` and put in trec_eval's
+    order once, and each judge's judged documents picked from all of them at once (a
+    judge-independent cut commutes with the judged-only filter, which keeps the order)."""
+    systems = list(runs)
+    if not texts:  # no passage has a length: every mean is NaN, as the loop below would find
+        return {j: pd.Series(math.nan, index=systems, dtype=float) for j in judged}
     words = {d: len(t.split()) for d, t in texts.items()}
+    ordered = [cut(r, evaluation_depth) if evaluation_depth is not None else trec_eval_order(r)
+               for rs in runs.values() for r in rs]  # fmt: skip
+    owner = [(s, i) for s, rs in runs.items() for i in range(len(rs))]
+    sizes = [len(r) for r in ordered]
+    every = pd.DataFrame({
+        "run": np.repeat(np.arange(len(ordered)), sizes),
+        "query_id": np.concatenate([r["query_id"].to_numpy(dtype=object) for r in ordered]) if ordered else [],
+        "doc_id": np.concatenate([r["doc_id"].to_numpy(dtype=object) for r in ordered]) if ordered else [],
+    })  # fmt: skip
+    every["words"] = every["doc_id"].map(words)
+    pairs = pd.MultiIndex.from_arrays([every["query_id"].astype(str), every["doc_id"].astype(str)])
+    codes, distinct = pairs.factorize()
     out = {}
-    for system, system_runs in runs.items():
-        means = []
-        for run in system_runs:
-            top = _judged_top(run, judged, depth, evaluation_depth)
-            means.append(top["doc_id"].map(words).groupby(top["query_id"]).mean().mean())
-        out[system] = float(np.mean(means))
-    return pd.Series(out)
+    for judge, qrels in judged.items():
+        top = every
+        if qrels is not None:  # judged_only: the pairs the qrels grade, at any grade
+            hit = distinct.get_indexer(pd.MultiIndex.from_frame(qrels[["query_id", "doc_id"]].astype(str)))
+            graded = np.zeros(len(distinct), dtype=bool)
+            graded[hit[hit >= 0]] = True
+            top = top[graded[codes]]
+        if depth is not None:
+            top = top.groupby(["run", "query_id"], sort=False).head(depth)
+        per_query = top.groupby(["run", "query_id"])["words"].mean()  # sorted: by run, then query
+        runs_of = per_query.index.get_level_values("run").to_numpy()
+        bounds = np.searchsorted(runs_of, [np.arange(len(ordered)), np.arange(len(ordered)) + 1])
+        values = per_query.to_numpy(dtype=float)
+        means: dict[str, list[float]] = {s: [] for s in systems}
+        for index, (system, _) in enumerate(owner):
+            means[system].append(pd.Series(values[bounds[0][index] : bounds[1][index]], dtype=float).mean())
+        out[judge] = pd.Series({s: float(np.mean(m)) for s, m in means.items()}, dtype=float)
+    return out
 
 
 def fisher_interval(r: float, n: int, confidence: float = 0.95) -> tuple[float, float]:

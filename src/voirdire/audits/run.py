@@ -19,7 +19,7 @@ from .calibration import calibration_curve
 from .circularity import HUMAN_POOL, circularity_table, judge_ranking
 from .drift import drift, paired_shift
 from .labels import aligned, confusion, label_test
-from .length import by_decile, length_bias, system_lengths, tier_correlation, with_lengths
+from .length import by_decile, length_bias, system_lengths_by_judge, tier_correlation, with_lengths
 from .panel import (
     LOJO_LABEL_COLUMNS,
     NULL_KINDS,
@@ -151,8 +151,8 @@ def audit_tables(
         block = data.per_query
         # length across systems vs within tiers (families) of systems, on the documents the primary
         # measure scores under each judge (the judged top 10 of judged-only nDCG@10)
-        lengths = {j: system_lengths(data.runs, data.texts, top, judged=data.labels[j] if judged_only else None,
-                                     evaluation_depth=depth) for j in judges}  # fmt: skip
+        lengths = system_lengths_by_judge(data.runs, data.texts, {j: data.labels[j] if judged_only else None
+                                                                  for j in judges}, top, evaluation_depth=depth)  # fmt: skip
         for judge in judges:
             means = block[block["judge"] == judge].groupby("system")["ndcg"].mean()
             rows["length_systems"].append({"dataset": dataset, "judge": judge,

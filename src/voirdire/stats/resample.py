@@ -29,9 +29,9 @@ def query_resamples(queries: int, resamples: int = RESAMPLES, seed: int = SEED) 
     many times each query is drawn in resample b."""
     rng = np.random.default_rng(seed)
     picks = rng.integers(0, queries, size=(resamples, queries))
-    times = np.zeros((resamples, queries))
-    np.add.at(times, (np.arange(resamples)[:, None], picks), 1)
-    return times
+    # the counts of each row's picks (np.add.at's, a tenth of the time): cell b * queries + q
+    cells = (np.arange(resamples)[:, None] * queries + picks).ravel()
+    return np.bincount(cells, minlength=resamples * queries).reshape(resamples, queries).astype(float)
 
 
 def query_picks(queries: int, resamples: int = RESAMPLES, seed: int = SEED) -> np.ndarray:
