@@ -1,4 +1,4 @@
-"""A run killed anywhere resumes to the same tables (issue 27).
+"""A run killed anywhere resumes to the same tables.
 
 The workflow runs the way a user runs it: Snakemake with its directory lock (no ``--nolock``)
 and the workflow profile's ``rerun-incomplete``, in a private working directory, so that its
