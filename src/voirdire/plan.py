@@ -26,6 +26,7 @@ from .judging.job import load_inputs
 from .judging.tasks import judge_calls
 from .layout import Layout
 from .llm import Store, answered, count_tokens, estimated_cost
+from .probes.gaming import texts_by_pair, to_label
 from .probes.job import pad_calls, padded_texts, probe_calls
 from .texts import provenance_texts
 
@@ -199,10 +200,8 @@ def gaming_rows(plan: Plan) -> pd.DataFrame:
             judge = plan.judge(dataset, name)
             if not isinstance(judge, LLMJudge):
                 continue
-            chosen = gamed[gamed["method"].isin(methods)]
-            pairs = chosen[["query_id", "gamed_id"]].rename(columns={"gamed_id": "doc_id"})
-            texts = dict(zip(zip(chosen["query_id"], chosen["gamed_id"], strict=True), chosen["text"], strict=True))
-            calls = judge_calls(judge, pairs, topics, texts, provenance="gaming")
+            items = to_label(gamed, methods)
+            calls = judge_calls(judge, items, topics, texts_by_pair(items), provenance="gaming")
             rows.append(_row(name, judge.model, judge.max_tokens, calls, [layout.gaming_labels(dataset, name, "sqlite")],
                              dataset=dataset, purpose="gaming", methods=", ".join(methods)))  # fmt: skip
     return pd.DataFrame(rows)

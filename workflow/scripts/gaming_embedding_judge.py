@@ -9,6 +9,7 @@ import pandas as pd
 from voirdire.embedding_judge import embedding_labels, embedding_labels_against
 from voirdire.formats import read_pairs, read_topics, write_qrels
 from voirdire.judges import with_texts
+from voirdire.probes.gaming import to_label
 from voirdire.texts import provenance_texts
 from voirdire.wf import start
 
@@ -21,13 +22,10 @@ texts, _ = provenance_texts([snakemake.input.passages])
 pool = with_texts(read_pairs(snakemake.input.pairs)[["query_id", "doc_id"]].drop_duplicates(), texts,
                   judge=judge.name, log=log)  # fmt: skip
 reference, _ = embedding_labels(judge.model, pool, topics, texts, judge.scale, judge.thresholds)
-gamed = pd.read_parquet(snakemake.input.gamed)
-gamed = gamed[gamed["method"].isin(snakemake.params.methods)].reset_index(drop=True)
-items = gamed[["query_id", "gamed_id", "text"]].rename(columns={"gamed_id": "doc_id"})
+items = to_label(pd.read_parquet(snakemake.input.gamed), snakemake.params.methods)
 labels = embedding_labels_against(judge.model, reference, items, topics, judge.scale, judge.thresholds)
 write_qrels(labels, snakemake.output[0])
-moved = labels.merge(gamed[["query_id", "gamed_id", "doc_id"]].rename(columns={"doc_id": "original", "gamed_id": "doc_id"}),
-                     on=["query_id", "doc_id"]).merge(
+moved = labels.merge(items[["query_id", "doc_id", "original"]], on=["query_id", "doc_id"]).merge(
     reference[["query_id", "doc_id", "relevance"]].rename(columns={"doc_id": "original", "relevance": "before"}),
     on=["query_id", "original"], how="left")  # fmt: skip
 log.info("%s: %d modified passages graded; grade up %d, down %d, same %d", judge.name, len(labels),

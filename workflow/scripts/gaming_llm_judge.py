@@ -5,14 +5,12 @@ import pandas as pd
 
 from voirdire.formats import read_topics
 from voirdire.judging.job import run_judging_job
+from voirdire.probes.gaming import texts_by_pair, to_label
 from voirdire.wf import serving, start
 
 log = start(snakemake)
-gamed = pd.read_parquet(snakemake.input.passages)
-gamed = gamed[gamed["method"].isin(snakemake.params.methods)]
-pairs = gamed[["query_id", "gamed_id"]].rename(columns={"gamed_id": "doc_id"})
-# a stuffed text belongs to its query (it carries that query's terms): texts by (query, passage)
-texts = dict(zip(zip(gamed["query_id"], gamed["gamed_id"], strict=True), gamed["text"], strict=True))
+items = to_label(pd.read_parquet(snakemake.input.passages), snakemake.params.methods)
+pairs, texts = items[["query_id", "doc_id"]], texts_by_pair(items)
 with serving(snakemake, snakemake.params.judge) as (judge, served):
     result = run_judging_job(
         judge,

@@ -116,6 +116,21 @@ def modified_texts(
     return pd.DataFrame(rows, columns=["query_id", "doc_id", "method", "gamed_id", "text"])
 
 
+def to_label(gamed: pd.DataFrame, methods: Iterable[str]) -> pd.DataFrame:
+    """The modified passages of ``methods`` (rows of :func:`modified_texts`) as a judge labels
+    them: query_id, doc_id (the modified passage's id), text, and ``original``, the passage it
+    was made from."""
+    chosen = gamed[gamed["method"].isin(list(methods))]
+    items = chosen[["query_id", "gamed_id", "text", "doc_id"]].rename(columns={"doc_id": "original"})
+    return items.rename(columns={"gamed_id": "doc_id"}).reset_index(drop=True)
+
+
+def texts_by_pair(items: pd.DataFrame) -> dict[tuple[str, str], str]:
+    """(query_id, doc_id) -> text of :func:`to_label`'s items: a stuffed text carries its query's
+    terms, so it belongs to its (query, passage) pair, not to the passage alone."""
+    return dict(zip(zip(items["query_id"], items["doc_id"], strict=True), items["text"], strict=True))
+
+
 def game(run: pd.DataFrame, k: int, method: str) -> tuple[pd.DataFrame, dict]:
     """The gamed run (the run in trec_eval's order, its top ``k`` per query renamed
     ``{doc_id}#{method}``) and the renaming: (query_id, doc_id) -> the modified passage's id."""
