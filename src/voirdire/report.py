@@ -14,7 +14,7 @@ import pandas as pd
 
 from .audits.labels import label_agreement
 from .judges import HUMAN, Scale
-from .output import add_key, fit_to_contents, pyplot, save_figure, short_labels
+from .output import add_key, grid, pyplot, save_figure, save_fitted, short_labels
 from .stats import (
     asl_curve,
     compare_significance,
@@ -206,7 +206,7 @@ def figure3(table: pd.DataFrame, judges: Sequence[str], png: str | Path, pdf: st
         fig.legend(handles, names, loc="outside right upper", fontsize="small", title="judge",
                    ncol=max(1, -(-len(handles) // 25)))  # fmt: skip
     add_key(fig, labels)
-    save_figure(fit_to_contents(fig), png, pdf)
+    save_fitted(fig, png, pdf)
     return fig
 
 
@@ -238,14 +238,8 @@ def asl_figure(significance: pd.DataFrame, measure: str, alpha: float, png: str 
         judges = list(dict.fromkeys(block["judge"]))
         for start in range(0, max(1, len(judges)), ASL_JUDGES):
             panels.append((dataset, block, judges[start : start + ASL_JUDGES], start, len(judges)))
-    cols = min(2, len(panels)) or 1
-    fig, axes = plt.subplots(
-        -(-len(panels) // cols) if panels else 1, cols, figsize=(6.2 * cols, 3.6 * max(1, -(-len(panels) // cols))),
-        squeeze=False, layout="constrained",
-    )  # fmt: skip
-    for ax in axes.flat[len(panels) :]:
-        ax.axis("off")
-    for ax, (dataset, block, judges, start, total) in zip(axes.flat, panels, strict=False):
+    fig, axes = grid(len(panels), 6.2, 3.6, cols=2)
+    for ax, (dataset, block, judges, start, total) in zip(axes, panels, strict=True):
         pairs = block.drop_duplicates(["system_a", "system_b"])
         human = asl_curve(pairs["p_human_adjusted"].to_numpy(dtype=float))
         x = range(1, len(human) + 1)
@@ -263,5 +257,5 @@ def asl_figure(significance: pd.DataFrame, measure: str, alpha: float, png: str 
         ax.set_title(f"{dataset}{part}: α = {alpha:g} dashed", fontsize="medium")
         ax.legend(fontsize="x-small", title="judge (pairs below α)", title_fontsize="x-small", loc="lower right")
         ax.grid(alpha=0.3)
-    save_figure(fit_to_contents(fig), png, pdf)
+    save_fitted(fig, png, pdf)
     return fig
