@@ -61,8 +61,8 @@ def workload(calls: int) -> tuple[pd.DataFrame, dict, dict]:
 
 def bench_engine(url: str, calls: int, slots: int) -> float:
     from voirdire.judges import LLMJudge
-    from voirdire.judging.tasks import GradeAccept, judge_calls
     from voirdire.llm import Endpoint, Store, call_all
+    from voirdire.llm_judge.tasks import GradeAccept, judge_calls
 
     pairs, topics, texts = workload(calls)
     judge = LLMJudge(name="bench", endpoint=Endpoint("openai/loopback", api_base=url, concurrency=slots))
@@ -79,7 +79,7 @@ def bench_engine(url: str, calls: int, slots: int) -> float:
 
 def rendered_prompts(calls: int) -> list[list[dict]]:
     """The engine's own rendered prompts, so both sides send the same bytes."""
-    from voirdire.judging.templates import Template
+    from voirdire.llm_judge.templates import Template
     from voirdire.prompts import DEFAULT_PROMPT
 
     pairs, topics, texts = workload(calls)

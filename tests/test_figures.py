@@ -24,7 +24,7 @@ from voirdire.audits.figures import (
 from voirdire.audits.panel import leave_one_judge_out
 from voirdire.judges import HUMAN
 from voirdire.output import SHORT_NAME, short_labels
-from voirdire.report import figure3
+from voirdire.paper import figure3
 
 RNG = np.random.default_rng(11)
 # recorded TREC run names: 50 characters, alike but for the end

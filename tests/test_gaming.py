@@ -307,8 +307,8 @@ def test_an_llm_judge_labels_the_modified_texts_through_its_judging_job(tmp_path
     from loopback import LoopbackServer
 
     from voirdire.judges import LLMJudge
-    from voirdire.judging.job import run_judging_job
     from voirdire.llm.endpoint import Endpoint
+    from voirdire.llm_judge.job import run_judging_job
 
     monkeypatch.setenv("VOIRDIRE_TEST_KEY", "sk-gaming")
     topics = {"q1": "alpha beta", "q2": "gamma delta"}

@@ -14,9 +14,9 @@ import pytest
 from loopback import Faults, LoopbackServer, grade_for
 
 from voirdire.judges import LLMJudge
-from voirdire.judging.aggregate import aggregate
-from voirdire.judging.tasks import GradeAccept, judge_calls
 from voirdire.llm import Endpoint, Store, call_all
+from voirdire.llm_judge.aggregate import aggregate
+from voirdire.llm_judge.tasks import GradeAccept, judge_calls
 
 N_QUERIES, N_DOCS = 6, 90
 PAIRS = pd.DataFrame(
@@ -101,7 +101,7 @@ def test_faults_end_labelled_or_unparsed_identical_to_fault_free(tmp_path):
 JOB = """
 import os, sys, pandas as pd
 from voirdire.judges import LLMJudge
-from voirdire.judging.job import run_judging_job
+from voirdire.llm_judge.job import run_judging_job
 from voirdire.llm import Endpoint
 url, out, first, last = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 pairs = pd.read_csv(os.path.join(out, "pairs.tsv"), sep="\\t", dtype=str).iloc[first:last]

@@ -22,13 +22,13 @@ CORE = [
     "audits", "audits.calibration", "audits.circularity", "audits.drift", "audits.figures", "audits.labels", "audits.run",
     "audits.length", "audits.panel", "bm25", "cli", "config", "config.checks", "config.plan", "config.schema", "data",
     "embedding_judge", "errors",
-    "evaluation", "fingerprint", "formats", "init", "inputs", "judges", "layout", "manifest", "null_judges", "output",
+    "evaluation", "fingerprint", "formats", "init", "inputs", "judges", "layout", "manifest", "baselines", "output",
     "preflight", "probes", "probes.gaming", "probes.items", "probes.personas", "probes.sensitivity", "probes.shifts",
-    "probes.swap", "probes.tables", "prompts", "report", "runs", "stats", "stats.agreement", "stats.multiplicity", "stats.paired", "stats.permutation", "stats.significance", "verdict",
-    "stats.proportions", "stats.resample", "systems", "texts", "timing", "wf",
+    "probes.swap", "probes.tables", "prompts", "paper", "runs", "stats", "stats.agreement", "stats.multiplicity", "stats.paired", "stats.permutation", "stats.significance", "verdict",
+    "stats.proportions", "stats.resample", "systems", "texts", "timing", "jobscript",
 ]  # fmt: skip
 """The science modules: every module outside the LLM side below."""
-LLM_SIDE = ("llm", "judging", "rankers", "assistants.job", "probes.job", "plan")
+LLM_SIDE = ("llm", "llm_judge", "rankers", "assistants.job", "probes.job", "plan")
 """The LLM call path, its callers (the LLM judge, the rankers, the assistants' and the probes'
 LLM jobs) and the plan of their calls. Of these, only ``llm`` may call into litellm."""
 
@@ -194,7 +194,7 @@ def imported_units(name: str, path: Path) -> set[str]:
 
 
 def test_no_two_parts_of_voirdire_import_each_other():
-    """No import cycle between packages (``assistants``, ``probes``, ``judging``, ...) or modules
+    """No import cycle between packages (``assistants``, ``probes``, ``llm_judge``, ...) or modules
     of voirdire: if one imports the other, the other does not import it back."""
     edges: dict[str, set[str]] = {}
     for name, path in modules().items():
@@ -243,7 +243,7 @@ def test_templates_and_schema_are_package_data():
 
 
 # ----------------------------------------------------------------------------- one statistics engine
-AUDIT_PACKAGES = ("audits", "probes", "assistants", "report")
+AUDIT_PACKAGES = ("audits", "probes", "assistants", "paper")
 RESAMPLING = re.compile(r"stats\.bootstrap|scipy\.stats import bootstrap|\.integers\(|\.choice\(|default_rng\(")
 
 

@@ -13,10 +13,10 @@ from legacy_inputs import JUDGE, PAIRS, PASSAGES, QUERIES, RANK_DOCS, RANK_QUERY
 from loopback import REJECT, Faults, LoopbackServer
 
 from voirdire.judges import LLMJudge
-from voirdire.judging.aggregate import judgments
-from voirdire.judging.job import run_judging_job
-from voirdire.judging.tasks import GradeAccept, judge_calls
 from voirdire.llm import Call, CallsIncomplete, Endpoint, Request, Store, accept_any, answered, call_all, legacy
+from voirdire.llm_judge.aggregate import judgments
+from voirdire.llm_judge.job import run_judging_job
+from voirdire.llm_judge.tasks import GradeAccept, judge_calls
 from voirdire.rankers.api import REASKS, LiteLLMBackend
 from voirdire.rankers.llm import prp_rank, rg_scores
 from voirdire.rankers.rerank import rerank_all

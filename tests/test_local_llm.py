@@ -152,7 +152,7 @@ def test_number_format_is_detected_and_can_be_overridden(tmp_path, monkeypatch):
 
 
 def test_a_job_and_the_model_loaders_name_the_same_threads_variable():
-    from voirdire import wf
+    from voirdire import jobscript as wf
     from voirdire.llm.local import inference
 
     assert wf.TORCH_THREADS_ENV == inference.TORCH_THREADS_ENV == "VOIRDIRE_TORCH_THREADS"

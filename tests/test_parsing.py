@@ -1,6 +1,6 @@
 import pytest
 
-from voirdire.judging.parsing import parse_grade
+from voirdire.llm_judge.parsing import parse_grade
 
 
 @pytest.mark.parametrize(

@@ -269,3 +269,24 @@ def test_one_evaluator_for_every_run_of_a_judge_scores_as_one_per_run():
         for text in measures:
             rows = found[(found["system"] == system) & (found["measure"] == text)]
             assert np.array_equal(rows["value"].to_numpy(), mean[text].to_numpy()), (system, text)
+
+
+@pytest.mark.parametrize("systems", [1, 2, 3, 7, 40])
+def test_tau_ap_rows_equals_tau_ap_row_by_row(systems):
+    """The whole-array tau_AP of bootstrap draws equals the one-row walk it replaces, ties and
+    NaN rows included (both give NaN there)."""
+    from voirdire.stats.agreement import tau_ap, tau_ap_rows
+
+    rng = np.random.default_rng(systems)
+    reference = rng.normal(size=(1100, systems))
+    judge = reference + rng.normal(scale=0.8, size=reference.shape)
+    if systems > 1:
+        judge[::7, 0] = judge[::7, 1]  # ties in the judge's ordering
+        reference[::11, -1] = reference[::11, 0]  # ties in the reference's
+        judge[5, 0] = np.nan
+    expected = np.array([tau_ap(r, j) for r, j in zip(reference, judge, strict=True)])
+    got = tau_ap_rows(reference, judge, chunk=256)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(expected))
+    np.testing.assert_allclose(got[~np.isnan(got)], expected[~np.isnan(expected)], rtol=0, atol=1e-12)
+    if systems > 2:
+        assert np.isnan(expected).sum() > 0 and (~np.isnan(expected)).sum() > 100

@@ -105,7 +105,7 @@ def test_discriminative_power_and_the_asl_curve():
 
 def test_table2_counts_decisions_by_the_chosen_test_and_gives_the_new_rank_statistics():
     from voirdire.judges import HUMAN, Scale
-    from voirdire.report import agreement_tables
+    from voirdire.paper import agreement_tables
 
     rng = np.random.default_rng(6)
     systems = [f"s{i}" for i in range(6)]
@@ -138,7 +138,7 @@ def test_the_asl_figure_draws_each_judges_sorted_p_values_beside_the_humans_twel
     """15 judges on 6 system pairs: two panels (12 + 3 judges), each with the humans' curve
     (the pairs' human p-values once, sorted) and every judge's own sorted p-values, floored at
     ASL_FLOOR; the legend counts the pairs below alpha."""
-    from voirdire.report import ASL_FLOOR, ASL_JUDGES, asl_figure
+    from voirdire.paper import ASL_FLOOR, ASL_JUDGES, asl_figure
 
     rng = np.random.default_rng(3)
     pairs = list(itertools.combinations("abcd", 2))
@@ -172,7 +172,7 @@ def test_the_asl_figure_draws_each_judges_sorted_p_values_beside_the_humans_twel
 
 
 def test_the_asl_figure_says_so_when_no_pair_was_tested(tmp_path):
-    from voirdire.report import asl_figure
+    from voirdire.paper import asl_figure
 
     fig = asl_figure(pd.DataFrame(), "m", 0.05, tmp_path / "asl.png", tmp_path / "asl.pdf")
     assert (tmp_path / "asl.png").is_file() and not [ax for ax in fig.axes if ax.lines]

@@ -8,7 +8,7 @@ from sklearn.metrics import cohen_kappa_score
 
 from voirdire.evaluation import evaluate_measures
 from voirdire.judges import HUMAN, Scale, needed_pairs, restrict
-from voirdire.report import agreement_tables
+from voirdire.paper import agreement_tables
 from voirdire.stats import (
     adjust,
     compare_significance,

@@ -12,10 +12,10 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from .config import as_plain
+from .jobscript import named
 from .layout import Layout
 from .probes.items import LISTS_PROMPT, PAIRWISE_PROMPT
 from .verdict import NO_SYSTEMS
-from .wf import named
 
 
 def one_of(names: Iterable[str]) -> str:
@@ -50,8 +50,8 @@ def caller_threads(owner) -> int:
 
 def named_inputs(**functions: Callable) -> Callable:
     """A rule's name-keyed inputs from input functions that return nested structures
-    (name -> file, or name -> list of files): each file declared once (voirdire.wf.named); the
-    script reads them back with voirdire.wf.grouped(snakemake.input)."""
+    (name -> file, or name -> list of files): each file declared once (voirdire.jobscript.named); the
+    script reads them back with voirdire.jobscript.grouped(snakemake.input)."""
 
     def inputs(wildcards):
         return named(**{group: function(wildcards) for group, function in functions.items()})
@@ -369,7 +369,7 @@ class Inputs:
         return {d: self.system_runs_of(d, wildcards.provenance) for d in self.plan.datasets}
 
     def audit_inputs(self, wildcards) -> dict:
-        """Every file the audits read, name-keyed and declared once (voirdire.wf.named): each
+        """Every file the audits read, name-keyed and declared once (voirdire.jobscript.named): each
         judge's qrels, the needed pairs, topics, the systems' runs, the oracles' base run (none
         without systems), the texts (not of a labels-only dataset) and a rewritten provenance's
         rewrites, and the drift audit's extra label sets."""

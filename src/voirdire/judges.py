@@ -5,7 +5,7 @@ A judge has a name, a label scale and a binary threshold (relevant = grade
 dataset's qrels) and *recorded* judges (labels read from an existing qrels file: UMBRELA
 outputs, LLMJudge, a reranker used as a judge) and *null* judges (length-only and
 query-term-overlap baselines computed from the texts) and live *LLM* judges (their calls are
-made by :mod:`voirdire.judging`). Every judge turns the set of pairs that evaluation needs
+made by :mod:`voirdire.llm_judge`). Every judge turns the set of pairs that evaluation needs
 (:func:`needed_pairs`) into qrels.
 """
 
@@ -78,7 +78,7 @@ class RecordedJudge:
 
 @dataclass(frozen=True)
 class NullJudge:
-    """A baseline judge computed from the texts alone (see :mod:`voirdire.null_judges`)."""
+    """A baseline judge computed from the texts alone (see :mod:`voirdire.baselines`)."""
 
     name: str
     method: str
@@ -166,7 +166,7 @@ def judge_from_config(entry: dict, *, key: str) -> Judge:
             invalid_labels=entry.get("invalid_labels", "error"), unused_grades=entry.get("unused_grades", "error"),
         )  # fmt: skip
     if kind == "baseline":
-        from .null_judges import METHODS
+        from .baselines import METHODS
 
         if entry.get("method") not in METHODS:
             raise ConfigError(

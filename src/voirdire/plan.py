@@ -22,10 +22,10 @@ from .assistants.job import rewrite_calls
 from .config import Plan
 from .formats import read_pairs, read_passages, read_run, read_topics
 from .judges import LLMJudge, with_texts
-from .judging.job import load_inputs
-from .judging.tasks import judge_calls
 from .layout import Layout
 from .llm import Store, answered, count_tokens, estimated_cost
+from .llm_judge.job import load_inputs
+from .llm_judge.tasks import judge_calls
 from .probes.gaming import texts_by_pair, to_label
 from .probes.job import pad_calls, padded_texts, probe_calls
 from .texts import provenance_texts

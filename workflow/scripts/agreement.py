@@ -9,9 +9,9 @@ import pandas as pd
 from voirdire.audits.labels import label_agreement
 from voirdire.evaluation import evaluate_measures
 from voirdire.formats import atomic_write, read_pairs, read_qrels, read_run, read_topics
+from voirdire.jobscript import grouped, start
 from voirdire.judges import HUMAN, Scale, restrict
-from voirdire.report import agreement_tables
-from voirdire.wf import grouped, start
+from voirdire.paper import agreement_tables
 
 log = start(snakemake)
 params = snakemake.params

@@ -8,9 +8,9 @@ from voirdire.assistants.figures import figure4
 from voirdire.assistants.preference import VIEW as PREFERENCE_VIEW
 from voirdire.assistants.preference import rewrite_self_preference
 from voirdire.formats import read_pairs, read_qrels, read_run
+from voirdire.jobscript import start
 from voirdire.manifest import sha256
 from voirdire.output import write_table
-from voirdire.wf import start
 
 log = start(snakemake)
 params, out = snakemake.params, snakemake.output

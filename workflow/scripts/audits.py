@@ -16,12 +16,12 @@ from voirdire.audits.figures import (
 )
 from voirdire.audits.run import DatasetInputs, audit_tables
 from voirdire.formats import read_pairs, read_qrels, read_run, read_topics
+from voirdire.jobscript import grouped, start
 from voirdire.judges import HUMAN, restrict
 from voirdire.manifest import sha256
 from voirdire.output import IntervalCell, pyplot, save_figure, write_table
 from voirdire.texts import provenance_texts
 from voirdire.verdict import NO_SYSTEMS
-from voirdire.wf import grouped, start
 
 log = start(snakemake)
 params, out = snakemake.params, snakemake.output

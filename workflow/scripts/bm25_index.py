@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from voirdire.bm25 import build_index
-from voirdire.wf import start
+from voirdire.jobscript import start
 
 log = start(snakemake)
 index_dir = Path(snakemake.output[0]).parent

@@ -4,7 +4,7 @@ import pandas as pd
 
 from voirdire import bm25
 from voirdire.formats import atomic_write, read_rankgpt, read_topics, write_run
-from voirdire.wf import start
+from voirdire.jobscript import start
 
 log = start(snakemake)
 spec, params = snakemake.params.spec, snakemake.params.bm25

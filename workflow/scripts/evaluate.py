@@ -2,7 +2,7 @@
 
 from voirdire.evaluation import evaluate_measures
 from voirdire.formats import atomic_write, read_qrels, read_run, read_topics
-from voirdire.wf import grouped, start
+from voirdire.jobscript import grouped, start
 
 log = start(snakemake)
 params = snakemake.params

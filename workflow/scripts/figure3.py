@@ -3,9 +3,9 @@ the ASL curves of every judge's tests of system pairs beside the humans'."""
 
 import pandas as pd
 
+from voirdire.jobscript import start
 from voirdire.judges import HUMAN
-from voirdire.report import asl_figure, figure3
-from voirdire.wf import start
+from voirdire.paper import asl_figure, figure3
 
 log = start(snakemake)
 table = pd.read_csv(snakemake.input.table1, dtype={"dataset": str, "system": str})

@@ -5,9 +5,9 @@ import pandas as pd
 from voirdire.assistants.experiments import SCORE_SHIFT_VIEW, score_shift
 from voirdire.assistants.figures import figure5
 from voirdire.formats import read_pairs
+from voirdire.jobscript import grouped, start
 from voirdire.manifest import sha256
 from voirdire.output import write_table
-from voirdire.wf import grouped, start
 
 log = start(snakemake)
 out = snakemake.output

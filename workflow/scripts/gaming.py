@@ -5,10 +5,10 @@ queries, the ranks before and after, the human-better systems passed, and ``clim
 import pandas as pd
 
 from voirdire.formats import read_qrels, read_run
+from voirdire.jobscript import grouped, start
 from voirdire.manifest import sha256
 from voirdire.output import write_table
 from voirdire.probes.gaming import VIEW, combine, gaming_chart, gaming_rows, not_asked
-from voirdire.wf import grouped, start
 
 log = start(snakemake)
 params, files = snakemake.params, grouped(snakemake.input)

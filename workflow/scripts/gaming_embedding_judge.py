@@ -8,10 +8,10 @@ import pandas as pd
 
 from voirdire.embedding_judge import embedding_labels, embedding_labels_against
 from voirdire.formats import read_pairs, read_topics, write_qrels
+from voirdire.jobscript import start
 from voirdire.judges import with_texts
 from voirdire.probes.gaming import to_label
 from voirdire.texts import provenance_texts
-from voirdire.wf import start
 
 log = start(snakemake)
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the model is bundled; never reach the hub

@@ -4,9 +4,9 @@ judging job (the one call path: cached, concurrent, resumable, costed)."""
 import pandas as pd
 
 from voirdire.formats import read_topics
-from voirdire.judging.job import run_judging_job
+from voirdire.jobscript import serving, start
+from voirdire.llm_judge.job import run_judging_job
 from voirdire.probes.gaming import texts_by_pair, to_label
-from voirdire.wf import serving, start
 
 log = start(snakemake)
 items = to_label(pd.read_parquet(snakemake.input.passages), snakemake.params.methods)

@@ -2,8 +2,8 @@
 method (``{doc_id}#{method}``; docs/probes.md)."""
 
 from voirdire.formats import atomic_write, read_pairs, read_passages, read_run, read_topics
+from voirdire.jobscript import grouped, start
 from voirdire.probes.gaming import items_to_modify, modified_texts
-from voirdire.wf import grouped, start
 
 log = start(snakemake)
 gaming = snakemake.params.gaming

@@ -5,10 +5,10 @@ the provenance's: the pool's (and the sample's) passages, with an assistant's re
 """
 
 from voirdire.formats import read_pairs, read_topics
+from voirdire.jobscript import serving, start
 from voirdire.judges import with_texts
-from voirdire.judging.job import run_judging_job
+from voirdire.llm_judge.job import run_judging_job
 from voirdire.texts import provenance_texts
-from voirdire.wf import serving, start
 
 log = start(snakemake)
 texts, substituted = provenance_texts(snakemake.input.passages, snakemake.input.get("rewrites"))

@@ -3,8 +3,8 @@ top depth of any evaluated system (the BM25 pool, which rankers and oracles reor
 recorded run)."""
 
 from voirdire.formats import atomic_write, read_qrels, read_run
+from voirdire.jobscript import start
 from voirdire.judges import needed_pairs
-from voirdire.wf import start
 
 log = start(snakemake)
 pool = read_run(snakemake.input.pool) if "pool" in snakemake.input.keys() else None

@@ -6,11 +6,11 @@ the sample's together, so per-query quartiles have the same footing, and keeps t
 
 import pandas as pd
 
+from voirdire.baselines import null_labels
 from voirdire.formats import read_pairs, read_topics, write_qrels
+from voirdire.jobscript import start
 from voirdire.judges import with_texts
-from voirdire.null_judges import null_labels
 from voirdire.texts import provenance_texts
-from voirdire.wf import start
 
 log = start(snakemake)
 texts, _ = provenance_texts(snakemake.input.passages, snakemake.input.get("rewrites"))

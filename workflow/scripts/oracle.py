@@ -3,8 +3,8 @@ or a recorded run) by human labels."""
 
 from voirdire.evaluation import cut
 from voirdire.formats import ranked, read_qrels, read_run, run_from_rankings, write_run
+from voirdire.jobscript import start
 from voirdire.systems import oracle_rankings, parse_system
-from voirdire.wf import start
 
 log = start(snakemake)
 name = snakemake.wildcards.oracle

@@ -4,8 +4,8 @@ new facts, through the shared call path; checks as for rewrites."""
 import json
 
 from voirdire.formats import read_passages
+from voirdire.jobscript import start
 from voirdire.probes.job import run_pad_job
-from voirdire.wf import start
 
 log = start(snakemake)
 texts = read_passages(snakemake.input.passages)

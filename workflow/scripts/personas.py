@@ -5,8 +5,8 @@ import json
 import os
 
 from voirdire.formats import atomic_write, read_topics
+from voirdire.jobscript import start
 from voirdire.probes.personas import assign_personas, minilm_encoder, read_persona_pool
-from voirdire.wf import start
 
 log = start(snakemake)
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the model is bundled; never reach the hub

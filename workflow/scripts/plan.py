@@ -4,8 +4,8 @@ import sys
 
 from voirdire.config import check
 from voirdire.formats import atomic_write
+from voirdire.jobscript import start
 from voirdire.plan import render
-from voirdire.wf import start
 
 log = start(snakemake)
 text = render(check(snakemake.params.config))

@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from voirdire.jobscript import start
 from voirdire.manifest import sha256
 from voirdire.output import write_table
 from voirdire.rankers.rerank import POSITION_BIAS_VIEW
-from voirdire.wf import start
 
 log = start(snakemake)
 rows = []

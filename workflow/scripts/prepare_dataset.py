@@ -4,7 +4,7 @@ import json
 
 from voirdire.data import load_dataset
 from voirdire.formats import atomic_write, write_qrels, write_topics
-from voirdire.wf import start
+from voirdire.jobscript import start
 
 log = start(snakemake)
 dataset = load_dataset(snakemake.params.spec, name=snakemake.wildcards.dataset)

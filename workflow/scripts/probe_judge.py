@@ -6,8 +6,8 @@ import json
 import pandas as pd
 
 from voirdire.formats import read_passages, read_topics
+from voirdire.jobscript import serving, start
 from voirdire.probes.job import padded_texts, run_probe_job
-from voirdire.wf import serving, start
 
 log = start(snakemake)
 with open(snakemake.input.sample, encoding="utf-8") as fh:

@@ -4,8 +4,8 @@ pairs, pad and injection passages, persona queries and pairs)."""
 import json
 
 from voirdire.formats import atomic_write, ranked, read_pairs, read_qrels, read_run
+from voirdire.jobscript import start
 from voirdire.probes.items import draw_probes
-from voirdire.wf import start
 
 log = start(snakemake)
 options = snakemake.params.probes

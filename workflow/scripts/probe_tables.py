@@ -13,13 +13,13 @@ import pandas as pd
 
 from voirdire.fingerprint import fingerprint
 from voirdire.formats import atomic_write, read_qrels, read_run
+from voirdire.jobscript import grouped, start
 from voirdire.judges import HUMAN
 from voirdire.manifest import sha256
 from voirdire.output import pyplot, save_figure, write_table
 from voirdire.probes import tables as probes
 from voirdire.probes.sensitivity import AGREEMENT_VIEW, BY_CONDITION_VIEW, displacement_heatmap, sensitivity_chart
 from voirdire.probes.shifts import shift_chart, swap_chart
-from voirdire.wf import grouped, start
 
 log = start(snakemake)
 params, out, rule = snakemake.params, snakemake.output, snakemake.rule

@@ -3,8 +3,8 @@
 import json
 
 from voirdire.formats import atomic_write, read_pairs, read_qrels_counted, write_qrels
+from voirdire.jobscript import start
 from voirdire.judges import recorded_coverage
-from voirdire.wf import start
 
 log = start(snakemake)
 params = snakemake.params

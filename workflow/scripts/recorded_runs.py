@@ -3,8 +3,8 @@
 import json
 
 from voirdire.formats import atomic_write, read_run, read_topics, write_run
+from voirdire.jobscript import start
 from voirdire.runs import normalise_run
-from voirdire.wf import start
 
 log = start(snakemake)
 topics = read_topics(snakemake.input.topics)

@@ -11,9 +11,9 @@ from voirdire.formats import (
     run_from_rankings,
     write_run,
 )
+from voirdire.jobscript import serving, start
 from voirdire.rankers.rerank import rerank_all, total_bias, unchanged_queries
 from voirdire.texts import provenance_texts
-from voirdire.wf import serving, start
 
 log = start(snakemake)
 ranker = snakemake.params.ranker

@@ -2,7 +2,7 @@
 
 from voirdire.assistants.job import CHECK_OPTIONS, run_recorded_rewrites, run_rewrite_job
 from voirdire.formats import read_corpus, read_passages, read_rankgpt
-from voirdire.wf import start
+from voirdire.jobscript import start
 
 log = start(snakemake)
 assistant, settings = snakemake.params.assistant, snakemake.params.rewriting

@@ -11,7 +11,7 @@ import pandas as pd
 from voirdire import bm25
 from voirdire.assistants.sample import balanced_sample
 from voirdire.formats import atomic_write, read_passages, read_qrels, read_rankgpt
-from voirdire.wf import start
+from voirdire.jobscript import start
 
 log = start(snakemake)
 spec, params = snakemake.params.spec, snakemake.params.rewriting

@@ -6,8 +6,8 @@ import os
 import pandas as pd
 
 from voirdire.formats import atomic_write, read_pairs, read_passages, read_topics
+from voirdire.jobscript import serving, start
 from voirdire.rankers.rerank import backend_for, pointwise_scores
-from voirdire.wf import serving, start
 
 log = start(snakemake)
 os.environ.setdefault("HF_HUB_OFFLINE", "1")

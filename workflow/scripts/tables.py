@@ -9,12 +9,12 @@ import pandas as pd
 
 from voirdire.fingerprint import fingerprint
 from voirdire.formats import atomic_write
+from voirdire.jobscript import grouped, start
 from voirdire.judges import HUMAN
 from voirdire.manifest import sha256
 from voirdire.output import write_table
-from voirdire.report import table1
+from voirdire.paper import table1
 from voirdire.verdict import NO_SYSTEMS
-from voirdire.wf import grouped, start
 
 log = start(snakemake)
 out = snakemake.output

@@ -1,8 +1,8 @@
 """Stage 8: where the run's time went, from every job's Snakemake benchmark file."""
 
+from voirdire.jobscript import start
 from voirdire.output import write_table
 from voirdire.timing import read_benchmarks, slowest
-from voirdire.wf import start
 
 log = start(snakemake)
 jobs = read_benchmarks(snakemake.params.folder)

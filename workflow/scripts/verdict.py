@@ -3,9 +3,9 @@
 import pandas as pd
 
 from voirdire.formats import atomic_write
+from voirdire.jobscript import start
 from voirdire.manifest import sha256
 from voirdire.verdict import DatasetTables, coverage_notes, fragment, html, markdown, verdict
-from voirdire.wf import start
 
 log = start(snakemake)
 params, out = snakemake.params, snakemake.output

@@ -22,8 +22,8 @@ from pathlib import Path
 import pandas as pd
 
 from ..formats import atomic_write
-from ..judging.templates import Template
 from ..llm import Answer, Call, Request, Store, Verdict, call_all, price_known
+from ..llm_judge.templates import Template
 from .checks import check_rewrites, summarise_checks
 from .declarations import LLMAssistant, RecordedAssistant
 from .recorded import match_rewrites, read_recorded_rewrites

@@ -108,7 +108,7 @@ def label_agreement(
     pairs, those the judge labelled and its coverage, and its graded, binary and quadratic kappas
     against the human labels of the needed pairs, each with its cluster-bootstrap interval over
     queries (``kappa_degenerate``: undefined draws). The same columns
-    :func:`voirdire.report.agreement_tables` gives; with no systems they are Table 2."""
+    :func:`voirdire.paper.agreement_tables` gives; with no systems they are Table 2."""
     human = labels[HUMAN].merge(pairs[["query_id", "doc_id"]], on=["query_id", "doc_id"])
     rows = {}
     for judge in labels:

@@ -12,7 +12,7 @@ knows of 0.1 is here; the rest of the code calls into this module and nowhere el
   opened: its rows keep their old keys (until adopted), and the old table is kept, renamed
   ``judgments_v0_1``; the store's ``meta`` records ``migrated_from = 0.1``.
 
-Removing it in 1.0 means: this module, the ``legacy`` use in :mod:`voirdire.judging.tasks`
+Removing it in 1.0 means: this module, the ``legacy`` use in :mod:`voirdire.llm_judge.tasks`
 and :mod:`voirdire.rankers.api`, the call to :func:`migrate` in :class:`~voirdire.llm.store.Store`,
 and the tests of ``tests/data/store-v0.1/``. Aliases stay (they are not 0.1's).
 """

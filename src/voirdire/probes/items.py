@@ -26,8 +26,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from ..baselines import _TOKEN, STOPWORDS
 from ..errors import ConfigError
-from ..null_judges import _TOKEN, STOPWORDS
 from ..prompts import path as prompt_path
 
 PAIRWISE_PROMPT = prompt_path("pairwise.txt")

@@ -37,9 +37,9 @@ from ..assistants.declarations import LLMAssistant
 from ..assistants.job import passage_calls, run_passage_job
 from ..formats import atomic_write
 from ..judges import LLMJudge
-from ..judging.tasks import GradeAccept, grade_calls
-from ..judging.templates import Template
 from ..llm import Answer, Call, Request, Store, Verdict, call_all, price_known
+from ..llm_judge.tasks import GradeAccept, grade_calls
+from ..llm_judge.templates import Template
 from .items import LISTS_PROMPT, PAIRWISE_PROMPT, inject, pad, render_list
 from .personas import persona_prefix
 

@@ -222,9 +222,37 @@ def tau_ap(reference: Sequence[float], judge: Sequence[float]) -> float:
     return 2.0 / (n - 1) * total - 1.0
 
 
-def tau_ap_rows(reference: np.ndarray, judge: np.ndarray) -> np.ndarray:
-    """:func:`tau_ap` for each row of two (rows, systems) arrays (bootstrap draws)."""
-    return np.array([tau_ap(r, j) for r, j in zip(np.atleast_2d(reference), np.atleast_2d(judge), strict=True)])
+def _tied_rows(values: np.ndarray) -> np.ndarray:
+    """:func:`_tied` for each row (a row holding NaN counts as tied: its tau_AP is NaN too)."""
+    ordered = np.sort(values, axis=1)
+    close = np.isclose(np.diff(ordered, axis=1), 0.0, rtol=0, atol=1e-12)
+    return close.any(axis=1) | np.isnan(values).any(axis=1)
+
+
+def tau_ap_rows(reference: np.ndarray, judge: np.ndarray, chunk: int = 512) -> np.ndarray:
+    """:func:`tau_ap` for each row of two (rows, systems) arrays (bootstrap draws), as whole-array
+    operations: each row's reference scores in the judge's order, compared with every score above
+    them (a strictly lower triangle), ``chunk`` rows at a time to bound the memory."""
+    ref, mine = np.atleast_2d(np.asarray(reference, dtype=float)), np.atleast_2d(np.asarray(judge, dtype=float))
+    if ref.shape != mine.shape:
+        raise ValueError(f"reference {ref.shape} and judge {mine.shape} differ in shape")
+    rows, n = ref.shape
+    out = np.full(rows, np.nan)
+    if n < 2:
+        return out
+    below = np.tril(np.ones((n, n), dtype=bool), k=-1)  # [i, k]: k is above i in the judge's order
+    weights = np.zeros(n)
+    weights[1:] = 1.0 / np.arange(1, n)
+    for start in range(0, rows, chunk):
+        r, m = ref[start : start + chunk], mine[start : start + chunk]
+        order = np.argsort(-m, axis=1, kind="stable")
+        walked = np.take_along_axis(r, order, axis=1)
+        higher = (walked[:, None, :] > walked[:, :, None]) & below
+        shares = higher.sum(axis=2) @ weights
+        value = 2.0 / (n - 1) * shares - 1.0
+        value[_tied_rows(r) | _tied_rows(m)] = np.nan
+        out[start : start + chunk] = value
+    return out
 
 
 def top_k(reference: Sequence[float]) -> int:

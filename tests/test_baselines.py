@@ -1,7 +1,7 @@
 import pandas as pd
 import pytest
 
-from voirdire.null_judges import null_labels, terms
+from voirdire.baselines import null_labels, terms
 
 TOPICS = {"q": "how tall is the eiffel tower"}
 TEXTS = {
