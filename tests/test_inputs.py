@@ -88,6 +88,32 @@ def test_verdict_inputs_with_systems_and_probes(demo):
     assert demo.unavailable(demo.plan.datasets[0]) == {}
 
 
+def test_every_table_a_verdict_question_reads_is_an_input_of_the_verdict(demo):
+    """The demo configures every audit and probe: each question's tables (its own and those it
+    reads beside it) reach the verdict job, the label audits' ones from their declarations."""
+    from voirdire.audits import declared
+    from voirdire.verdict import QUESTIONS
+
+    tables = demo.verdict_inputs(wildcards())
+    for question in QUESTIONS.values():
+        for name in question.reads:
+            assert name in tables, f"question {question.name} reads {name}, not given to the verdict"
+    asked = {name for q in QUESTIONS.values() for name in q.reads}
+    for name in set(declared.tables()) & asked:
+        assert tables[name] == demo.layout.audit("original", name, "csv")
+
+
+def test_audit_declarations_have_their_report_captions_and_distinct_keys():
+    from voirdire.audits import declared
+
+    keys = [key for output in declared.OUTPUTS for key in output.keys().values()]
+    assert len(keys) == len(set(keys)), "two audit outputs share a name in the audits job"
+    files = {(o.name, ext) for o in declared.OUTPUTS for ext in o.extensions}
+    assert len(files) == 2 * len(declared.OUTPUTS), "two declarations write one file"
+    for output in declared.OUTPUTS:
+        assert (ROOT / "workflow" / "report" / f"audit_{output.caption}.rst").is_file(), output
+
+
 def test_verdict_inputs_without_systems_have_no_figure_and_say_why():
     config = demo_config()
     for key in ("systems", "runs", "oracles", "rankers", "assistants", "rewriting", "variants"):

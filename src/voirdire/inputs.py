@@ -11,11 +11,12 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from .audits.declared import tables as audit_tables
 from .config import as_plain
 from .jobscript import named
 from .layout import Layout
 from .probes.items import LISTS_PROMPT, PAIRWISE_PROMPT
-from .verdict import NO_SYSTEMS
+from .verdict import NO_SYSTEMS, QUESTIONS
 
 
 def one_of(names: Iterable[str]) -> str:
@@ -533,10 +534,9 @@ class Inputs:
         texts: the paper's tables, the label audits, and the probes that are configured."""
         L = self.layout
         tables = {name: L.table("original", name, "csv") for name in ("table1", "table2", "significance")}
-        tables |= {
-            name: L.audit("original", name, "csv")
-            for name in ("label_test", "self_preference", "length", "control_chart", "circularity")
-        }
+        # the label audits' tables that a question reads (both declared: voirdire.audits.declared)
+        asked = {name for question in QUESTIONS.values() for name in question.reads}
+        tables |= {name: L.audit("original", name, "csv") for name in audit_tables() if name in asked}
         probes = set(self.probes) if self.plan.probe_judges else set()
         tables |= {name: L.audit("original", name, "csv") for name in ("swap", "pad", "injection") if name in probes}
         if "personas" in probes:

@@ -87,9 +87,10 @@ def _effect(value: float, low: float, high: float) -> str:
 
 @dataclass(frozen=True)
 class Question:
-    """A verdict column: what it asks, the table it reads, what its audit needs, its flag rule
-    in words, and ``answer(rows, judge, context)`` -> :class:`Cell` (``rows``: the table's rows
-    of this dataset, empty when the table is absent; ``context``: every table of the dataset)."""
+    """A verdict column: what it asks, the table it reads (and ``also`` the tables it reads from
+    ``context``), what its audit needs, its flag rule in words, and ``answer(rows, judge,
+    context)`` -> :class:`Cell` (``rows``: the table's rows of this dataset, empty when the table
+    is absent; ``context``: every table of the dataset)."""
 
     name: str
     asks: str
@@ -98,16 +99,23 @@ class Question:
     rule: str
     answer: Callable[[pd.DataFrame, str, Mapping[str, pd.DataFrame]], Cell]
     absent: str = "not configured"
+    also: tuple[str, ...] = ()
+
+    @property
+    def reads(self) -> tuple[str, ...]:
+        """Every table the answer reads: its own first."""
+        return (self.table, *self.also)
 
 
 QUESTIONS: dict[str, Question] = {}
 
 
-def question(name: str, *, asks: str, table: str, needs: Sequence[str], rule: str, absent: str = "not configured"):
+def question(name: str, *, asks: str, table: str, needs: Sequence[str], rule: str, absent: str = "not configured",
+             also: Sequence[str] = ()):  # fmt: skip
     """Declare a verdict question (a decorator of its answer function)."""
 
     def register(answer: Callable[[pd.DataFrame, str, Mapping[str, pd.DataFrame]], Cell]):
-        QUESTIONS[name] = Question(name, asks, table, tuple(needs), rule, answer, absent)
+        QUESTIONS[name] = Question(name, asks, table, tuple(needs), rule, answer, absent, tuple(also))
         return answer
 
     return register
@@ -147,7 +155,7 @@ def _primary(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 @question("labels", asks="Do its labels agree with the humans'?", table="table2", needs=("labels",),
-          rule="flag when binary kappa's 95% interval lies below 0.4")  # fmt: skip
+          rule="flag when binary kappa's 95% interval lies below 0.4", also=("label_test",))  # fmt: skip
 def _labels(rows, judge, context):
     found = _rows(_primary(rows), judge)
     if not len(found):
@@ -210,7 +218,7 @@ def _decisions(rows, judge, context):
 
 @question("oracles", asks="Does the best oracle keep its place?", table="table1", needs=("runs",),
           rule="flag when a system the humans rank below the best oracle passes it under the judge, significantly "
-               "by the judge's own paired test", absent="no oracle among the systems")  # fmt: skip
+               "by the judge's own paired test", absent="no oracle among the systems", also=("significance",))  # fmt: skip
 def _oracles(rows, judge, context):
     oracles = [s for s in context.get("_oracles", []) if len(rows) and s in set(rows["system"])]
     if not len(rows) or judge not in rows or not oracles:

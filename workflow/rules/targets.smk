@@ -1,19 +1,7 @@
 # The final outputs (rule all, the timings table) and the report entries of the audits and the
 # probes: what needs Snakemake's `report()` and `expand()`. Paths come from L, the probes' and
 # the gamed system's final tables from INPUTS.
-AUDIT_TABLES = (
-    "label_test",
-    "lojo",
-    "lojo_labels",
-    "self_preference",
-    "length",
-    "length_systems",
-    "drift",
-    "control_chart",
-    "circularity",
-    "calibration",
-)
-AUDIT_FIGURES = ("confusion", "leniency", "lojo", "length", "drift", "circularity", "calibration")
+from voirdire.audits import declared as AUDITS_DECLARED
 
 
 def get_final_output():
@@ -37,8 +25,8 @@ def run_outputs():
         if PLAN.has_systems
         else []
     )
-    audits = [L.audit(P, name, "csv") for name in AUDIT_TABLES]
-    audits += [L.audit(P, name, "png") for name in AUDIT_FIGURES]
+    audits = [L.audit(P, name, "csv") for name in AUDITS_DECLARED.tables()]
+    audits += [L.audit(P, name, "png") for name in AUDITS_DECLARED.figures()]
     outputs = expand(
         tables + figures + audits + [L.table(P, "fingerprint", "json")],
         provenance=PROVENANCES,
@@ -64,6 +52,18 @@ def audit_output(name, ext, caption=None):
     if not caption:
         return path
     return report(path, caption=f"../report/audit_{caption}.rst", category="Audits")
+
+
+def audit_rule_outputs():
+    """The audits job's outputs, keyed as its script writes them, from their declarations
+    (voirdire.audits.declared): each table's csv and md, each figure's png and pdf; the csv or
+    png with a caption joins the report under Audits."""
+    outputs = {}
+    for declared in AUDITS_DECLARED.OUTPUTS:
+        (first, key), (second, other) = declared.keys().items()
+        outputs[key] = audit_output(declared.name, first, declared.caption)
+        outputs[other] = audit_output(declared.name, second)
+    return outputs
 
 
 def probe_output(name, ext, caption=None):
