@@ -153,3 +153,16 @@ def test_a_clean_judge_beside_a_self_preferring_panel_judge_is_not_flagged():
     assert row["placebo_families"] == 0  # y alone has no neutral family to be compared with (x is staked)
     panel_row = table.set_index("judge").loc["panel"]  # and the panel judge itself is caught
     assert panel_row["self_preferring"] and panel_row["within_grade"] > 0.5
+
+
+def test_a_correction_whose_strictness_rests_on_one_system_says_so():
+    """With one system outside the judge's family, ``corrected`` reads that system's scores
+    alone: the row says so (and the Markdown shows it); with two it says nothing."""
+    human, runs = collection(seed=3)
+    strict = human.assign(relevance=human["relevance"].replace({1: 0}))
+    row, _ = audit(strict, human, runs)
+    assert row["strictness_systems"] == 2 and pd.isna(row.get("note"))
+    one = {s: r for s, r in runs.items() if s != "y-run"}
+    row, _ = audit(strict, human, one)
+    assert row["strictness_systems"] == 1
+    assert row["note"] == "corrected: its strictness rests on one system (x-run)"

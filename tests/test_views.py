@@ -333,7 +333,7 @@ def test_interval_cells_and_short_reasons(tmp_path):
     assert [r["x_bounds"] for r in body] == ["[0.25, 0.75]", "n/a", "[0.10, 0.20]"]
     assert [r["y"] for r in body] == ["0.40 [0.30, 0.50]", "0.50 [0.40, 0.60]", "0.60"]
     assert [r["n_pairs"] for r in body] == ["3", "n/a", "1"]
-    assert [r["note"] for r in body] == ["n/a: the first clause", "short (kept whole)", "n/a"]
+    assert [r["note"] for r in body] == ["n/a: the first clause", "short (kept whole)", ""]  # no note: empty
     assert long in (tmp_path / "t.csv").read_text(encoding="utf-8")  # the CSV keeps the full text
     # without a view every column is shown and no text is cut
     write_table(frame, tmp_path / "all", title="all", floatfmt=".2f")

@@ -232,8 +232,8 @@ def _short(value):
     return text.strip() or value
 
 
-# a column of why a row has no result: empty, not "n/a", where there is nothing to explain
-_REASON = re.compile(r"(^|_)reasons?($|_)")
+# a column of why a row has no result (or a note on it): empty, not "n/a", where there is nothing to explain
+_REASON = re.compile(r"(^|_)(reasons?|notes?)($|_)")
 # names of statistics that may happen to be whole (a mean grade of 3, a tau of 1): never integers
 _STATISTIC = re.compile(
     r"mean|median|average|rate|share|fraction|ratio|_ci|ci_|kappa|tau|rho|^r$|^r_|rbo|score|shift|diff|"

@@ -105,7 +105,7 @@ preference_tests = int(preference["within_grade_p"].notna().sum()) if "within_gr
 write_table(preference, out.self_preference, floatfmt=".3f", manifest=manifest,
             empty=unsystematic("compares the judges' labels of a family's systems' documents"),
             view=["judge", "family", "panel", "within_grade", "within_grade_p", "strata", "placebo_min",
-                  "placebo_max", "corrected", "self_preferring", "reason"],
+                  "placebo_max", "corrected", "self_preferring", "reason", "note"],
             title="Self-preference against a panel of judges of other families: flagged from the within-grade "
                   "label estimate (the family's documents against other documents of the same human grade; 95% "
                   "bootstrap CI and sign-flip p over queries; the nDCG raw / strictness / corrected are the papers' "

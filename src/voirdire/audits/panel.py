@@ -320,6 +320,8 @@ def self_preference(
     * ``placebo_min`` / ``placebo_max``: the same statistic with the family moved to each
       other family of systems (``placebo_families`` of them): the spread a judge shows with
       no stake, to read the estimate against.
+    * ``note``: where ``corrected``'s strictness rests on a single system (``strictness_systems``
+      1), says so: the figure then reads that one system's scores.
 
     A judge whose family has no system, that has no family, or has nobody in its panel gets
     n/a and a reason; without labels the within-grade estimate is n/a with its reason.
@@ -394,6 +396,8 @@ def self_preference(
             if not found["strata"]:
                 flag_reason = "no human grade has documents of the family's systems and of only other systems"
         row["degenerate"] = degenerate
+        if len(strict_on) < 2:  # the nDCG correction (not the flag) then reads one system's scores
+            row["note"] = f"corrected: its strictness rests on one system ({strict_on[0]})"
         p = row.get("within_grade_p", math.nan)
         row["self_preferring"] = bool(flag_reason is None and p < alpha and row["within_grade"] > 0)
         rows.append(row | {"reason": flag_reason})
