@@ -9,65 +9,52 @@ import sys
 from pathlib import Path
 
 import pytest
+from support import slurm as single_node
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DL19 = ROOT.parent / "shared" / "data" / "trec-dl-2019"
-SLURM_TOOL = ROOT.parent / "shared" / "tools" / "slurm-single-node.sh"
-
-
-def slurm_answers() -> bool:
-    """A Slurm controller answers ``sinfo`` here."""
-    if shutil.which("sinfo") is None:
-        return False
-    return subprocess.run(["sinfo"], capture_output=True, timeout=30, check=False).returncode == 0
-
-
-def start_slurm() -> subprocess.CompletedProcess:
-    """``slurm-single-node.sh start`` (installs slurm-wlm from the Debian registry if needed).
-
-    The tool sizes the node with ``nproc``, which honours OMP_NUM_THREADS (1 in xdist workers,
-    below): without it removed here the node had 1 CPU on a 2-core machine.
-    """
-    env = {key: value for key, value in os.environ.items() if not key.startswith("OMP_")}
-    return subprocess.run(
-        ["bash", str(SLURM_TOOL), "start"], capture_output=True, text=True, timeout=900, check=False, env=env
-    )
-
-
-def stop_slurm() -> None:
-    subprocess.run(["bash", str(SLURM_TOOL), "stop"], capture_output=True, timeout=60, check=False)
-
-
-_STARTED_SLURM = False
-"""Whether this (controller) process started Slurm in pytest_configure, to stop it at the end."""
 
 
 def pytest_configure(config):
-    global _STARTED_SLURM
     os.environ.setdefault("TQDM_DISABLE", "1")
     # litellm fetches a price list from GitHub at import time unless told not to
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    # Slurm starts only for the tests that ask for it (the `slurm` fixture below); the others
+    # run with SLURM_CONF masked, or with Slurm's tools installed and no controller every
+    # `snakemake` start would wait 9 s for the Slurm executor plugin's probe (tests/support/slurm.py)
+    single_node.mask()
     if os.environ.get("PYTEST_XDIST_WORKER"):
         # two workers on two cores: torch in a test process takes one, or their OpenMP threads
         # spin-wait on each other (a 20 s model test took 105 s); workflow jobs still set their own
         os.environ.setdefault("OMP_NUM_THREADS", "1")
-    elif (
-        not config.option.collectonly
-        and shutil.which("squeue")
-        and os.geteuid() == 0
-        and SLURM_TOOL.is_file()
-        and not slurm_answers()
-    ):
-        # Slurm's tools are installed but no controller runs: the Slurm executor plugin then
-        # makes every `snakemake` start wait 9 s (its `scontrol show config` probe at import;
-        # docs/clusters.md), in every test that runs Snakemake, until test_slurm would start
-        # one. Starting it now (about 10 s) costs less; a failed start is test_slurm's to report.
-        _STARTED_SLURM = start_slurm().returncode == 0
 
 
-def pytest_unconfigure(config):
-    if _STARTED_SLURM:
-        stop_slurm()
+@pytest.fixture(scope="session")
+def slurm():
+    """A running single-node Slurm, for the tests that request it: one that answers is reused,
+    else ``../shared/tools/slurm-single-node.sh`` starts one (once per machine, whichever xdist
+    worker or pytest session asks first). Held until this session ends; the last holder stops it
+    if the tests started it (tests/support/slurm.py)."""
+    if not single_node.TOOL.is_file():
+        cannot_start = f"{single_node.TOOL} is absent (../shared missing)"
+    elif os.geteuid() != 0:
+        cannot_start = "starting one (slurmctld, slurmd, munge) needs root"
+    elif shutil.which("slurmctld") is None and shutil.which("apt-get") is None:
+        cannot_start = "slurm-wlm is not installed and there is no apt-get to install it"
+    else:
+        cannot_start = None
+    if cannot_start and not single_node.answers():
+        pytest.skip(f"no Slurm answers here, and {cannot_start}")
+    failed = single_node.hold()
+    if failed is not None:
+        if shutil.which("slurmctld") is None:  # apt could not install it
+            last = (failed.stderr.strip().splitlines() or ["no output"])[-1]
+            pytest.skip(f"slurm-wlm could not be installed from the Debian registry: {last}")
+        pytest.fail(f"{single_node.TOOL} start failed:\n{failed.stdout}\n{failed.stderr}")
+    try:
+        yield
+    finally:
+        single_node.release()
 
 
 SHARED_RUNS = ("dl19_results", "dl19_runs_results", "slurm")

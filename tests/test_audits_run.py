@@ -166,7 +166,7 @@ def test_drift_and_circularity_score_systems_as_table_2_does():
     tables, _ = audit_tables({"toy": data}, system_families={}, measure=measure, depth=depth,
                              calibration={"ks": [3], "draws": 2})  # fmt: skip
 
-    def table2(runs, labels, threshold, **options):  # the evaluate rule's call (workflow/scripts/evaluate.py)
+    def table2(runs, labels, threshold, **options):  # the scores rule's call (voirdire.evaluation.scores_table)
         options = {"binary_threshold": threshold, "depth": depth} | options
         scores = evaluate_measures(runs, labels, list(data.topics), [measure], **options)
         return scores.groupby("system")["value"].mean()

@@ -2,6 +2,7 @@
 config key) before any job where possible, and leaves what was computed untouched; input that
 can be used but loses something is counted in the results and said in the log."""
 
+import copy
 import fcntl
 import json
 import socket
@@ -201,21 +202,34 @@ def test_coverage_and_outside_pool_labels_reach_table2_and_a_new_judge_reaches_t
     snakemake("--cores", "2", "--configfile", str(path), "--rerun-triggers", "mtime")
     assert "late" in pd.read_csv(out / "tables/original/table1.csv").columns
 
-    # a judge whose labels share queries but no needed pair fails in its job, in one line
+    # judges whose labels share queries but no needed pair fail the dataset's recorded judges'
+    # job, in one line each. Snakemake removes that job's outputs (every recorded judge's labels
+    # of the dataset, rebuilt by the next run); nothing else computed is touched.
     before = snapshot(out)
-    stray = tmp_path / "stray.txt"
-    stray.write_text("q01 0 d9999 3\n")
-    config["judges"].append({"name": "stray", "kind": "recorded", "qrels": str(stray)})
+    recorded = ["assessor-b", "half", "extra", "b-again"]
+    job_files = {out / "logs/demo/original/recorded_judges.log", out / "logs/benchmarks/demo/original/recorded_judges.tsv",
+                 *(out / f"demo/qrels/original/{name}.txt" for name in recorded),
+                 *(out / f"demo/judgments/original/{name}.summary.json" for name in recorded)}  # fmt: skip
+    assert job_files <= set(before)
+    good = copy.deepcopy(config)
+    strays = [tmp_path / "stray.txt", tmp_path / "stray2.txt"]
+    for index, stray in enumerate(strays):
+        stray.write_text(f"q0{index + 1} 0 d9999 3\n")
+        config["judges"].append({"name": stray.stem, "kind": "recorded", "qrels": str(stray)})
     result = snakemake("--cores", "2", "--configfile", str(write_config(tmp_path, config)), check=False)
     assert result.returncode != 0
     lines = [line for line in (result.stdout + result.stderr).splitlines() if line.startswith("voirdire: ")]
-    assert lines == [f"voirdire: {stray}: recorded judge 'stray' labels none of the "
+    assert lines == [f"voirdire: {stray}: recorded judge '{stray.stem}' labels none of the "
                      f"{len(pool)} pairs to judge (1 of its 1 labels are for this dataset's queries); "
-                     "is it the qrels of another dataset?"]  # fmt: skip
-    assert "Traceback" in (out / "logs/demo/original/judge-stray.log").read_text()  # kept in the log
+                     "is it the qrels of another dataset?" for stray in strays]  # fmt: skip
+    assert "Traceback" in (out / "logs/demo/original/recorded_judges.log").read_text()  # kept in the log
     after = snapshot(out)
-    computed = {p: b for p, b in before.items() if p.name != "manifest.json"}  # that one follows the config
-    assert {p: b for p, b in after.items() if p in computed} == computed  # nothing computed was touched
+    computed = {p: b for p, b in before.items() if p.name != "manifest.json" and p not in job_files}
+    assert {p: b for p, b in after.items() if p in computed} == computed  # nothing else computed was touched
+    # the next run (here asked for the recorded judges' files alone) writes the same labels again
+    outputs = sorted(p for p in job_files if "logs" not in p.parts)
+    snakemake("--cores", "2", "--configfile", str(write_config(tmp_path, good)), *map(str, outputs))
+    assert {p: p.read_bytes() for p in outputs} == {p: before[p] for p in outputs}
 
 
 # ----------------------------------------------------------------------------- config and environment

@@ -44,6 +44,18 @@ def test_judge_qrels_names_every_judge_of_the_dataset(demo):
     assert found == {j: L.qrels(d, "original", j) for j in plan.judge_names(d)}
 
 
+def test_every_consumer_of_scores_reads_the_one_table_per_dataset_and_provenance(demo):
+    plan, L = demo.plan, demo.layout
+    d, p = plan.datasets[0], plan.provenances[-1]
+    assert demo.dataset_scores(wildcards(dataset=d, provenance=p)) == [L.scores(d, p)]
+    assert demo.all_scores(wildcards(provenance=p)) == [L.scores(x, p) for x in plan.datasets]
+    assert demo.original_scores() == {x: L.scores(x, "original") for x in plan.datasets}
+    assistants = demo.assistant_inputs(wildcards(provenance=p))
+    assert {k: v for k, v in assistants.items() if k.startswith("scores/")} == {
+        f"scores/{x}/{prov}": L.scores(x, prov) for x in plan.datasets for prov in ("original", p)
+    }
+
+
 def test_system_runs_lists_each_systems_runs_in_the_provenance(demo):
     plan, L = demo.plan, demo.layout
     d, p = plan.datasets[0], plan.provenances[-1]
@@ -127,8 +139,8 @@ def test_verdict_inputs_without_systems_have_no_figure_and_say_why():
     d = bare.plan.datasets[0]
     tables = bare.verdict_inputs(wildcards())
     assert "figure3" not in tables and "swap" not in tables and "gaming" not in tables
-    assert bare.judge_evals(wildcards(dataset=d, provenance="original")) == {}
-    assert bare.all_judge_measures(wildcards(provenance="original")) == []
+    assert bare.dataset_scores(wildcards(dataset=d, provenance="original")) == []
+    assert bare.all_scores(wildcards(provenance="original")) == []
     assert bare.unavailable(d)["runs"] == NO_SYSTEMS
 
 
@@ -164,3 +176,25 @@ def test_wildcard_regexes_and_slots(demo):
     llm = sorted({j.name for js in demo.plan.judges.values() for j in js if j.kind == "llm"})
     assert demo.judges_of_kind("llm") == one_of(llm)
     assert llm_slots(None) == 0
+
+
+def test_recorded_judges_are_one_job_per_dataset_with_params_by_judge(demo):
+    L, w = demo.layout, wildcards(dataset="demo", provenance="original")
+    assert demo.recorded_judge_sets() == [(("demo",), ("assessor-b",))]
+    assert demo.recorded_qrels(w) == {"assessor-b": "resources/demo/qrels.assessor-b.txt"}
+    assert demo.recorded_scales(w) == {"assessor-b": {"min": 0, "max": 3, "binary_threshold": 2}}
+    assert demo.recorded_invalid_labels(w) == {"assessor-b": "error"}
+    assert demo.recorded_outputs(["assessor-b"]) == {
+        "qrels/assessor-b": L.qrels("{dataset}", "{provenance}", "assessor-b"),
+        "summary/assessor-b": L.judgments("{dataset}", "{provenance}", "assessor-b", "summary.json"),
+    }
+
+
+def test_datasets_with_other_recorded_judges_get_a_rule_of_their_own(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    config = demo_config()
+    config["datasets"]["again"] = dict(config["datasets"]["demo"])
+    config["judges"].append({"name": "demo-only", "kind": "recorded", "qrels": {"demo": "resources/demo/qrels.txt"}})
+    found = inputs_of(config)
+    assert found.recorded_judge_sets() == [(("demo",), ("assessor-b", "demo-only")), (("again",), ("assessor-b",))]
+    assert list(found.recorded_scales(wildcards(dataset="again"))) == ["assessor-b"]

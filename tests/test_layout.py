@@ -19,7 +19,7 @@ HEAVY = ("litellm", "torch", "snakemake")
 CORE = [
     "voirdire", "assistants", "assistants.checks", "assistants.declarations", "assistants.experiments",
     "assistants.figures", "assistants.preference", "assistants.recorded", "assistants.sample",
-    "audits", "audits.calibration", "audits.circularity", "audits.drift", "audits.figures", "audits.labels", "audits.run",
+    "audits", "audits.calibration", "audits.circularity", "audits.declared", "audits.drift", "audits.figures", "audits.labels", "audits.run",
     "audits.length", "audits.panel", "bm25", "cli", "config", "config.checks", "config.plan", "config.schema", "data",
     "embedding_judge", "errors",
     "evaluation", "fingerprint", "formats", "init", "inputs", "judges", "layout", "manifest", "baselines", "output",

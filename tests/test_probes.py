@@ -25,7 +25,20 @@ from voirdire.probes.items import (
 from voirdire.probes.job import parse_choice
 from voirdire.probes.shifts import label_shift
 from voirdire.probes.swap import FIRST, SECOND, TIE, swap_counts, swap_outcome, swap_summary
-from voirdire.probes.tables import pad_results, pairs, swap_results
+from voirdire.probes.tables import (
+    NO_COMMON_PAIR,
+    NO_INJECTION_PASSAGE,
+    NO_LABELS,
+    NO_LIST_PAIR,
+    NO_PAD_PASSAGE,
+    NO_PADDING,
+    NO_PERSONA_PAIR,
+    NO_SWAP_PAIR,
+    injection_results,
+    pad_results,
+    pairs,
+    swap_results,
+)
 from voirdire.rankers.llm import PairwiseLedger
 
 PASSAGE = "The Titanic sank on 15 April 1912. It struck an iceberg. Over 1,500 people died."
@@ -190,14 +203,18 @@ def answers_frame(rows) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
+NO_SCORES = pd.DataFrame(columns=["dataset", "query_id", "system", "ndcg"])
+
+
 def test_swap_results_score_surviving_verdicts_against_the_humans():
     human = pd.DataFrame({"dataset": "d", "query_id": "q", "doc_id": ["a", "b", "c"], "relevance": [3, 0, 1]})
     rows = []
     for first, second, ab, ba in (("a", "b", "A", "B"), ("c", "a", "A", "B"), ("b", "c", "A", "A")):
         for order, choice in (("ab", ab), ("ba", ba)):
             rows.append(("d", "j", "swap", "passages", "q", None, first, second, order, 0, None, choice))
-    table = swap_results(answers_frame(rows), human, pd.DataFrame(columns=["dataset", "query_id", "system", "ndcg"]))
+    table, empty = swap_results(answers_frame(rows), human, NO_SCORES)
     row = table.iloc[0]
+    assert empty == ""  # it has rows
     assert row["pairs"] == 3 and row["surviving"] == 2 and row["order_dependent"] == 1
     assert row["accuracy"] == 0.5  # a over b agrees with the humans; c over a does not
     assert row["agreement_all"] == pytest.approx(1 / 3)
@@ -213,7 +230,7 @@ def test_pad_results_count_wins_only_when_they_survive_the_swap():
     for doc, ab, ba in (("x", "B", "A"), ("y", "A", "A")):  # x: padded wins both ways; y: position only
         for order, choice in (("ab", ab), ("ba", ba)):
             rows.append(("d", "j", "pad-pairwise", "repeat", "q", doc, "original", "repeat", order, 0, None, choice))
-    table = pad_results(answers_frame(rows), human, alpha=0.05).set_index("human")
+    table = pad_results(answers_frame(rows), human, alpha=0.05).frame.set_index("human")
     assert table.loc["all", "padded_wins"] == 0.5 and table.loc["all", "duel_ties"] == 0.5
     assert table.loc["all", "unlabelled"] == 1 and table.loc["all", "mean_shift"] == 1
     assert table.loc["1", "padded_wins"] == 1 and table.loc["2", "padded_wins"] == 0
@@ -246,7 +263,7 @@ def test_persona_conditions_and_the_humans_are_scored_on_the_same_pairs():
         tables = sensitivity_results(labels, human, {"j": "baseline"}, {"d": runs}, judges=judges,
                                      judge_of=persona_judge, low=0, high=3, seed=1, rbo_p=0.9,
                                      left_out=left_out)  # fmt: skip
-        return tables["agreement"].set_index("condition")
+        return tables.tables["agreement"].frame.set_index("condition")
 
     before = tau(labels, human)  # each condition on its own pairs, the humans on theirs
     assert before.loc["role", "tau_human"] < 1
@@ -290,9 +307,11 @@ def test_persona_results_compare_the_roles_on_common_pairs_or_say_what_was_left_
     rows = [("d", "j", "persona", c, "q", "x", None, None, None, 0, label, None)
             for c, label in (("baseline", None), ("role", 2.0))]  # fmt: skip
     human = pd.DataFrame({"dataset": "d", "query_id": "q", "doc_id": ["x"], "relevance": [2]})
-    tables, left_out = persona_results(answers_frame(rows), human, {"d": {}}, judges={}, low=0, high=3, seed=1,
-                                       rbo_p=0.9)  # fmt: skip
-    assert tables == {}
+    found, left_out = persona_results(answers_frame(rows), human, {"d": {}}, judges={}, low=0, high=3, seed=1,
+                                      rbo_p=0.9)  # fmt: skip
+    assert found.none == NO_COMMON_PAIR
+    assert all(t.empty == NO_COMMON_PAIR for t in found.tables.values())
+    assert found.tables["agreement"].frame.equals(left_out)  # what was left out, in the agreement table
     assert left_out.iloc[0].to_dict() == {"dataset": "d", "pairs_drawn": 1, "left_out_unjudged": 0,
                                           "left_out_unparsed": 1, "pairs_common": 0}  # fmt: skip
     # parsed everywhere: the roles and the humans compared on the common pairs, the roles at the judge's threshold
@@ -303,9 +322,10 @@ def test_persona_results_compare_the_roles_on_common_pairs_or_say_what_was_left_
     runs = {name: [pd.DataFrame({"query_id": "q", "doc_id": order, "rank": range(1, 5), "score": range(4, 0, -1)})]
             for name, order in (("best", docs), ("worst", docs[::-1]), ("mid", ["b", "a", "e", "c"]))}  # fmt: skip
     judges = {"d": {HUMAN: {"binary_threshold": 2}, "j": {"binary_threshold": 2}}}
-    tables, left_out = persona_results(answers_frame(rows), human, {"d": runs}, judges=judges, low=0, high=3, seed=1,
-                                       rbo_p=0.9)  # fmt: skip
-    agreement = tables["agreement"].set_index("condition")
+    found, left_out = persona_results(answers_frame(rows), human, {"d": runs}, judges=judges, low=0, high=3, seed=1,
+                                      rbo_p=0.9)  # fmt: skip
+    assert found.none == ""
+    agreement = found.tables["agreement"].frame.set_index("condition")
     assert agreement.loc["baseline", "tau_human"] == pytest.approx(1)  # the plain prompt copies the humans
     assert agreement.loc["role", "tau_human"] == pytest.approx(-1)  # the role reverses them
     assert agreement.loc["role", "pairs_common"] == 4 and left_out["pairs_common"].tolist() == [4]
@@ -360,9 +380,131 @@ def test_padded_wins_has_a_one_sided_clopper_pearson_upper_bound():
             rows.append(
                 ("d", "j", "pad-pairwise", "repeat", "q", f"x{i}", "original", "repeat", order, 0, None, choice)
             )
-    table = pad_results(answers_frame(rows), human, alpha=0.05).set_index("human")
+    table = pad_results(answers_frame(rows), human, alpha=0.05).frame.set_index("human")
     overall = table.loc["all"]
     assert overall["padded_wins"] == 0 and overall["duels"] == 20
     assert overall["padded_wins_upper"] == pytest.approx(proportion_confint(0, 20, alpha=0.1, method="beta")[1])
     assert overall["padded_wins_upper"] == pytest.approx(1 - 0.05 ** (1 / 20))  # the one-sided bound at zero wins
     assert table.loc["1", "padded_wins_upper"] == pytest.approx(overall["padded_wins_upper"])
+
+
+# ----------------------------------------------------------------------------- an empty table says why
+
+
+def test_an_empty_swap_pad_or_injection_table_says_what_its_sample_lacked():
+    human = pd.DataFrame({"dataset": "d", "query_id": "q", "doc_id": ["x"], "relevance": [1]})
+    persona_only = answers_frame([("d", "j", "persona", "baseline", "q", "x", None, None, None, 0, 1.0, None)])
+    swap = swap_results(persona_only, human, NO_SCORES)
+    assert swap.frame.empty and swap.empty == NO_SWAP_PAIR
+    lists = swap_results(persona_only, human, NO_SCORES, lists={"queries": 1, "depth": 2, "chars": 150})
+    assert lists.empty == f"{NO_SWAP_PAIR}, {NO_LIST_PAIR.format(depth=2)}" and "top-2 lists" in lists.empty
+    pad = pad_results(persona_only, human, 0.05)
+    assert pad.frame.empty and pad.empty == NO_PAD_PASSAGE
+    injection = injection_results(persona_only, human, 0.05)
+    assert injection.frame.empty and injection.empty == NO_INJECTION_PASSAGE
+    # passages drawn, but no padded text judged (an LLM padder whose every text was empty)
+    originals = answers_frame([("d", "j", "pad", "original", "q", "x", None, None, None, 0, 1.0, None)])
+    unpadded = pad_results(originals, human, 0.05)
+    assert unpadded.frame.empty and unpadded.empty == NO_PADDING
+    # a table with rows gives no reason
+    padded = answers_frame(
+        [("d", "j", "pad", c, "q", "x", None, None, None, 0, 1.0, None) for c in ("original", "repeat")]
+    )
+    assert pad_results(padded, human, 0.05).empty == ""
+
+
+DOCS = ["a", "b", "c", "e"]
+
+
+def persona_rows(judge: str, conditions: dict[str, list[int]]) -> list[tuple]:
+    return [("d", judge, "persona", c, "q", doc, None, None, None, 0, float(g), None)
+            for c, grades in conditions.items() for doc, g in zip(DOCS, grades, strict=True)]  # fmt: skip
+
+
+def persona_comparison(rows: list[tuple]):
+    from voirdire.probes.tables import persona_results
+
+    human = pd.DataFrame({"dataset": "d", "query_id": "q", "doc_id": DOCS, "relevance": [3, 2, 1, 0]})
+    runs = {name: [pd.DataFrame({"query_id": "q", "doc_id": order, "rank": range(1, 5), "score": range(4, 0, -1)})]
+            for name, order in (("best", DOCS), ("worst", DOCS[::-1]), ("mid", ["b", "a", "e", "c"]))}  # fmt: skip
+    judges = {"d": {HUMAN: {"binary_threshold": 2}, "j": {"binary_threshold": 2}, "k": {"binary_threshold": 2}}}
+    return persona_results(answers_frame(rows), human, {"d": runs}, judges=judges, low=0, high=3, seed=1,
+                           rbo_p=0.9)[0]  # fmt: skip
+
+
+def test_each_empty_persona_table_says_why_and_one_with_rows_says_nothing():
+    plain, reversed_ = [3, 2, 1, 0], [0, 1, 2, 3]
+    one = persona_comparison(persona_rows("j", {"baseline": plain, "role": reversed_}))
+    assert one.none == ""
+    assert all(one.tables[name].empty == "" for name in ("agreement", "displacement", "sensitivity", "systems"))
+    consistency = one.tables["consistency"]
+    assert consistency.frame.empty and "no LLM judge" not in consistency.empty
+    assert consistency.empty == (
+        "direction consistency compares probed judges and needs at least two that rank a system under the same "
+        "role; there is one (j)"
+    )
+    two = persona_comparison(persona_rows("j", {"baseline": plain, "role": reversed_})
+                             + persona_rows("k", {"baseline": plain, "role": plain}))  # fmt: skip
+    assert len(two.tables["consistency"].frame) and two.tables["consistency"].empty == ""
+    # no role configured: only the plain prompt, nothing displaced
+    alone = persona_comparison(persona_rows("j", {"baseline": plain}))
+    assert len(alone.tables["agreement"].frame) and alone.tables["agreement"].empty == ""
+    for name in ("displacement", "sensitivity", "systems", "consistency"):
+        assert alone.tables[name].frame.empty
+        assert alone.tables[name].empty == "no role besides the baseline, so nothing is displaced"
+    # no persona pair drawn at all, or drawn and unparsed somewhere: nothing compared, each says which
+    nothing = persona_comparison([("d", "j", "swap", "passages", "q", None, "a", "b", "ab", 0, None, "A")])
+    assert nothing.none == NO_PERSONA_PAIR and {t.empty for t in nothing.tables.values()} == {NO_PERSONA_PAIR}
+    unparsed = persona_rows("j", {"baseline": plain, "role": reversed_})
+    unparsed = [(*r[:10], None, None) if r[3] == "role" else r for r in unparsed]
+    assert persona_comparison(unparsed).none == NO_COMMON_PAIR
+
+
+def test_prompt_variants_name_their_groups_in_the_reason():
+    from voirdire.probes.sensitivity import RERUN
+    from voirdire.probes.tables import sensitivity_results, variant_judge
+
+    human = pd.DataFrame({"dataset": "d", "query_id": "q", "doc_id": DOCS, "relevance": [3, 2, 1, 0]})
+    rows = [("d", "prompts", j, "q", doc, float(g)) for j, grades in (("plain", [3, 2, 1, 0]), ("terse", [0, 1, 2, 3]))
+            for doc, g in zip(DOCS, grades, strict=True)]  # fmt: skip
+    labels = pd.DataFrame(rows, columns=["dataset", "group", "condition", "query_id", "doc_id", "relevance"])
+    runs = {name: [pd.DataFrame({"query_id": "q", "doc_id": order, "rank": range(1, 5), "score": range(4, 0, -1)})]
+            for name, order in (("best", DOCS), ("worst", DOCS[::-1]))}  # fmt: skip
+    judges = {"d": {HUMAN: {"binary_threshold": 2}, "plain": {"binary_threshold": 2}, "terse": {"binary_threshold": 2}}}
+    found = sensitivity_results(labels, human, {"prompts": "plain"}, {"d": runs}, judges=judges, judge_of=variant_judge,
+                                low=0, high=3, seed=1, rbo_p=0.9, groups="variants groups",
+                                condition="variant")  # fmt: skip
+    assert found.tables["consistency"].empty.endswith("needs at least two that rank a system under the same variant; "
+                                                      "there is one (prompts)")  # fmt: skip
+    nothing = sensitivity_results(labels.iloc[:0], human, {}, {"d": runs}, judges=judges, judge_of=variant_judge,
+                                  low=0, high=3, seed=1, rbo_p=0.9)  # fmt: skip
+    assert nothing.none == NO_LABELS and nothing.tables["agreement"].frame.empty
+    # the only other condition is the baseline asked again: the noise floor, left out of Sensitivity(s)
+    rerun = labels.replace({"condition": {"terse": RERUN}})
+    judges["d"][RERUN] = {"binary_threshold": 2}
+    floor = sensitivity_results(rerun, human, {"prompts": "plain"}, {"d": runs}, judges=judges, judge_of=variant_judge,
+                                low=0, high=3, seed=1, rbo_p=0.9, condition="variant")  # fmt: skip
+    assert len(floor.tables["displacement"].frame) and floor.tables["systems"].frame.empty
+    assert floor.tables["systems"].empty.startswith("the only variant besides the baseline is its rerun")
+    assert "its rerun (the noise floor)" in floor.tables["consistency"].empty
+
+
+def test_an_empty_table_is_written_with_its_own_reason(tmp_path):
+    from types import SimpleNamespace
+
+    from voirdire.probes.tables import SENSITIVITY_TABLES, comparison_paths, nothing_compared, write_comparison
+
+    names = [*SENSITIVITY_TABLES, "heatmap", "chart"]
+    suffix = {"heatmap": "png", "chart": "png"}
+    out = SimpleNamespace(**{f"persona_{n}": str(tmp_path / f"persona_{n}.{suffix.get(n, 'csv')}") for n in names})
+    one = persona_comparison(persona_rows("j", {"baseline": [3, 2, 1, 0], "role": [0, 1, 2, 3]}))
+    write_comparison(one, comparison_paths(out, "persona_"), "Personas", "0" * 64)
+    text = (tmp_path / "persona_consistency.md").read_text()
+    assert f"(no rows: {one.tables['consistency'].empty})" in text and "no LLM judge is probed" not in text
+    assert "## d" in (tmp_path / "persona_agreement.md").read_text()  # the tables with rows show them
+    # nothing compared: every table says so in its title and in its place
+    write_comparison(nothing_compared(NO_PERSONA_PAIR), comparison_paths(out, "persona_"), "Personas", "0" * 64)
+    for name in SENSITIVITY_TABLES:
+        text = (tmp_path / f"persona_{name}.md").read_text()
+        assert text.startswith(f"# Personas: {name} ({NO_PERSONA_PAIR})") and f"(no rows: {NO_PERSONA_PAIR})" in text
+    assert (tmp_path / "persona_heatmap.png").read_bytes()[:4] == b"\x89PNG"

@@ -1,8 +1,10 @@
 """Recorded systems, measures, needed pairs and labels-only configs, on tiny hand-made files."""
 
 import gzip
+import logging
 
 import ir_measures
+import numpy as np
 import pandas as pd
 import pytest
 import pytrec_eval
@@ -11,10 +13,18 @@ import yaml
 from voirdire.config import check, validate_schema
 from voirdire.errors import ConfigError, InputError
 from voirdire.evaluation import evaluate_measures, for_judge, parse_measure
-from voirdire.formats import _read_run_checked, read_qrels, read_qrels_counted, read_run, trec_eval_order
+from voirdire.formats import (
+    _read_run_checked,
+    read_qrels,
+    read_qrels_counted,
+    read_run,
+    trec_eval_order,
+    write_qrels,
+    write_run,
+)
 from voirdire.init import init_config, write_config
-from voirdire.judges import needed_pairs, with_texts
-from voirdire.runs import folder_names, normalise_run
+from voirdire.judges import needed_pairs, recorded_labels, with_texts
+from voirdire.runs import _queries_with_ties, folder_names, normalise_run
 
 RUN = "q1 Q0 d1 1 3.0 tagA\nq1 Q0 d2 2 2.0 tagA\nq1 Q0 d3 3 2.0 tagA\nq2 Q0 d1 1 1.5 tagA\n"
 QRELS = "q1 0 d1 0\nq1 0 d2 2\nq1 0 d3 3\nq2 0 d1 1\nq2 0 d9 2\n"
@@ -132,6 +142,54 @@ def test_invalid_labels_drop_counts_both_sides_of_a_conflict(write):
     labels, counts = read_qrels_counted(path, (0, 3), invalid="drop")
     assert list(labels["doc_id"]) == ["d1"]
     assert counts == {"lines_out_of_scale": 2, "conflicting_pairs": 1, "conflicting_lines": 2}
+
+
+@pytest.mark.parametrize("dtype", [object, "string[pyarrow]"])
+def test_run_writing_and_tie_counts_match_their_row_by_row_forms(tmp_path, dtype):
+    """write_run, write_qrels and normalise_run's tie counts, from whole columns, as the loops had them."""
+    rng = np.random.default_rng(5)
+    rows = [(f"q{q}", f"d{d}", int(r), float(rng.choice([0.5, 0.25, rng.random()])))
+            for q in (3, 1, 2) for r, d in enumerate(rng.choice(50, 20, replace=False))]  # fmt: skip
+    run = pd.DataFrame(rows, columns=["query_id", "doc_id", "rank", "score"]).astype(
+        {"query_id": dtype, "doc_id": dtype}
+    )
+    write_run(run, tmp_path / "run.txt", tag="my tag")
+    expected = []
+    for qid, group in run.sort_values(
+        ["query_id", "score", "rank", "doc_id"], ascending=[True, False, True, True]
+    ).groupby("query_id", sort=False):
+        for rank, row in enumerate(group.itertuples(index=False), start=1):
+            expected.append(f"{qid} Q0 {row.doc_id} {rank} {float(row.score)!r} my_tag\n")
+    assert (tmp_path / "run.txt").read_text() == "".join(expected)
+    qrels = run.assign(relevance=[i % 4 for i in range(len(run))])[["query_id", "doc_id", "relevance"]]
+    write_qrels(qrels, tmp_path / "qrels.txt")
+    lines = [f"{row.query_id} 0 {row.doc_id} {int(row.relevance)}\n" for row in qrels.itertuples(index=False)]
+    assert (tmp_path / "qrels.txt").read_text() == "".join(lines)
+    for depth in (3, 10):
+        top = trec_eval_order(run).groupby("query_id", sort=False).head(depth)
+        by_query = top.groupby("query_id", sort=False)["score"].agg(lambda s: s.duplicated().any()).sum()
+        assert _queries_with_ties(top) == int(by_query)
+
+
+def test_recorded_labels_keep_the_needed_pairs_and_log_by_judge(write, caplog):
+    path = write("labels.txt", "q1 0 d1 1\nq1 0 d2 5\nq1 0 d3 1\nq1 0 d7 1\nq9 0 d1 1\n")
+    pairs = pd.DataFrame({"query_id": ["q1", "q1", "q1"], "doc_id": ["d1", "d2", "d3"]})
+    scale = {"min": 0, "max": 3, "binary_threshold": 2}
+    with pytest.raises(InputError, match=f"{path}:2"):
+        recorded_labels("j", path, pairs, scale)
+    log = logging.getLogger("test.recorded")
+    with caplog.at_level(logging.INFO, logger="test.recorded"):
+        labels, summary = recorded_labels("j", path, pairs, scale, "drop", log)
+    assert list(labels["doc_id"]) == ["d1", "d3"]
+    assert summary == {"judge": "j", "kind": "recorded", "labels_in_file": 4, "labels_outside_pool": 1,
+                       "labels_other_queries": 1, "pairs": 3, "pairs_labelled": 2, "coverage": 2 / 3,
+                       "invalid_labels_dropped": 1, "lines_out_of_scale": 1, "conflicting_pairs": 0,
+                       "conflicting_lines": 0}  # fmt: skip
+    messages = [record.getMessage() for record in caplog.records]
+    assert len(messages) == 5 and all(message.startswith("j: ") for message in messages)  # each names its judge
+    assert "1 needed pairs have no label" in messages[2] and "reaches binary_threshold 2" in messages[4]
+    with pytest.raises(InputError, match="recorded judge 'j' labels none of the 1 pairs"):
+        recorded_labels("j", path, pairs.assign(doc_id="d9").head(1), scale, "drop")
 
 
 def base_config(tmp_path, write, **changes):

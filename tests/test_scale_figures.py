@@ -271,6 +271,39 @@ def test_one_evaluator_for_every_run_of_a_judge_scores_as_one_per_run():
             assert np.array_equal(rows["value"].to_numpy(), mean[text].to_numpy()), (system, text)
 
 
+def test_memoized_tabulate_writes_the_same_markdown_and_restores_tabulate():
+    import tabulate
+
+    cells = [-0.0, 0.0, 1, 1.0, True, "1", "1.50", "run10", None, float("nan"), 2.5e-12, "", [1, 2], "1,000"]
+    frame = pd.DataFrame({"mixed": cells, "text": [str(c) for c in cells],
+                          "number": [0.1 * i - 0.5 for i in range(len(cells))],
+                          "flag": [i % 2 == 0 for i in range(len(cells))]}).astype(object)  # fmt: skip
+    before = {name: getattr(tabulate, name) for name in output.TABULATE_PURE}
+    expected = [frame.to_markdown(index=False, floatfmt=f, missingval="n/a") for f in (".4g", ".3f")]
+    with output._tabulate_memoized():
+        assert all(getattr(tabulate, name) is not before[name] for name in before)
+        found = [frame.to_markdown(index=False, floatfmt=f, missingval="n/a") for f in (".4g", ".3f")]
+    assert found == expected and {name: getattr(tabulate, name) for name in before} == before
+
+
+@pytest.mark.parametrize("dtype", [object, "string[pyarrow]"])
+def test_run_dict_is_the_dict_ir_measures_builds_row_by_row(dtype):
+    """The run handed to pytrec_eval: the same keys, order and values as ir_measures' own
+    conversion of the DataFrame (a repeated pair: the later line wins)."""
+    from ir_measures.util import RunConverter
+
+    from voirdire.evaluation import run_dict
+
+    run, _, _ = _runs_and_judges()
+    frame = pd.concat([run["system-1"][0], run["system-2"][0].head(30)], ignore_index=True)
+    frame = frame.astype({"query_id": dtype, "doc_id": dtype})
+    expected = RunConverter(frame[["query_id", "doc_id", "score"]]).as_dict_of_dict()
+    found = run_dict(frame)
+    assert found == expected and list(found) == list(expected)
+    assert all(list(found[q]) == list(expected[q]) for q in expected)
+    assert {type(s) for docs in found.values() for s in docs.values()} == {float}
+
+
 @pytest.mark.parametrize("systems", [1, 2, 3, 7, 40])
 def test_tau_ap_rows_equals_tau_ap_row_by_row(systems):
     """The whole-array tau_AP of bootstrap draws equals the one-row walk it replaces, ties and
@@ -288,5 +321,27 @@ def test_tau_ap_rows_equals_tau_ap_row_by_row(systems):
     got = tau_ap_rows(reference, judge, chunk=256)
     np.testing.assert_array_equal(np.isnan(got), np.isnan(expected))
     np.testing.assert_allclose(got[~np.isnan(got)], expected[~np.isnan(expected)], rtol=0, atol=1e-12)
+    if systems > 2:
+        assert np.isnan(expected).sum() > 0 and (~np.isnan(expected)).sum() > 100
+
+
+@pytest.mark.parametrize("systems", [1, 2, 3, 7, 40, 102])
+def test_rbo_and_max_drop_rows_equal_the_row_by_row_walks_to_the_bit(systems):
+    """RBO and the largest drop of bootstrap draws, as whole-array operations, equal one call per
+    row bit for bit (the agreement table's intervals do not move), ties and NaN rows included."""
+    from voirdire.stats.agreement import max_drop, max_drop_rows, rbo_rows, rbo_scores
+
+    rng = np.random.default_rng(systems)
+    reference = rng.normal(size=(600, systems))
+    judge = reference + rng.normal(scale=0.8, size=reference.shape)
+    if systems > 1:
+        judge[::7, 0] = judge[::7, 1]
+        reference[::11, -1] = reference[::11, 0]
+        judge[5, 0] = np.nan
+    for p in (0.9, 0.5):
+        expected = np.array([rbo_scores(r, j, p=p) for r, j in zip(reference, judge, strict=True)])
+        np.testing.assert_array_equal(rbo_rows(reference, judge, p=p), expected)
+    expected = np.array([max_drop(r, j) for r, j in zip(reference, judge, strict=True)])
+    np.testing.assert_array_equal(max_drop_rows(reference, judge), expected)
     if systems > 2:
         assert np.isnan(expected).sum() > 0 and (~np.isnan(expected)).sum() > 100

@@ -23,6 +23,7 @@ from voirdire.probes.sensitivity import (
     displacement_heatmap,
     sensitivity,
     sensitivity_chart,
+    why_no_consistency,
 )
 from voirdire.stats import mean_interval, query_picks, rbo
 
@@ -397,6 +398,35 @@ def test_direction_consistency_across_judge_models():
 
     single = direction_consistency(displacement(a, BASELINES))
     assert single.empty and list(single.columns) == CONSISTENCY_COLUMNS
+
+
+def test_an_empty_direction_consistency_says_which_of_its_requirements_failed():
+    """Each way the table can come out empty gives its own reason; a table with rows gives none."""
+    base = base_scores()
+    moved = {"umbrela": base, "swap": swapped(base, "s0", "s1")}
+    one_judge = displacement(per_query(moved), BASELINES)
+    assert direction_consistency(one_judge).empty
+    reason = why_no_consistency(one_judge, "probed judges", "role")
+    assert reason.startswith("direction consistency compares probed judges and needs at least two")
+    assert reason.endswith("there is one (judgeA)")
+    # two judges, but no role in common: the same number of groups, another reason
+    other = displacement(per_query({"umbrela": base, "terse": base}, group="judgeB"), BASELINES)
+    apart = pd.concat([one_judge, other])
+    assert direction_consistency(apart).empty
+    assert why_no_consistency(apart, "probed judges", "role") == (
+        "no two of the probed judges (judgeA, judgeB) rank a system under the same role on one dataset"
+    )
+    # the same role on two datasets is not shared either
+    elsewhere = displacement(per_query(moved, group="judgeB", dataset="dl19"), BASELINES)
+    assert direction_consistency(pd.concat([one_judge, elsewhere])).empty
+    assert "on one dataset" in why_no_consistency(pd.concat([one_judge, elsewhere]))
+    # only the baseline's rerun, or nothing besides the baseline
+    rerun = displacement(per_query({"umbrela": base, RERUN: base}), BASELINES)
+    assert "its rerun (the noise floor)" in why_no_consistency(rerun, condition="variant")
+    assert why_no_consistency(one_judge.iloc[:0], condition="role") == "no role besides the baseline ranks a system"
+    # two judges sharing the role: rows, and no reason
+    shared = pd.concat([one_judge, displacement(per_query(moved, group="judgeB"), BASELINES)])
+    assert len(direction_consistency(shared)) and why_no_consistency(shared) == ""
 
 
 def test_system_ranking_agreement_with_humans():

@@ -2,8 +2,9 @@
 
 A single-node Slurm (slurmctld, slurmd and munge on 127.0.0.1, no accounting database) comes
 from ``../shared/tools/slurm-single-node.sh``, which needs root and the Debian package registry
-the first time. The DL19 test config runs through ``profiles/slurm`` with the command the README
-gives, and its results are compared byte for byte with the local run of the same config.
+the first time; the ``slurm`` fixture (tests/conftest.py) starts it for the tests that ask for
+it. The DL19 test config runs through ``profiles/slurm`` with the command the README gives, and
+its results are compared byte for byte with the local run of the same config.
 Wall times are printed by ``bench/slurm_overhead.py``, not asserted here.
 
 A newcomer's first run (docs/clusters.md): the same command without ``--cores`` runs (the light
@@ -25,7 +26,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, SHARED_DL19, SLURM_TOOL, slurm_answers, start_slurm, stop_slurm
+from conftest import ROOT, SHARED_DL19
 
 COMMAND = (
     "snakemake --workflow-profile profiles/slurm --configfile .test/config.yaml --cores 2 --voirdire-slurm-no-account"
@@ -33,32 +34,6 @@ COMMAND = (
 """The README's command for the DL19 test config on the single-node Slurm (checked below)."""
 
 pytestmark = pytest.mark.workflow
-
-
-@pytest.fixture(scope="session")
-def slurm():
-    """A running single-node Slurm: reuse one that answers (conftest starts one at the session's
-    start where Slurm's tools are installed), else start one and stop it at the session's end,
-    not this module's: with Slurm's tools installed and no controller, every later ``snakemake``
-    start would wait 9 s for the Slurm executor plugin's probe."""
-    if slurm_answers():
-        yield
-        return
-    if not SLURM_TOOL.is_file():
-        pytest.skip(f"no Slurm here and {SLURM_TOOL} is absent (../shared missing)")
-    if os.geteuid() != 0:
-        pytest.skip("no Slurm here, and starting one (slurmctld, slurmd, munge) needs root")
-    if shutil.which("slurmctld") is None and shutil.which("apt-get") is None:
-        pytest.skip("slurm-wlm is not installed and there is no apt-get to install it")
-    started = start_slurm()
-    if started.returncode != 0 and shutil.which("slurmctld") is None:  # apt could not install it
-        last = (started.stderr.strip().splitlines() or ["no output"])[-1]
-        pytest.skip(f"slurm-wlm could not be installed from the Debian registry: {last}")
-    assert started.returncode == 0, f"{SLURM_TOOL} start failed:\n{started.stdout}\n{started.stderr}"
-    try:
-        yield
-    finally:
-        stop_slurm()
 
 
 @pytest.fixture(scope="module")
@@ -149,7 +124,7 @@ def test_the_light_stages_are_one_submission(runs):
     _, _, log = runs
     jobs, _, _, slurm_ids = submissions(log)
     assert len(slurm_ids) == 1 and "Group job light" in log  # DL19 has no LLM job: one group
-    assert {"dataset", "oracle", "evaluate", "tables", "audits"} <= set(jobs.values())
+    assert {"dataset", "oracle", "scores", "tables", "audits"} <= set(jobs.values())
 
 
 def _fingerprint(path: Path) -> dict:
@@ -392,3 +367,73 @@ def test_a_signal_cancels_the_slurm_jobs_and_exits(slurm, tmp_path, sig):
     assert "JobState=CANCELLED" in shown, shown
     assert f"voirdire-slurm: cancelled Slurm job(s) {slurm_id} (scancel)" in log
     assert not (tmp_path / "slept.txt").exists()
+
+
+# -- who starts and stops the single-node Slurm (no Slurm needed) ---------------------------------
+
+
+@pytest.fixture
+def fake_slurm(tmp_path, monkeypatch):
+    """tests/support/slurm.py with its state under tmp_path and a fake tool: a dict says whether
+    a controller answers, and counts starts and stops."""
+    from support import slurm as single_node
+
+    fake = {"up": False, "starts": 0, "stops": 0}
+
+    def start():
+        fake.update(up=True, starts=fake["starts"] + 1)
+        return subprocess.CompletedProcess(["start"], 0, "", "")
+
+    def stop():
+        fake.update(up=False, stops=fake["stops"] + 1)
+
+    monkeypatch.setattr(single_node, "STATE", tmp_path / "state")
+    monkeypatch.setattr(single_node, "answers", lambda: fake["up"])
+    monkeypatch.setattr(single_node, "start", start)
+    monkeypatch.setattr(single_node, "stop", stop)
+    monkeypatch.setenv(single_node.REAL_CONF, "")
+    monkeypatch.setenv("SLURM_CONF", os.devnull)
+    return single_node, fake
+
+
+def _other_holder(single_node) -> subprocess.Popen:
+    """A live process registered as a holder (another xdist worker or pytest session)."""
+    other = subprocess.Popen(["sleep", "60"])
+    (single_node.STATE / "holders").mkdir(parents=True, exist_ok=True)
+    (single_node.STATE / "holders" / str(other.pid)).touch()
+    return other
+
+
+def test_the_first_holder_starts_slurm_and_the_last_one_stops_it(fake_slurm):
+    single_node, fake = fake_slurm
+    assert single_node.hold() is None
+    assert fake == {"up": True, "starts": 1, "stops": 0}
+    assert "SLURM_CONF" not in os.environ  # the session's own (none), for the Slurm tests' commands
+    other = _other_holder(single_node)
+    try:
+        assert single_node.release() is False  # another holder still uses it
+        assert fake["up"] and os.environ["SLURM_CONF"] == os.devnull
+        assert single_node.hold() is None and fake["starts"] == 1  # it answers: not started again
+    finally:
+        other.kill()
+        other.wait()
+    assert single_node.release() is True  # the other one died: this was the last holder
+    assert fake == {"up": False, "starts": 1, "stops": 1}
+    assert not (single_node.STATE / "started").exists()
+
+
+def test_a_slurm_the_tests_did_not_start_is_left_running(fake_slurm):
+    single_node, fake = fake_slurm
+    fake["up"] = True  # someone's own Slurm
+    assert single_node.hold() is None and single_node.release() is False
+    assert fake == {"up": True, "starts": 0, "stops": 0}
+
+
+def test_a_failed_start_holds_nothing(fake_slurm, monkeypatch):
+    single_node, fake = fake_slurm
+    monkeypatch.setattr(single_node, "start", lambda: subprocess.CompletedProcess(["start"], 1, "", "no munge"))
+    failed = single_node.hold()
+    assert failed is not None and failed.stderr == "no munge"
+    assert os.environ["SLURM_CONF"] == os.devnull  # still masked
+    with single_node._locked():
+        assert single_node.holders() == []

@@ -88,3 +88,25 @@ def test_vectorised_paired_tests_equal_scipy_pair_by_pair():
         expected = stats.ttest_rel(wide[a], wide[b])
         assert tests.loc[(a, b), "p"] == pytest.approx(expected.pvalue, abs=1e-12)
         assert tests.loc[(a, b), "mean_diff"] == pytest.approx((wide[a] - wide[b]).mean())
+
+
+@pytest.mark.parametrize(
+    "clusters",
+    [
+        ["q2", "q1", "q2", "q3", "q1"],
+        pd.Series(["q2", "q1", "q2", "q3"], dtype="string[pyarrow]"),
+        pd.Series(["b", "a", "b"], dtype=object),
+        [3, 1, 3, 1.0, True],
+        ["q1", None, "q1", None],
+        [],
+    ],
+)
+def test_cluster_codes_are_first_seen_order_as_a_dict_walk_gives_them(clusters):
+    import numpy as np
+
+    from voirdire.stats.resample import _factorize
+
+    seen: dict = {}
+    expected = [seen.setdefault(c, len(seen)) for c in clusters]
+    codes, uniques = _factorize(clusters)
+    assert codes.tolist() == expected and uniques == list(seen) and codes.dtype == np.dtype(int)

@@ -33,6 +33,40 @@ def test_kendall_tau_rows_equal_scipy_row_by_row():
         assert ours[row] == pytest.approx(sps.kendalltau(a[row], b[row]).statistic, nan_ok=True)
 
 
+@pytest.mark.parametrize("items", [1, 2, 7, 102])
+def test_kendall_tau_rows_equal_the_sum_of_sign_products_to_the_bit(items):
+    """The comparison-matrix counts give the same bits as the sign products they replaced, ties,
+    all-tied rows, NaN and infinite values included."""
+    from voirdire.stats.agreement import _kendall_tau_rows_by_pairs
+
+    rng = np.random.default_rng(items)
+    a = rng.normal(size=(700, items))
+    b = a + rng.normal(scale=0.7, size=a.shape)
+    a[::5] = np.round(a[::5])  # ties
+    b[3] = 1.0  # a row all tied
+    a[7, 0], b[9, -1], a[11, :] = np.nan, np.inf, np.inf
+    expected = _kendall_tau_rows_by_pairs(a, b)
+    np.testing.assert_array_equal(kendall_tau_rows(a, b), expected)
+    assert items < 3 or (~np.isnan(expected)).sum() > 600
+
+
+@pytest.mark.parametrize("items", [1, 2, 3, 7, 102])
+def test_kendall_tau_each_is_scipys_kendall_tau_to_the_bit(items):
+    from voirdire.stats.agreement import kendall_tau, kendall_tau_each
+
+    rng = np.random.default_rng(items)
+    truth = rng.normal(size=items)
+    rows = truth + rng.normal(scale=0.5, size=(300, items))
+    rows[::4] = np.round(rows[::4])  # ties
+    rows[5] = 2.0  # a row all tied
+    rows[6, 0], rows[8, -1] = np.nan, np.inf
+    expected = np.array([kendall_tau(truth, row) for row in rows])
+    np.testing.assert_array_equal(kendall_tau_each(truth, rows), expected)
+    np.testing.assert_array_equal(
+        kendall_tau_each(np.round(truth), rows), [kendall_tau(np.round(truth), r) for r in rows]
+    )
+
+
 def test_kappa_intervals_are_a_cluster_bootstrap_of_sklearns_kappa():
     rng = np.random.default_rng(2)
     queries = np.repeat([f"q{i}" for i in range(12)], 15)

@@ -15,11 +15,16 @@ computed instead as RR of the run's top k in trec_eval's order, which is its def
 sends ``RR@k`` to its MS MARCO provider, which breaks tied scores by document id *ascending*:
 the two agree wherever scores do not tie within a query, and we keep trec_eval's order in
 ties, as every other measure has it. A measure neither route computes is a config error.
+
+The workflow computes every score once per dataset and provenance (:func:`scores_table`: every
+system under every judge and under ``human@pool``, every measure); every table reads it back,
+one measure of it with :func:`primary_scores`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import functools
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import ir_measures
 import pandas as pd
@@ -28,9 +33,19 @@ from ir_measures.measures.base import Measure
 
 from .errors import ConfigError
 from .formats import trec_eval_order
+from .judges import HUMAN, restrict
 
 MEASURE = nDCG(judged_only=True) @ 10
 DEFAULT_MEASURES = (str(MEASURE),)
+
+POOL = "human@pool"
+"""The systems under the human labels of the needed pairs only: the reference a judge that copies
+the human labels matches exactly (Table 1's ``human@pool`` column, Table 2's ``_vs_pool``)."""
+SCORE_COLUMNS = ["dataset", "judge", "measure", "system", "query_id", "value"]
+"""The scores table of one dataset and provenance (:func:`scores_table`), long."""
+PRIMARY_COLUMNS = ["dataset", "judge", "query_id", "system", "ndcg"]
+"""One measure's per-query scores (:func:`primary_scores`): the column ``ndcg`` holds the value
+whatever the measure."""
 
 CUT_FIRST = frozenset({"RR"})
 """Measures whose value at cutoff k is, by definition, the measure without a cutoff on the run's
@@ -71,9 +86,11 @@ def parse_measure(text: str, *, key: str | None = None) -> Measure:
     return measure
 
 
+@functools.cache
 def for_judge(text: str, binary_threshold: int) -> Measure:
     """The measure as computed under a judge: ``rel=`` set to the judge's binary threshold for a
-    measure that binarizes, unless the measure names its own."""
+    measure that binarizes, unless the measure names its own. Kept once made: each run scored
+    would otherwise parse (and check with a throwaway evaluator) every measure again."""
     measure = parse_measure(text)
     if "rel" in measure.SUPPORTED_PARAMS and "rel" not in measure.params:
         measure = measure(rel=binary_threshold)
@@ -89,6 +106,51 @@ def judged_only(run: pd.DataFrame, qrels: pd.DataFrame) -> pd.DataFrame:
     """The documents of a run that ``qrels`` grades for its query, at any grade (trec_eval ``-J``)."""
     keys = pd.MultiIndex.from_frame(qrels[["query_id", "doc_id"]].astype(str))
     return run[pd.MultiIndex.from_frame(run[["query_id", "doc_id"]].astype(str)).isin(keys)]
+
+
+def run_dict(run: pd.DataFrame) -> dict[str, dict[str, float]]:
+    """A run as pytrec_eval reads it (query -> document -> score): the dict ir_measures builds from
+    a DataFrame row by row (the same keys in the same order; a later line of a pair wins), built
+    from whole columns, many times faster on runs of thousands of lines."""
+    found: dict[str, dict[str, float]] = {}
+    for query, doc, score in zip(run["query_id"].tolist(), run["doc_id"].tolist(), run["score"].tolist(), strict=True):
+        docs = found.get(query)
+        if docs is None:
+            docs = found[query] = {}
+        docs[doc] = score
+    return found
+
+
+def qrels_dict(qrels: pd.DataFrame) -> dict[str, dict[str, int]]:
+    """Qrels as pytrec_eval reads them (query -> document -> grade): the dict ir_measures builds
+    from a DataFrame row by row, built from whole columns (as :func:`run_dict`)."""
+    found: dict[str, dict[str, int]] = {}
+    columns = (qrels["query_id"].tolist(), qrels["doc_id"].tolist(), qrels["relevance"].tolist())
+    for query, doc, grade in zip(*columns, strict=True):
+        docs = found.get(query)
+        if docs is None:
+            docs = found[query] = {}
+        docs[doc] = grade
+    return found
+
+
+def _calc(evaluator, texts: Mapping[Measure, list[str]], run: dict) -> Iterator[tuple[list[str], str, float]]:
+    """What ``evaluator.iter_calc(run)`` yields, as (the measure's texts in ``texts``, query,
+    value): the values pytrec_eval computes, then the measure's default for every query of the
+    qrels it returned nothing for, as ``iter_calc`` adds them. Without iter_calc's bookkeeping,
+    which hashes a measure (its repr) for every value: measures are matched by identity (an
+    equal object the evaluator hands back, by equality)."""
+    names = {id(measure): found for measure, found in texts.items()}
+    seen: dict[int, set[str]] = {id(measure): set() for measure in texts}
+    for metric in evaluator._iter_calc(run):
+        key = id(metric.measure)
+        if key not in names:  # an equal object, not ours
+            key = id(next(m for m in texts if m == metric.measure))
+        seen[key].add(metric.query_id)
+        yield names[key], metric.query_id, metric.value
+    for measure in texts:
+        for query_id in sorted(set(evaluator.qrel_qids) - seen[id(measure)]):
+            yield names[id(measure)], query_id, measure.DEFAULT
 
 
 def per_query_scores(
@@ -126,18 +188,19 @@ def per_query_scores(
         qrels = qrels[["query_id", "doc_id", "relevance"]]
         for (at, judged), texts in routes.items():
             ranked = judged_only(run, qrels) if judged else run
-            ranked = cut(ranked, at) if at is not None else ranked
+            if at is not None:  # a run cut at the depth is in trec_eval's order already: no second sort
+                ranked = cut(ranked, at) if depth is None else ranked.groupby("query_id", sort=False).head(at)
             if not len(ranked):
                 continue
             key = tuple(texts)
             evaluator = evaluators.get(key) if evaluators is not None else None
             if evaluator is None:  # what ir_measures.pytrec_eval.iter_calc builds for one run
-                evaluator = ir_measures.pytrec_eval.evaluator(list(texts), qrels)
+                evaluator = ir_measures.pytrec_eval.evaluator(list(texts), qrels_dict(qrels))
                 if evaluators is not None:
                     evaluators[key] = evaluator
-            for metric in evaluator.iter_calc(ranked[["query_id", "doc_id", "score"]]):
-                for text in texts[metric.measure]:
-                    values[text][metric.query_id] = metric.value
+            for names, query_id, value in _calc(evaluator, texts, run_dict(ranked)):
+                for text in names:
+                    values[text][query_id] = value
     return pd.DataFrame({text: [values[text].get(q, 0.0) for q in qids] for text in measures}, index=qids)
 
 
@@ -190,3 +253,57 @@ def evaluate_systems(
     (the primary measure: judged-only nDCG@10 unless configured otherwise)."""
     scores = evaluate_measures(runs, qrels, query_ids, [measure], binary_threshold=binary_threshold, depth=depth)
     return scores.rename(columns={"value": "ndcg"})[["query_id", "system", "ndcg"]]
+
+
+def scores_table(
+    dataset: str,
+    runs: Mapping[str, list[pd.DataFrame]],
+    labels: Mapping[str, pd.DataFrame],
+    thresholds: Mapping[str, int],
+    pairs: pd.DataFrame,
+    query_ids: Iterable[str],
+    measures: Sequence[str] = DEFAULT_MEASURES,
+    *,
+    depth: int | None = None,
+) -> pd.DataFrame:
+    """Every system under every judge for every measure, and under ``human@pool``: the long
+    table (dataset, judge, measure, system, query_id, value) of one dataset and provenance.
+
+    ``labels`` maps each judge (the humans first) to its qrels, ``thresholds`` each judge to its
+    binary threshold. Each judge's rows are :func:`evaluate_measures` of its labels, in the order
+    of ``labels``; ``human@pool``'s (last) are the human labels restricted to ``pairs`` (the
+    needed pairs), at the humans' threshold. No runs: no rows.
+    """
+    qids = [str(q) for q in query_ids]
+    frames = []
+    for judge, qrels in [*labels.items(), (POOL, restrict(labels[HUMAN], pairs))]:
+        threshold = thresholds[HUMAN if judge == POOL else judge]
+        scores = evaluate_measures(runs, qrels, qids, measures, binary_threshold=threshold, depth=depth)
+        scores.insert(0, "judge", judge)
+        scores.insert(0, "dataset", dataset)
+        frames.append(scores)
+    return pd.concat(frames, ignore_index=True)[SCORE_COLUMNS]
+
+
+def read_scores(paths: Iterable) -> pd.DataFrame:
+    """The scores tables at ``paths`` (:func:`scores_table`'s, as written), one after another;
+    none: an empty table with the same columns."""
+    frames = [pd.read_parquet(path) for path in paths]
+    if not frames:
+        return pd.DataFrame({column: pd.Series(dtype=float if column == "value" else str) for column in SCORE_COLUMNS})
+    return pd.concat(frames, ignore_index=True)
+
+
+def primary_scores(scores: pd.DataFrame, measure: str, judges: Sequence[str] | None = None) -> pd.DataFrame:
+    """One measure's per-query scores from a scores table, as the audits, figures and probes read
+    them: dataset, judge, query_id, system, ``ndcg`` (the column keeps that name whatever the
+    measure). ``judges``: those judges only, in that order; by default every judge but
+    ``human@pool``, in the table's order."""
+    frame = scores[scores["measure"] == measure]
+    if judges is None:
+        frame = frame[frame["judge"] != POOL]
+    else:
+        order = {judge: rank for rank, judge in enumerate(judges)}
+        frame = frame[frame["judge"].isin(list(order))]
+        frame = frame.sort_values("judge", key=lambda column: column.map(order), kind="stable")
+    return frame.rename(columns={"value": "ndcg"})[PRIMARY_COLUMNS].reset_index(drop=True)

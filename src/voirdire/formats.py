@@ -216,9 +216,9 @@ def _read_qrels_fast(path: Path, low: int, high: int) -> pd.DataFrame | None:
 
 
 def write_qrels(qrels: pd.DataFrame, path: str | Path) -> None:
+    columns = (qrels["query_id"].tolist(), qrels["doc_id"].tolist(), qrels["relevance"].tolist())
     with atomic_write(path) as fh:
-        for row in qrels.itertuples(index=False):
-            fh.write(f"{row.query_id} 0 {row.doc_id} {int(row.relevance)}\n")
+        fh.writelines(f"{qid} 0 {doc} {int(grade)}\n" for qid, doc, grade in zip(*columns))
 
 
 # ----------------------------------------------------------------------------- runs
@@ -337,10 +337,12 @@ def write_run(run: pd.DataFrame, path: str | Path, tag: str) -> None:
     Scores are written in full (shortest round-trip form): rounding them would tie scores that
     differ, and trec_eval would then order those documents by id instead."""
     tag = tag.replace(" ", "_")
+    ordered = _in_rank_order(run)
+    ordered = ordered[ordered["query_id"].notna()]  # as a groupby: a line without a query id is not written
+    ranks = ordered.groupby("query_id", sort=False).cumcount() + 1  # queries are contiguous once sorted
+    columns = (ordered["query_id"].tolist(), ordered["doc_id"].tolist(), ranks.tolist(), ordered["score"].tolist())
     with atomic_write(path) as fh:
-        for qid, group in _in_rank_order(run).groupby("query_id", sort=False):
-            for rank, row in enumerate(group.itertuples(index=False), start=1):
-                fh.write(f"{qid} Q0 {row.doc_id} {rank} {float(row.score)!r} {tag}\n")
+        fh.writelines(f"{qid} Q0 {doc} {rank} {float(score)!r} {tag}\n" for qid, doc, rank, score in zip(*columns))
 
 
 # ----------------------------------------------------------------------------- topics

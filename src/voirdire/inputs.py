@@ -209,8 +209,43 @@ class Inputs:
             inputs["recorded"] = [L.run(d, "original", s.slug) for s in plan.recorded]
         return inputs
 
-    def recorded_qrels(self, wildcards) -> str:
-        return str(self.plan.judge(wildcards.dataset, wildcards.judge).qrels)
+    def recorded_judges(self, dataset: str) -> list[str]:
+        """The dataset's recorded judges, in config order."""
+        return [judge.name for judge in self.plan.judges[dataset] if judge.kind == "recorded"]
+
+    def recorded_judge_sets(self) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
+        """(datasets, recorded judges) for each distinct set of recorded judges: one
+        `recorded_judges` rule each. Usually one: every dataset has the same judges (a judge
+        whose qrels name only some datasets makes another)."""
+        sets: dict[tuple[str, ...], list[str]] = {}
+        for dataset in self.plan.datasets:
+            if names := tuple(self.recorded_judges(dataset)):
+                sets.setdefault(names, []).append(dataset)
+        return [(tuple(datasets), names) for names, datasets in sets.items()]
+
+    def recorded_outputs(self, names: Iterable[str]) -> dict[str, str]:
+        """The `recorded_judges` rule's outputs (patterns in dataset and provenance): each
+        judge's qrels and summary, as ``qrels/<judge>`` and ``summary/<judge>``."""
+        L, d, p = self.layout, "{dataset}", "{provenance}"
+        names = list(names)
+        return named(
+            qrels={name: L.qrels(d, p, name) for name in names},
+            summary={name: L.judgments(d, p, name, "summary.json") for name in names},
+        )
+
+    def recorded_qrels(self, wildcards) -> dict:
+        """Recorded judge name -> its label file for the dataset."""
+        d = wildcards.dataset
+        return {name: str(self.plan.judge(d, name).qrels) for name in self.recorded_judges(d)}
+
+    def recorded_scales(self, wildcards) -> dict:
+        """Recorded judge name -> its scale (min, max, binary_threshold)."""
+        return {name: self.judge_scale(wildcards.dataset, name) for name in self.recorded_judges(wildcards.dataset)}
+
+    def recorded_invalid_labels(self, wildcards) -> dict:
+        """Recorded judge name -> what to do with lines off its scale or conflicting (error, drop)."""
+        d = wildcards.dataset
+        return {name: self.plan.judge(d, name).invalid_labels for name in self.recorded_judges(d)}
 
     def judge_scale(self, dataset: str, name: str) -> dict:
         judge = self.plan.judge(dataset, name)
@@ -277,34 +312,22 @@ class Inputs:
         d, p = wildcards.dataset, wildcards.provenance
         return {judge: self.layout.qrels(d, p, judge) for judge in self.plan.judge_names(d)}
 
-    def judge_measures(self, wildcards) -> dict:
-        """Judge name -> per-query scores of every system under it, every measure (none without
-        systems: the label sets are audited alone)."""
+    def dataset_scores(self, wildcards) -> list[str]:
+        """The dataset's scores table in the job's provenance: every system under every judge
+        and human@pool, every measure (none without systems: the label sets are audited alone)."""
         if not self.plan.has_systems:
-            return {}
-        d, p = wildcards.dataset, wildcards.provenance
-        return {judge: self.layout.eval_measures(d, p, judge) for judge in self.plan.judge_names(d)}
-
-    def judge_evals(self, wildcards) -> dict:
-        """Judge name -> per-query scores of every system under it, for every judge of the
-        dataset (none without systems)."""
-        if not self.plan.has_systems:
-            return {}
-        d, p = wildcards.dataset, wildcards.provenance
-        return {judge: self.layout.eval(d, p, judge) for judge in self.plan.judge_names(d)}
-
-    def _every_judge(self, path, provenance: str) -> list[str]:
-        """``path(dataset, provenance, judge)`` for every judge of every dataset (none without systems)."""
-        plan = self.plan
-        if not plan.has_systems:
             return []
-        return [path(dataset, provenance, judge) for dataset in plan.datasets for judge in plan.judge_names(dataset)]
+        return [self.layout.scores(wildcards.dataset, wildcards.provenance)]
 
-    def all_judge_evals(self, wildcards) -> list[str]:
-        return self._every_judge(self.layout.eval, wildcards.provenance)
+    def all_scores(self, wildcards) -> list[str]:
+        """Every dataset's scores table in the job's provenance (none without systems)."""
+        if not self.plan.has_systems:
+            return []
+        return [self.layout.scores(d, wildcards.provenance) for d in self.plan.datasets]
 
-    def all_judge_measures(self, wildcards) -> list[str]:
-        return self._every_judge(self.layout.eval_measures, wildcards.provenance)
+    def original_scores(self, wildcards=None) -> dict:
+        """Dataset -> its scores table of the original collection (every judge, every measure)."""
+        return {d: self.layout.scores(d, "original") for d in self.plan.datasets}
 
     def all_datasets(self, pattern: str) -> Callable:
         """An input function: the pattern (with `{dataset}`, maybe `{provenance}`) for every
@@ -406,9 +429,8 @@ class Inputs:
             for j in self.sample_judges(d):
                 for prov in ("original", p):
                     files[f"labels/{d}/{prov}/{j}"] = L.sample_labels(d, prov, j)
-            for j in self.plan.judge_names(d):
-                for prov in ("original", p):
-                    files[f"eval/{d}/{prov}/{j}"] = L.eval(d, prov, j)
+            for prov in ("original", p):
+                files[f"scores/{d}/{prov}"] = L.scores(d, prov)
             files[f"pool/{d}"] = L.pool(d)
         return files
 
@@ -467,9 +489,6 @@ class Inputs:
     def human_qrels_of(self, wildcards=None) -> dict:
         return {d: self.layout.human_qrels(d) for d in self.plan.datasets}
 
-    def human_scores_of(self, wildcards=None) -> dict:
-        return {d: self.layout.eval(d, "original", "human") for d in self.plan.datasets}
-
     def variant_labels(self) -> dict:
         """(dataset, group, judge) -> qrels of every judge of every variants group (pool,
         original)."""
@@ -517,13 +536,6 @@ class Inputs:
         """Dataset -> judge -> its labels of the pool (original texts)."""
         plan = self.plan
         return {d: {j: self.layout.qrels(d, "original", j) for j in plan.gaming_judges} for d in plan.datasets}
-
-    def gaming_score_tree(self, wildcards=None) -> dict:
-        """Dataset -> judge (and human) -> every system's per-query scores, as Table 1 has them."""
-        plan = self.plan
-        return {
-            d: {j: self.layout.eval(d, "original", j) for j in ["human", *plan.gaming_judges]} for d in plan.datasets
-        }
 
     def gaming_final_outputs(self) -> list[str]:
         return [self.layout.audit("original", "gaming", "csv")] if self.plan.gaming_judges else []

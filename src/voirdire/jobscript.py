@@ -21,8 +21,9 @@ def start(snakemake) -> logging.Logger:
     torch the job's threads (``$VOIRDIRE_TORCH_THREADS``, unless already set).
 
     An uncaught error then leaves its full traceback in the log and one line on the
-    terminal: ``voirdire: <file:line or config key>: <message>`` for bad input, or the
-    error's type and message with the log's path for anything else.
+    terminal: ``voirdire: <file:line or config key>: <message>`` for bad input (a line for
+    each error it stands for), or the error's type and message with the log's path for
+    anything else.
     """
     log_path = snakemake.log[0] if snakemake.log else None
     if log_path:
@@ -37,8 +38,8 @@ def start(snakemake) -> logging.Logger:
     def one_line(kind, error, tb) -> None:
         traceback.print_exception(kind, error, tb, file=sys.stderr)
         sys.stderr.flush()
-        if isinstance(error, InputError):
-            line = f"voirdire: {error}"
+        if isinstance(error, InputError):  # one line per error (a job may find several)
+            line = "\n".join(f"voirdire: {single}" for single in error.lines)
         else:
             first = str(error).splitlines()[0] if str(error) else ""
             line = f"voirdire: rule {snakemake.rule}: {kind.__name__}: {first}"

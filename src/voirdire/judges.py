@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from .errors import ConfigError, InputError
-from .formats import trec_eval_order
+from .formats import read_qrels_counted, trec_eval_order
 from .llm.endpoint import Endpoint
 from .prompts import DEFAULT_PROMPT
 
@@ -258,6 +258,41 @@ def recorded_coverage(
         "coverage": len(kept) / len(pairs) if len(pairs) else None,
     }
     return kept, summary
+
+
+def recorded_labels(
+    name: str, path: str | Path, pairs: pd.DataFrame, scale: Mapping[str, int], invalid: str = "error", log=None
+) -> tuple[pd.DataFrame, dict]:
+    """One recorded judge's labels for exactly ``pairs``, and its summary: the file read on
+    the judge's scale (``min``, ``max``, ``binary_threshold``), the lines ``invalid: drop``
+    left out counted, and what the file held beyond the pairs (:func:`recorded_coverage`).
+
+    ``log`` gets what a user should know, each line naming the judge: what was dropped, the
+    summary, needed pairs left unlabelled, labels outside the pool, and a scale whose
+    binary threshold no label reaches. Bad input raises :class:`InputError` naming the file.
+    """
+    raw, dropped = read_qrels_counted(path, (scale["min"], scale["max"]), invalid=invalid)
+    labels, summary = recorded_coverage(name, path, raw, pairs)
+    summary["invalid_labels_dropped"] = dropped["lines_out_of_scale"] + dropped["conflicting_lines"]
+    summary |= dropped
+    if log is None:
+        return labels, summary
+    if summary["invalid_labels_dropped"]:
+        log.warning("%s: invalid_labels: drop: %d lines graded outside %d..%d and %d pairs graded twice with "
+                    "different grades (%d lines, both sides) left out of %s", name, dropped["lines_out_of_scale"],
+                    scale["min"], scale["max"], dropped["conflicting_pairs"], dropped["conflicting_lines"], path)  # fmt: skip
+    log.info("%s: %s", name, summary)
+    if summary["pairs_labelled"] < summary["pairs"]:
+        log.warning("%s: %d needed pairs have no label; they count as unjudged", name,
+                    summary["pairs"] - summary["pairs_labelled"])  # fmt: skip
+    if summary["labels_outside_pool"]:
+        log.warning("%s: %d labels are for passages outside the pool; they are not used (counted in Table 2)",
+                    name, summary["labels_outside_pool"])  # fmt: skip
+    if len(raw) and raw["relevance"].max() < scale["binary_threshold"]:
+        log.warning("%s: no label in %s reaches binary_threshold %d (its grades go up to %d): every pair counts "
+                    "as non-relevant in binary kappa and binary measures; is the judge's scale declared?",
+                    name, path, scale["binary_threshold"], raw["relevance"].max())  # fmt: skip
+    return labels, summary
 
 
 def restrict(labels: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:

@@ -68,13 +68,11 @@ class Layout:
     def ranker_store(self, dataset: str, provenance: str, ranker: str) -> str:
         return self.judgments(dataset, provenance, f"ranker-{ranker}", "sqlite")
 
-    def eval(self, dataset: str, provenance: str, name: str) -> str:
-        """Per-query scores of every system under one judge, primary measure (column ``ndcg``)."""
-        return f"{self.root}/{dataset}/eval/{provenance}/{name}.parquet"
-
-    def eval_measures(self, dataset: str, provenance: str, judge: str) -> str:
-        """Per-query scores of every system under one judge, every configured measure (long)."""
-        return f"{self.root}/{dataset}/eval/{provenance}/measures/{judge}.parquet"
+    def scores(self, dataset: str, provenance: str) -> str:
+        """Per-query scores of every system under every judge (the humans, ``human@pool`` and
+        each configured judge), every configured measure: long (dataset, judge, measure, system,
+        query_id, value; voirdire.evaluation.scores_table)."""
+        return f"{self.root}/{dataset}/eval/{provenance}/scores.parquet"
 
     # The assistants experiment (docs/assistants.md)
     def sample(self, dataset: str) -> str:

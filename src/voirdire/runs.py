@@ -148,6 +148,12 @@ def recorded_from_config(
     return systems, notes
 
 
+def _queries_with_ties(run: pd.DataFrame) -> int:
+    """How many queries of ``run`` score two of their documents the same."""
+    repeated = run.duplicated(["query_id", "score"])
+    return int(repeated.groupby(run["query_id"], sort=False).any().sum())
+
+
 def normalise_run(
     run: pd.DataFrame, topics: Mapping[str, str], *, depth: int, unknown_queries: str, name: str, path: str | Path
 ) -> tuple[pd.DataFrame, dict]:
@@ -176,9 +182,9 @@ def normalise_run(
         )
     ordered = trec_eval_order(run[known])
     top10 = ordered.groupby("query_id", sort=False).head(10)
-    tied = int(top10.groupby("query_id", sort=False)["score"].agg(lambda s: s.duplicated().any()).sum())
+    tied = _queries_with_ties(top10)
     kept = ordered.groupby("query_id", sort=False).head(depth).copy()
-    tied_depth = int(kept.groupby("query_id", sort=False)["score"].agg(lambda s: s.duplicated().any()).sum())
+    tied_depth = _queries_with_ties(kept)
     kept["rank"] = kept.groupby("query_id", sort=False).cumcount() + 1
     summary = {
         "system": name,

@@ -227,6 +227,8 @@ rule assistant_tables:
         datasets=PLAN.datasets,
         sample_judges={d: INPUTS.sample_judges(d) for d in PLAN.datasets},
         judges={d: PLAN.judge_names(d) for d in PLAN.datasets},
+        # experiments 2-3 compare the systems on the primary measure
+        measure=PLAN.measures[0],
         # each judge's declared scale: its sample labels are read (and checked) on it
         scales=INPUTS.audit_judges,
         systems=[str(s) for s in PLAN.systems],

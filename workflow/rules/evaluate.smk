@@ -1,52 +1,44 @@
-# Stage 5: every measure per query (judged-only nDCG@10 first by default), label and system
-# agreement, paired t-tests per measure.
+# Stage 5: every measure per query under every judge (judged-only nDCG@10 first by default),
+# one table per dataset and provenance; label and system agreement, paired t-tests per measure.
 
 
-rule evaluate:
+rule scores:
     input:
-        unpack(named_inputs(runs=INPUTS.system_runs)),
-        qrels=L.qrels(D, P, J),
+        unpack(named_inputs(runs=INPUTS.system_runs, qrels=INPUTS.judge_qrels)),
+        pairs=L.pairs(D, P),
         topics=L.topics(D),
     output:
-        primary=L.eval(D, P, J),
-        measures=L.eval_measures(D, P, J),
+        # every judge's, and human@pool's: the systems under the human labels of the judged
+        # pairs only, the reference a label-copying judge matches (Table 1's human@pool column)
+        scores=L.scores(D, P),
     log:
-        L.log("{dataset}/{provenance}/evaluate-{judge}"),
+        L.log("{dataset}/{provenance}/scores"),
     benchmark:
-        L.benchmark("{dataset}/{provenance}/evaluate-{judge}")
-    wildcard_constraints:
-        # exactly the configured judges' names (a group job on a cluster resolves its target
-        # files alone; human@pool's scores, beside them, come from the agreement rule)
-        judge=one_of(sorted({name for d in PLAN.datasets for name in PLAN.judge_names(d)})),
+        L.benchmark("{dataset}/{provenance}/scores")
     conda:
         "../../envs/voirdire.yaml"
     params:
-        scale=INPUTS.judge_params,
+        judges=INPUTS.judges_meta,
         measures=PLAN.measures,
         depth=PLAN.depth,
     script:
-        "../scripts/evaluate.py"
+        "../scripts/scores.py"
 
 
 rule agreement:
     input:
         unpack(
             named_inputs(
-                runs=INPUTS.system_runs,
                 qrels=INPUTS.judge_qrels,
-                measures=INPUTS.judge_measures,
+                scores=INPUTS.dataset_scores,
                 summaries=INPUTS.judge_summaries,
             )
         ),
         pairs=L.pairs(D, P),
-        topics=L.topics(D),
         manifest=L.manifest(),
     output:
         agreement=L.agreement(D, P, "agreement"),
         significance=L.agreement(D, P, "significance"),
-        # the systems under the human labels of the judged pairs only: the reference a
-        # label-copying judge matches exactly (Table 1's human@pool column)
-        pool=L.eval_measures(D, P, "human@pool"),
     log:
         L.log("{dataset}/{provenance}/agreement"),
     benchmark:
@@ -64,6 +56,5 @@ rule agreement:
         test=config["evaluation"]["test"],
         resamples=config["evaluation"]["resamples"],
         seed=config["evaluation"]["seed"],
-        depth=PLAN.depth,
     script:
         "../scripts/agreement.py"

@@ -93,7 +93,7 @@ rule gaming_table:
             named_inputs(
                 gamed=INPUTS.gaming_label_tree,
                 qrels=INPUTS.gaming_qrels_tree,
-                scores=INPUTS.gaming_score_tree,
+                scores=INPUTS.original_scores,
                 human=INPUTS.human_qrels_of,
                 runs=INPUTS.original_runs,
             )

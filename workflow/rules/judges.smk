@@ -34,28 +34,32 @@ rule human_judge:
         "cp {input:q} {output:q} 2> {log:q}"
 
 
-rule recorded_judge:
-    input:
-        pairs=L.pairs(D, P),
-        labels=INPUTS.recorded_qrels,
-    output:
-        qrels=L.qrels(D, P, J),
-        summary=L.judgments(D, P, J, "summary.json"),
-    log:
-        L.log("{dataset}/{provenance}/judge-{judge}"),
-    benchmark:
-        L.benchmark("{dataset}/{provenance}/judge-{judge}")
-    wildcard_constraints:
-        judge=INPUTS.judges_of_kind("recorded"),
-    conda:
-        "../../envs/voirdire.yaml"
-    params:
-        scale=INPUTS.judge_params,
-        invalid_labels=lambda wildcards: PLAN.judge(
-            wildcards.dataset, wildcards.judge
-        ).invalid_labels,
-    script:
-        "../scripts/recorded_judge.py"
+# Recorded judges: one job per dataset and provenance reads every recorded judge's label file
+# and writes each one's qrels and summary (a challenge's 84 label sets start Python once, not 84
+# times). A judge whose qrels name only some datasets gives those datasets a rule of their own.
+for index, (datasets, names) in enumerate(INPUTS.recorded_judge_sets()):
+
+    rule:
+        name:
+            "recorded_judges" if index == 0 else f"recorded_judges_{index + 1}"
+        input:
+            unpack(named_inputs(labels=INPUTS.recorded_qrels)),
+            pairs=L.pairs(D, P),
+        output:
+            **INPUTS.recorded_outputs(names),
+        log:
+            L.log("{dataset}/{provenance}/recorded_judges"),
+        benchmark:
+            L.benchmark("{dataset}/{provenance}/recorded_judges")
+        wildcard_constraints:
+            dataset=one_of(datasets),
+        conda:
+            "../../envs/voirdire.yaml"
+        params:
+            scale=INPUTS.recorded_scales,
+            invalid_labels=INPUTS.recorded_invalid_labels,
+        script:
+            "../scripts/recorded_judges.py"
 
 
 rule null_judge:

@@ -127,7 +127,7 @@ rule probe_tables:
                 answers=INPUTS.probe_answer_tree,
                 summaries=INPUTS.probe_summary_tree,
                 human=INPUTS.human_qrels_of,
-                human_scores=INPUTS.human_scores_of,
+                scores=INPUTS.original_scores,
                 runs=INPUTS.original_runs,
             )
         ),
@@ -142,6 +142,8 @@ rule probe_tables:
         "../../envs/voirdire.yaml"
     params:
         probes=[name for name in ("swap", "pad", "injection", "personas") if name in PROBES],
+        # the result-list swap test's settings (None: not probed), for the reason of an empty table
+        lists=PROBES.get("swap", {}).get("lists"),
         # every judge's scale and binary threshold, the primary measure and the evaluation
         # depth: the systems are scored as Table 2 scores them
         judges=INPUTS.audit_judges,
@@ -185,4 +187,4 @@ rule prompt_sensitivity:
         seed=config["evaluation"]["seed"],
         rbo_p=config["evaluation"]["rbo_p"],
     script:
-        "../scripts/probe_tables.py"
+        "../scripts/prompt_sensitivity.py"

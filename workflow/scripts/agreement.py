@@ -1,5 +1,6 @@
-"""Stage 5b: label agreement (kappa), system agreement (tau, RBO), paired t-tests. Without
-systems (the label sets audited alone): the label agreement only, and no paired tests."""
+"""Stage 5b: label agreement (kappa), system agreement (tau, RBO), paired t-tests, the systems'
+scores read from the scores table (stage 5a). Without systems (the label sets audited alone): the
+label agreement only, and no paired tests."""
 
 import json
 from pathlib import Path
@@ -7,10 +8,10 @@ from pathlib import Path
 import pandas as pd
 
 from voirdire.audits.labels import label_agreement
-from voirdire.evaluation import evaluate_measures
-from voirdire.formats import atomic_write, read_pairs, read_qrels, read_run, read_topics
+from voirdire.evaluation import POOL, read_scores
+from voirdire.formats import atomic_write, read_pairs, read_qrels
 from voirdire.jobscript import grouped, start
-from voirdire.judges import HUMAN, Scale, restrict
+from voirdire.judges import Scale
 from voirdire.paper import agreement_tables
 
 log = start(snakemake)
@@ -20,14 +21,11 @@ scales = {j: Scale(m["min"], m["max"], m["binary_threshold"]) for j, m in params
 names = list(scales)
 pairs = read_pairs(snakemake.input.pairs)
 labels = {j: read_qrels(path, (scales[j].low, scales[j].high), allow_empty=True) for j, path in files["qrels"].items()}
-# human@pool: the human labels of the pairs a judge is asked, the reference a label copier matches
-runs = {system: [read_run(path) for path in paths] for system, paths in files.get("runs", {}).items()}
-pool = evaluate_measures(runs, restrict(labels[HUMAN], pairs), read_topics(snakemake.input.topics),
-                         params.measure_names, binary_threshold=scales[HUMAN].binary_threshold, depth=params.depth)  # fmt: skip
-pool.insert(0, "judge", "human@pool")
-pool.insert(0, "dataset", snakemake.wildcards.dataset)
-if runs:
-    scores = pd.concat([pd.read_parquet(path) for path in files["measures"].values()], ignore_index=True)
+if files.get("scores"):  # the scores table (none without systems)
+    scores = read_scores(files["scores"])
+    # human@pool: the human labels of the pairs a judge is asked, the reference a label copier matches
+    at_pool = scores["judge"] == POOL
+    pool, scores = scores[at_pool].reset_index(drop=True), scores[~at_pool].reset_index(drop=True)
     agreement, significance = agreement_tables(
         dataset=snakemake.wildcards.dataset,
         labels=labels, scales=scales, pairs=pairs, scores=scores, measures=params.measure_names,
@@ -42,8 +40,6 @@ else:  # no systems: one row per judge, its labels against the humans' (no measu
                               for judge, row in found.items()])  # fmt: skip
     significance = pd.DataFrame()
     log.info("no systems: Table 2 holds the label agreement of %d judge(s) on %d pairs", len(found), len(pairs))
-with atomic_write(snakemake.output.pool, "wb") as fh:
-    pool.to_parquet(fh, index=False)
 rows = agreement.to_dict("records")
 summaries = {j: json.loads(Path(path).read_text()) for j, path in files.get("summaries", {}).items()}
 for row in rows:

@@ -7,6 +7,7 @@ from voirdire.assistants.experiments import LABEL_SHIFT_VIEW, SUBSTITUTION_VIEW,
 from voirdire.assistants.figures import figure4
 from voirdire.assistants.preference import VIEW as PREFERENCE_VIEW
 from voirdire.assistants.preference import rewrite_self_preference
+from voirdire.evaluation import primary_scores
 from voirdire.formats import read_pairs, read_qrels, read_run
 from voirdire.jobscript import start
 from voirdire.manifest import sha256
@@ -16,7 +17,7 @@ log = start(snakemake)
 params, out = snakemake.params, snakemake.output
 provenance = snakemake.wildcards.provenance
 assistant = provenance.removeprefix("rewritten-")
-files = snakemake.input  # (name-keyed: sample/DATASET, labels/DATASET/PROVENANCE/JUDGE, ...)
+files = snakemake.input  # (name-keyed: sample/DATASET, labels/DATASET/PROVENANCE/JUDGE, scores/DATASET/PROVENANCE, ...)
 manifest = sha256(snakemake.input.manifest)
 alpha = params.alpha
 
@@ -77,7 +78,8 @@ write_table(preference, out.self_preference, manifest=manifest, empty="no judge 
 
 # --- experiments 2 and 3: every system under every judge, original collection vs rewritten one
 def per_query(prov: str, extra: dict) -> pd.DataFrame:
-    frames = [pd.read_parquet(files[f"eval/{d}/{prov}/{j}"]) for d in params.datasets for j in params.judges[d]]
+    frames = [primary_scores(pd.read_parquet(files[f"scores/{d}/{prov}"]), params.measure, params.judges[d])
+              for d in params.datasets]  # fmt: skip
     return pd.concat(frames, ignore_index=True).assign(**extra)
 
 

@@ -4,6 +4,7 @@ queries, the ranks before and after, the human-better systems passed, and ``clim
 
 import pandas as pd
 
+from voirdire.evaluation import primary_scores
 from voirdire.formats import read_qrels, read_run
 from voirdire.jobscript import grouped, start
 from voirdire.manifest import sha256
@@ -24,9 +25,9 @@ def qrels(path: str, dataset: str, judge: str) -> pd.DataFrame:
     return read_qrels(path, (scale["min"], scale["max"]), allow_empty=True)
 
 
-def wide(path: str) -> pd.DataFrame:
+def wide(scores: pd.DataFrame, judge: str) -> pd.DataFrame:
     """Every system's per-query scores under one judge (query x system), as Table 1 has them."""
-    frame = pd.read_parquet(path)
+    frame = primary_scores(scores, params.measure, [judge])
     return frame.pivot(index="query_id", columns="system", values="ndcg")
 
 
@@ -34,14 +35,15 @@ frames = []
 for dataset, judges in params.judges.items():
     runs = {s: [read_run(p) for p in paths] for s, paths in files["runs"][dataset].items()}
     human = qrels(files["human"][dataset], dataset, "human")
-    human_scores = wide(files["scores"][dataset]["human"])
+    scores_table = pd.read_parquet(files["scores"][dataset])  # every judge, every measure
+    human_scores = wide(scores_table, "human")
     for judge, meta in judges.items():
         if judge == "human":
             continue
         if judge not in gaming["judges"]:
             frames.append(not_asked(dataset, judge, WHY.get(meta["kind"], "not listed under gaming.judges")))
             continue
-        scores = wide(files["scores"][dataset][judge]).reindex(index=human_scores.index, columns=human_scores.columns)
+        scores = wide(scores_table, judge).reindex(index=human_scores.index, columns=human_scores.columns)
         labels = qrels(files["gamed"][dataset][judge], dataset, judge)
         rows = gaming_rows(
             dataset=dataset, judge=judge, methods=gaming["judges"][judge], systems=gaming["systems"], runs=runs,

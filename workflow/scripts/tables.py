@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from voirdire.evaluation import POOL, primary_scores, read_scores
 from voirdire.fingerprint import fingerprint
 from voirdire.formats import atomic_write
 from voirdire.jobscript import grouped, start
@@ -20,8 +21,8 @@ log = start(snakemake)
 out = snakemake.output
 params = snakemake.params
 manifest = sha256(snakemake.input.manifest)
-evals = [pd.read_parquet(p) for p in snakemake.input.judge_evals]  # none without systems
-per_query = (pd.concat(evals, ignore_index=True) if evals
+scores = read_scores(snakemake.input.scores)  # every dataset's; none without systems
+per_query = (primary_scores(scores, params.measures[0]) if len(scores)
              else pd.DataFrame(columns=["dataset", "judge", "query_id", "system", "ndcg"]))  # fmt: skip
 judges = [HUMAN] + [j for j in dict.fromkeys(per_query["judge"]) if j != HUMAN]
 with atomic_write(out.per_query, "wb") as fh:
@@ -30,10 +31,8 @@ with atomic_write(out.per_query, "wb") as fh:
 datasets = pd.DataFrame([json.loads(Path(p).read_text()) for p in snakemake.input.data_summaries])
 write_table(datasets, out.datasets, title="Datasets: topics and qrels used, and what a drop setting left out",
             manifest=manifest)  # fmt: skip
-scores = pd.concat([pd.read_parquet(p) for p in [*snakemake.input.judge_measures, *snakemake.input.pool]],
-                   ignore_index=True)  # fmt: skip
 write_table(
-    table1(scores, params.systems, [HUMAN, "human@pool", *judges[1:]], params.measures)
+    table1(scores, params.systems, [HUMAN, POOL, *judges[1:]], params.measures)
     if params.systems
     else pd.DataFrame(columns=["dataset", "system", "measure", HUMAN]),
     out.table1,

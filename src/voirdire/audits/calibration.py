@@ -60,6 +60,7 @@ from ppi_py import classical_mean_ci, ppi_mean_ci, ppi_mean_pointestimate
 from scipy.stats import norm
 
 from ..stats import kendall_tau
+from ..stats.agreement import kendall_tau_each
 
 QUANTILES = (10, 50, 90)  # percentiles of tau over draws
 
@@ -128,7 +129,13 @@ def estimates(
     mean over the table's N queries, and both intervals' half-widths are multiplied by
     :func:`fpc` (k labelled of N); otherwise ppi_py's intervals as they are.
     """
-    y, f = human.to_numpy(dtype=float), judge.to_numpy(dtype=float)
+    found = _estimate_arrays(human.to_numpy(dtype=float), judge.to_numpy(dtype=float), labelled, level, finite)
+    return pd.DataFrame(found, index=human.columns)
+
+
+def _estimate_arrays(y: np.ndarray, f: np.ndarray, labelled: np.ndarray, level: float, finite: bool) -> dict:
+    """:func:`estimates` on a query x system array each of human and judge scores: its columns
+    as arrays (what :func:`calibration_curve` reads, draw after draw, without a table each)."""
     labelled = np.asarray(labelled, dtype=bool)
     y_l, f_l, f_u = y[labelled], f[labelled], f[~labelled]
     factor = fpc(int(labelled.sum()), len(labelled) if finite else None)
@@ -143,11 +150,8 @@ def estimates(
     low, high = _narrow(theta, low, high, factor)
     human_low, human_high = _classical_intervals(y_l, level)
     human_low, human_high = _narrow(y_l.mean(axis=0), human_low, human_high, factor)
-    return pd.DataFrame(
-        {"corrected": theta, "corrected_low": low, "corrected_high": high, "human_only": y_l.mean(axis=0),
-         "human_only_low": human_low, "human_only_high": human_high},
-        index=human.columns,
-    )  # fmt: skip
+    return {"corrected": theta, "corrected_low": low, "corrected_high": high, "human_only": y_l.mean(axis=0),
+            "human_only_low": human_low, "human_only_high": human_high}  # fmt: skip
 
 
 def _classical_intervals(y: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
@@ -179,25 +183,28 @@ def calibration_curve(
     human, judge = human.sort_index(), judge.loc[human.index, human.columns].sort_index()
     queries = human.index.to_numpy()
     truth = human.mean()  # the target: each system's human mean over all queries
+    y, f = human.to_numpy(dtype=float), judge.to_numpy(dtype=float)
     tau_judge = kendall_tau(truth.values, judge.mean()[truth.index].values)
     rng = np.random.default_rng(seed)
     rows = []
     for k in ks:
         if not 2 <= k < len(queries) - 1:
             continue
-        taus = {"judge": [], "corrected": [], "human_only": []}
+        taus = {"judge": [tau_judge] * draws}
+        found_means = {"corrected": [], "human_only": []}  # each draw's estimates, tau taken of all at once
         widths = {"corrected": [], "human_only": []}
         covered = {"corrected": [], "human_only": []}
         for _ in range(draws):
             mask = np.zeros(len(queries), dtype=bool)
             mask[rng.choice(len(queries), size=k, replace=False)] = True
-            found = estimates(human, judge, mask, level=level).loc[truth.index]
-            taus["judge"].append(tau_judge)
+            found = _estimate_arrays(y, f, mask, level, True)  # systems in truth's order
             for name in widths:
-                taus[name].append(kendall_tau(truth.values, found[name].values))
-                low, high = found[f"{name}_low"].to_numpy(), found[f"{name}_high"].to_numpy()
+                found_means[name].append(found[name])
+                low, high = found[f"{name}_low"], found[f"{name}_high"]
                 widths[name].extend(high - low)
                 covered[name].extend((low <= truth.values) & (truth.values <= high))
+        for name, means in found_means.items():
+            taus[name] = list(kendall_tau_each(truth.values, np.array(means))) if means else []
         row = {"k": k, "draws": draws, "level": level, "queries": len(queries), "fpc": fpc(k, len(queries))}
         for name, values in taus.items():  # tau is undefined (NaN) for an estimate that ties every system
             defined = np.array([v for v in values if not math.isnan(v)])

@@ -22,12 +22,13 @@ from collections.abc import Mapping
 
 import pandas as pd
 
+from ..evaluation import POOL as HUMAN_POOL
 from ..evaluation import cut
 from ..judges import HUMAN
 from ..stats import query_mean_test
 
-HUMAN_POOL = "human@pool"
-"""The reference column: the human labels of the pairs the judges label (Table 2's human@pool)."""
+# HUMAN_POOL, the reference column: the human labels of the pairs the judges label (Table 2's
+# human@pool), named once in voirdire.evaluation
 
 
 def judge_ranking(pool: pd.DataFrame, labels: pd.DataFrame, depth: int | None = None) -> pd.DataFrame:

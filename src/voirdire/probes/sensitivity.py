@@ -524,6 +524,28 @@ def direction_consistency(displacement: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=CONSISTENCY_COLUMNS)
 
 
+def why_no_consistency(displacement: pd.DataFrame, groups: str = "groups", condition: str = "condition") -> str:
+    """Why :func:`direction_consistency` of ``displacement`` has no rows ('' when it has some):
+    no condition besides the baseline, only the baseline's rerun, a single group, or no two
+    groups ranking a system under the same condition on the same dataset. ``groups`` and
+    ``condition`` name them for the reader (personas: the probed judges and their roles)."""
+    kept = displacement[displacement["condition"] != RERUN]
+    if kept.empty:
+        if displacement.empty:
+            return f"no {condition} besides the baseline ranks a system"
+        return f"the only {condition} besides the baseline is its rerun (the noise floor), which this table leaves out"
+    shared = kept.groupby(["dataset", "condition", "system"], sort=False)["group"].nunique()
+    if (shared >= 2).any():
+        return ""
+    names = list(dict.fromkeys(kept["group"]))
+    if len(names) < 2:
+        return (
+            f"direction consistency compares {groups} and needs at least two that rank a system under the same "
+            f"{condition}; there is one ({names[0]})"
+        )
+    return f"no two of the {groups} ({', '.join(names)}) rank a system under the same {condition} on one dataset"
+
+
 def _no_data(png: str | Path, title: str) -> None:
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(5, 3))

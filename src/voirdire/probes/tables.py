@@ -6,20 +6,75 @@ under each of them as Table 2 scores them (:func:`condition_scores`).
 Every input table carries ``dataset`` and ``judge``. Labels of one pair asked k times (a judge
 with ``samples: k``) are aggregated by majority, ties by the lower median, as in the pool;
 pairwise questions are asked once (sample 0).
+
+Every table comes as a :class:`Table`: the frame and, when it has no rows, why, in the words
+its Markdown shows (a probe whose sample drew nothing, a padder whose every text was unusable,
+one probed judge where direction consistency compares several, ...). The jobs' shared reading
+and writing (:func:`read_answers`, :func:`write_comparison`, ...) live here too, so the two
+rules' scripts (``probe_tables``, ``prompt_sensitivity``) only wire their inputs to them.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Callable, Mapping
+from typing import NamedTuple
 
 import pandas as pd
 
 from ..evaluation import MEASURE, evaluate_systems
+from ..formats import read_qrels, read_run
 from ..judges import HUMAN
+from ..output import pyplot, save_figure, write_table
 from ..stats import majority
+from .sensitivity import (
+    AGREEMENT_VIEW,
+    BY_CONDITION_VIEW,
+    RERUN,
+    agreement,
+    direction_consistency,
+    displacement,
+    displacement_heatmap,
+    sensitivity,
+    sensitivity_chart,
+    why_no_consistency,
+)
 from .shifts import label_shift
 from .swap import SECOND, TIE, preference, swap_outcome, swap_table
+
+log = logging.getLogger(__name__)
+
+
+class Table(NamedTuple):
+    """A probe table and, when it has no rows, why (``empty``: '' when it has rows)."""
+
+    frame: pd.DataFrame
+    empty: str
+
+
+def _table(frame: pd.DataFrame, reason: str) -> Table:
+    return Table(frame, reason if frame.empty else "")
+
+
+NO_SWAP_PAIR = "no pair to ask: no query has two human-judged pool passages with different grades"
+"""Why the swap table is empty (:func:`voirdire.probes.items.swap_pairs` drew nothing)."""
+NO_LIST_PAIR = "nor two compared systems whose top-{depth} lists differ on the sampled queries"
+"""Added when result lists are configured (:func:`voirdire.probes.items.list_pairs` drew nothing)."""
+NO_PAD_PASSAGE = "no passage to pad: the pool has no human-judged pair"
+NO_PADDING = (
+    "no padded text was judged: every padding was empty or unusable (an LLM padder's are listed in its "
+    "summary, never judged)"
+)
+NO_INJECTION_PASSAGE = (
+    "no passage to inject into: the pool has no pair the humans graded non-relevant (the lowest grade)"
+)
+NO_PERSONA_PAIR = (
+    "no persona pair was drawn: no system's top `depth` on the sampled queries holds a human-judged pair, so no "
+    "condition can be compared"
+)
+NO_COMMON_PAIR = "no pair is human-judged and parsed under every condition, so no condition can be compared"
+NO_LABELS = "no judge of a group labelled a pair, so no condition can be compared"
 
 
 def _majority(labels: pd.Series) -> float:
@@ -55,9 +110,12 @@ def _probe_swap(answers: pd.DataFrame, probe: str, reference) -> pd.DataFrame:
     return table
 
 
-def swap_results(answers: pd.DataFrame, human: pd.DataFrame, human_scores: pd.DataFrame) -> pd.DataFrame:
+def swap_results(
+    answers: pd.DataFrame, human: pd.DataFrame, human_scores: pd.DataFrame, *, lists: Mapping | None = None
+) -> Table:
     """The swap test per (dataset, judge) on passages (reference: the human grades) and on result
-    lists (reference: the two systems' human nDCG@10 on that query)."""
+    lists (reference: the two systems' human nDCG@10 on that query). ``lists``: the config's
+    ``probes.swap.lists`` (None: result lists are not probed), for the reason of an empty table."""
     grade = human.set_index(["dataset", "query_id", "doc_id"])["relevance"].to_dict()
     ndcg = human_scores.set_index(["dataset", "query_id", "system"])["ndcg"].to_dict()
 
@@ -71,7 +129,8 @@ def swap_results(answers: pd.DataFrame, human: pd.DataFrame, human_scores: pd.Da
 
     parts = [_probe_swap(answers, "swap", by_grade), _probe_swap(answers, "lists", by_ndcg)]
     parts = [p for p in parts if len(p)]
-    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+    reason = NO_SWAP_PAIR if lists is None else f"{NO_SWAP_PAIR}, {NO_LIST_PAIR.format(depth=lists['depth'])}"
+    return _table(pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(), reason)
 
 
 def _paired(labels: pd.DataFrame, human: pd.DataFrame) -> pd.DataFrame:
@@ -97,7 +156,7 @@ def _duel_summary(duels: pd.DataFrame, confidence: float = 0.95) -> pd.Series:
                       "duel_ties": float(duels["tie"].mean()) if n else math.nan})  # fmt: skip
 
 
-def pad_results(answers: pd.DataFrame, human: pd.DataFrame, alpha: float) -> pd.DataFrame:
+def pad_results(answers: pd.DataFrame, human: pd.DataFrame, alpha: float) -> Table:
     """The pad test per (dataset, judge, padding, human grade): the grade shift of padded over
     original text, and (when asked) how often the padded text wins the swap-checked pairwise
     question (``padded_wins``; ties and unparsed pairs are not wins) with the one-sided 95%
@@ -117,13 +176,15 @@ def pad_results(answers: pd.DataFrame, human: pd.DataFrame, alpha: float) -> pd.
         overall = overall.reset_index().assign(human="all")
         wins = pd.concat([overall, by_grade.reset_index()], ignore_index=True).astype({"duels": int})
         table = table.merge(wins, on=[*keys, "human"], how="left")
-    return table.rename(columns={"condition": "padding"})
+    drawn = answers[answers["probe"] == "pad"]
+    return _table(table.rename(columns={"condition": "padding"}), NO_PADDING if len(drawn) else NO_PAD_PASSAGE)
 
 
-def injection_results(answers: pd.DataFrame, human: pd.DataFrame, alpha: float) -> pd.DataFrame:
+def injection_results(answers: pd.DataFrame, human: pd.DataFrame, alpha: float) -> Table:
     """The injection probe per (dataset, judge, template): the grade shift against the same
     non-relevant passages unchanged, with the paired sign test (:func:`voirdire.stats.paired_shift`)."""
-    return label_shift(_paired(grades(answers, "injection"), human), alpha).rename(columns={"condition": "template"})
+    table = label_shift(_paired(grades(answers, "injection"), human), alpha).rename(columns={"condition": "template"})
+    return _table(table, NO_INJECTION_PASSAGE)
 
 
 def persona_labels(answers: pd.DataFrame) -> pd.DataFrame:
@@ -176,8 +237,6 @@ def sensitivity_tables(
     """Persona or prompt-variant sensitivity (Mohtadi et al., CIKM 2026):
     agreement, displacement, the sensitivity summaries and direction consistency, by table
     name. ``left_out`` (from :func:`common_pairs`) adds its counts to the agreement table."""
-    from .sensitivity import agreement, direction_consistency, displacement, sensitivity
-
     moved = displacement(per_query, baselines)
     by_system, by_condition = sensitivity(moved, seed=seed, per_query=per_query, baselines=baselines)
     agreed = agreement(labels, human, baselines, low, high, per_query=per_query, human_scores=human_scores, rbo_p=rbo_p,
@@ -236,6 +295,49 @@ def condition_scores(
     return per_query, human_scores
 
 
+class Comparison(NamedTuple):
+    """Persona or prompt-variant sensitivity as written: the five tables by name
+    (``SENSITIVITY_TABLES``), each with why it is empty, and ``none``: why no condition could be
+    compared at all ('' when one could; then every table and figure says so)."""
+
+    tables: dict[str, Table]
+    none: str
+
+
+SENSITIVITY_TABLES = ("agreement", "displacement", "sensitivity", "systems", "consistency")
+
+
+def nothing_compared(reason: str, agreement: pd.DataFrame | None = None) -> Comparison:
+    """Every table without rows, for ``reason``; ``agreement`` (what :func:`common_pairs` left
+    out) still goes into the agreement table."""
+    empty = pd.DataFrame(columns=["dataset"])
+    frames = {name: empty for name in SENSITIVITY_TABLES} | ({} if agreement is None else {"agreement": agreement})
+    return Comparison({name: Table(frame, reason) for name, frame in frames.items()}, reason)
+
+
+def _why_empty(
+    labels: pd.DataFrame, baselines: Mapping[str, str], moved: pd.DataFrame, groups: str, condition: str
+) -> dict[str, str]:
+    """Why each table of :func:`sensitivity_tables` would have no rows, by table name."""
+    others = labels[labels["condition"] != labels["group"].map(baselines)]
+    if others.empty:
+        not_moved = f"no {condition} besides the baseline, so nothing is displaced"
+    else:
+        not_moved = f"no system is scored under both the baseline and another {condition}"
+    only_rerun = not moved.empty and (moved["condition"] == RERUN).all()
+    return {
+        "agreement": "no label set holds a pair",
+        "displacement": not_moved,
+        "sensitivity": not_moved,
+        "systems": (
+            f"the only {condition} besides the baseline is its rerun (the noise floor), which Sensitivity(s) leaves out"
+            if only_rerun
+            else not_moved
+        ),
+        "consistency": not_moved if moved.empty else why_no_consistency(moved, groups, condition),
+    }
+
+
 def sensitivity_results(
     labels: pd.DataFrame,
     human: pd.DataFrame,
@@ -251,17 +353,23 @@ def sensitivity_results(
     seed: int,
     rbo_p: float,
     left_out: pd.DataFrame | None = None,
-) -> dict[str, pd.DataFrame]:
+    groups: str = "groups",
+    condition: str = "condition",
+) -> Comparison:
     """Persona or prompt-variant sensitivity from the label sets and the systems' runs: the
     systems scored under every condition and under the humans (:func:`condition_scores`), then
-    :func:`sensitivity_tables`. No labels (no pair common to every condition): no tables."""
+    :func:`sensitivity_tables`, each table with why it is empty (``groups`` and ``condition``
+    name a group and a condition there: for prompt variants the ``variants`` groups and their
+    variants). No labels: nothing compared (:data:`NO_LABELS`)."""
     if labels.empty:
-        return {}
+        return nothing_compared(NO_LABELS, left_out)
     per_query, human_scores = condition_scores(
         labels, human, runs, judges=judges, judge_of=judge_of, measure=measure, depth=depth
     )
-    return sensitivity_tables(labels, human, baselines, per_query, human_scores, low=low, high=high, seed=seed,
-                              rbo_p=rbo_p, left_out=left_out)  # fmt: skip
+    frames = sensitivity_tables(labels, human, baselines, per_query, human_scores, low=low, high=high, seed=seed,
+                                rbo_p=rbo_p, left_out=left_out)  # fmt: skip
+    reasons = _why_empty(labels, baselines, frames["displacement"], groups, condition)
+    return Comparison({name: _table(frame, reasons[name]) for name, frame in frames.items()}, "")
 
 
 def variant_judge(group: str, condition: str) -> str:
@@ -276,16 +384,111 @@ def persona_judge(group: str, condition: str) -> str:
 
 def persona_results(
     answers: pd.DataFrame, human: pd.DataFrame, runs: Runs, **evaluation
-) -> tuple[dict[str, pd.DataFrame], pd.DataFrame]:
+) -> tuple[Comparison, pd.DataFrame]:
     """Persona-conditioned judging: every role of every probed judge and the humans on the same
     pairs (:func:`common_pairs`), compared with the judge's plain prompt (condition
     ``baseline``) by :func:`sensitivity_results` (``evaluation``: its keyword arguments but
-    ``judge_of`` and ``left_out``). Returns the tables (none when no pair is common) and what
-    :func:`common_pairs` left out."""
+    ``judge_of``, ``left_out``, ``groups`` and ``condition``). Returns the comparison (nothing
+    compared when no pair is common: :data:`NO_PERSONA_PAIR` when none was drawn, else
+    :data:`NO_COMMON_PAIR`) and what :func:`common_pairs` left out."""
     labels, left_out = common_pairs(persona_labels(answers), human)
+    if labels.empty:
+        drawn = int(left_out["pairs_drawn"].sum())
+        return nothing_compared(NO_COMMON_PAIR if drawn else NO_PERSONA_PAIR, left_out), left_out
     keys = ["dataset", "query_id", "doc_id"]
     persona_human = human.merge(labels[keys].drop_duplicates(), on=keys)
     baselines = {g: "baseline" for g in labels["group"].unique()}
-    tables = sensitivity_results(labels, persona_human, baselines, runs, judge_of=persona_judge, left_out=left_out,
-                                 **evaluation)  # fmt: skip
-    return tables, left_out
+    comparison = sensitivity_results(labels, persona_human, baselines, runs, judge_of=persona_judge,
+                                     left_out=left_out, groups="probed judges", condition="role",
+                                     **evaluation)  # fmt: skip
+    return comparison, left_out
+
+
+# ----------------------------------------------------------------------------- the jobs' reading and writing
+
+VIEWS = {  # the columns a person reads in the Markdown; the CSV keeps every one
+    "swap": ["judge", "probe", "pairs", "answered", "position_consistency", "first_position_win_rate", "tie_rate",
+             "accuracy", "position_p"],
+    "pad": ["judge", "padding", "human", "n", "queries", "mean_shift", "shift_p", "flagged", "padded_wins",
+            "padded_wins_upper", "tests"],
+    "injection": ["judge", "template", "human", "n", "queries", "mean_shift", "shift_p", "flagged", "tests",
+                  "expected_false_flags"],
+    "agreement": AGREEMENT_VIEW,
+    "sensitivity": BY_CONDITION_VIEW,
+}  # fmt: skip
+"""By table name: the probe tables' and the sensitivity tables' (persona and prompt variants alike)."""
+
+EVALUATION = ("judges", "measure", "depth", "low", "high", "seed", "rbo_p")
+"""The rule parameters that say how systems are scored and compared (:func:`sensitivity_results`'
+keyword arguments): every judge's scale and binary threshold, the primary measure, the
+evaluation depth, the human grade range, the bootstraps' seed and RBO's persistence."""
+
+
+def evaluation_of(params) -> dict:
+    """:data:`EVALUATION` from a job's ``snakemake.params``."""
+    return {name: getattr(params, name) for name in EVALUATION}
+
+
+def read_judge_qrels(path: str, dataset: str, scales: Mapping[str, Mapping[str, Mapping]], judge: str = HUMAN):
+    """A judge's qrels of one dataset, every grade checked against its declared scale (``scales``:
+    dataset -> judge -> its scale, ``min`` and ``max``); may be empty."""
+    scale = scales[dataset][judge]
+    return read_qrels(path, (scale["min"], scale["max"]), allow_empty=True).assign(dataset=dataset)
+
+
+def read_human(paths: Mapping[str, str], scales: Mapping[str, Mapping[str, Mapping]]) -> pd.DataFrame:
+    """The human qrels of every dataset (``paths``: dataset -> file)."""
+    return pd.concat([read_judge_qrels(path, d, scales) for d, path in paths.items()], ignore_index=True)
+
+
+def read_variant_labels(paths: Mapping, scales: Mapping[str, Mapping[str, Mapping]]) -> pd.DataFrame:
+    """Every ``variants`` group's label sets (``paths``: dataset -> group -> judge -> qrels): one
+    condition per judge."""
+    return pd.concat([read_judge_qrels(path, d, scales, j).assign(group=g, condition=j)
+                      for d, groups in paths.items() for g, judges in groups.items()
+                      for j, path in judges.items()], ignore_index=True)  # fmt: skip
+
+
+def read_runs(paths: Mapping[str, Mapping[str, list[str]]]) -> Runs:
+    """dataset -> system -> its runs, from dataset -> system -> their files."""
+    return {d: {s: [read_run(p) for p in files] for s, files in systems.items()} for d, systems in paths.items()}
+
+
+def read_answers(paths: Mapping[str, Mapping[str, str]]) -> pd.DataFrame:
+    """Every probed judge's answers (``paths``: dataset -> judge -> its answers table)."""
+    frames = [pd.read_parquet(path).assign(dataset=d, judge=j) for d, judges in paths.items()
+              for j, path in judges.items()]  # fmt: skip
+    return pd.concat(frames, ignore_index=True)
+
+
+def write_probe_table(table: Table, path: str, *, title: str, manifest: str, view=None) -> None:
+    """One probe table, CSV and Markdown; an empty one says why."""
+    write_table(table.frame, path, title=title, floatfmt=".3f", manifest=manifest, view=view, empty=table.empty)
+
+
+def comparison_paths(outputs, prefix: str = "") -> dict[str, str]:
+    """The five tables' and two figures' paths of a sensitivity job's ``snakemake.output``
+    (named ``{prefix}agreement``, ..., ``{prefix}heatmap``, ``{prefix}chart``)."""
+    return {name: getattr(outputs, f"{prefix}{name}") for name in (*SENSITIVITY_TABLES, "heatmap", "chart")}
+
+
+def write_comparison(comparison: Comparison, paths: Mapping[str, str], what: str, manifest: str) -> None:
+    """Persona or prompt-variant sensitivity: the five tables and the two figures
+    (``paths``: :func:`comparison_paths`). Nothing compared: each says why, in its title and
+    in its place."""
+    if comparison.none:
+        note = comparison.none
+        for name in SENSITIVITY_TABLES:
+            write_table(comparison.tables[name].frame, paths[name], title=f"{what}: {name} ({note})", floatfmt=".3f",
+                        manifest=manifest, empty=note)  # fmt: skip
+        for key in ("heatmap", "chart"):
+            fig = pyplot().figure(figsize=(5, 1.6))
+            fig.text(0.5, 0.5, note, ha="center", va="center", wrap=True, fontsize=9)
+            save_figure(fig, paths[key])
+        log.warning("%s: %s (agreement table: %s)", what, note, comparison.tables["agreement"].frame.to_dict("records"))
+        return
+    for name in SENSITIVITY_TABLES:
+        write_probe_table(comparison.tables[name], paths[name], title=f"{what}: {name}", manifest=manifest,
+                          view=VIEWS.get(name))  # fmt: skip
+    displacement_heatmap(comparison.tables["displacement"].frame, paths["heatmap"])
+    sensitivity_chart(comparison.tables["sensitivity"].frame, paths["chart"])

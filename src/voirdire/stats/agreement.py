@@ -137,12 +137,68 @@ def kendall_tau(a: Sequence[float], b: Sequence[float]) -> float:
 
 def kendall_tau_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Kendall's tau-b between rows of two (rows, items) score arrays, vectorised (the same
-    statistic as ``scipy.stats.kendalltau``, ties included); NaN where a row is all ties."""
+    statistic as ``scipy.stats.kendalltau``, ties included); NaN where a row is all ties.
+
+    The pair counts are :func:`_pair_counts`'; they are integers, so the result is the same bits
+    as the sum of sign products it replaces (:func:`_kendall_tau_rows_by_pairs`, still used for
+    rows holding a value that is not finite, where the sign of a difference can be NaN)."""
+    a, b = np.atleast_2d(np.asarray(a, dtype=float)), np.atleast_2d(np.asarray(b, dtype=float))
+    out = np.empty(len(a))
+    finite = np.isfinite(a).all(axis=1) & np.isfinite(b).all(axis=1)
+    if not finite.all():
+        out[~finite] = _kendall_tau_rows_by_pairs(a[~finite], b[~finite])
+    difference, untied_a, untied_b = _pair_counts(a[finite], b[finite])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out[finite] = np.where((untied_a > 0) & (untied_b > 0),
+                               difference.astype(float) / np.sqrt(untied_a * untied_b), math.nan)  # fmt: skip
+    return out
+
+
+def kendall_tau_each(a: Sequence[float], rows: np.ndarray) -> np.ndarray:
+    """:func:`kendall_tau` of ``a`` against each row of ``rows``, at once: the same bits as one
+    ``scipy.stats.kendalltau`` call a row (its arithmetic on the same integer pair counts, and
+    its clip to [-1, 1]); NaN where either side ties everything or holds NaN."""
+    rows = np.atleast_2d(np.asarray(rows, dtype=float))
+    a = np.broadcast_to(np.asarray(a, dtype=float), rows.shape)
+    out = np.full(len(rows), math.nan)
+    if rows.shape[1] < 2:
+        return out
+    defined = ~(np.isnan(a).any(axis=1) | np.isnan(rows).any(axis=1))
+    difference, untied_a, untied_b = _pair_counts(a[defined], rows[defined])
+    tied = (untied_a == 0) | (untied_b == 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tau = difference.astype(float) / np.sqrt(untied_a) / np.sqrt(untied_b)
+    out[defined] = np.where(tied, math.nan, np.minimum(1.0, np.maximum(-1.0, tau)))
+    return out
+
+
+def _pair_counts(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For each row of two (rows, items) arrays without NaN: concordant minus discordant pairs,
+    and the pairs each row leaves untied, from boolean comparison matrices a few rows at a time.
+    A pair is concordant where one item is above the other in both rows (one orientation of the
+    two counts it), discordant where above in one and below in the other, untied where above in
+    one orientation."""
+    rows, n = a.shape
+    difference, untied_a, untied_b = (np.zeros(rows, dtype=np.int64) for _ in range(3))
+    chunk = max(1, 2**19 // max(1, n * n))  # rows per step: comparison matrices of at most 512 kB (in cache)
+    for start in range(0, rows, chunk):
+        x, y = a[start : start + chunk], b[start : start + chunk]
+        above_x, above_y = x[:, :, None] > x[:, None, :], y[:, :, None] > y[:, None, :]
+        step = slice(start, start + len(x))
+        difference[step] = np.count_nonzero(above_x & above_y, axis=(1, 2)) - np.count_nonzero(
+            above_x & above_y.transpose(0, 2, 1), axis=(1, 2)
+        )
+        untied_a[step], untied_b[step] = np.count_nonzero(above_x, axis=(1, 2)), np.count_nonzero(above_y, axis=(1, 2))
+    return difference, untied_a, untied_b
+
+
+def _kendall_tau_rows_by_pairs(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """:func:`kendall_tau_rows` from the signs of every pair's differences (NaN where any is NaN)."""
     a, b = np.atleast_2d(a), np.atleast_2d(b)
     i, j = np.triu_indices(a.shape[1], k=1)
-    sign_a, sign_b = np.sign(a[:, i] - a[:, j]), np.sign(b[:, i] - b[:, j])
-    untied_a, untied_b = (sign_a != 0).sum(axis=1), (sign_b != 0).sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
+    with np.errstate(invalid="ignore", divide="ignore"):  # inf - inf: NaN, as the statistic
+        sign_a, sign_b = np.sign(a[:, i] - a[:, j]), np.sign(b[:, i] - b[:, j])
+        untied_a, untied_b = (sign_a != 0).sum(axis=1), (sign_b != 0).sum(axis=1)
         return np.where((untied_a > 0) & (untied_b > 0), (sign_a * sign_b).sum(axis=1) / np.sqrt(untied_a * untied_b),
                         math.nan)  # fmt: skip
 
@@ -198,6 +254,36 @@ def rbo_scores(a: pd.Series | np.ndarray, b: pd.Series | np.ndarray, p: float = 
     return rbo(list(labels[np.argsort(-x, kind="stable")]), list(labels[np.argsort(-y, kind="stable")]), p=p)
 
 
+def rbo_rows(a: np.ndarray, b: np.ndarray, p: float = 0.9) -> np.ndarray:
+    """:func:`rbo_scores` for each row of two (rows, systems) arrays (bootstrap draws), as
+    whole-array operations, to the same bits: an item is in both depth-d prefixes when its lower
+    position in the two orderings is above d, so the overlaps X_d are a cumulative count of
+    those positions; the sum over depths is accumulated in the same order as :func:`rbo`'s loop
+    (``np.cumsum``), each term from the same float operations (the powers of p taken by Python)."""
+    x, y = np.atleast_2d(np.asarray(a, dtype=float)), np.atleast_2d(np.asarray(b, dtype=float))
+    if x.shape != y.shape:
+        raise ValueError(f"rankings {x.shape} and {y.shape} differ in shape")
+    if not 0 < p < 1:
+        raise ValueError("p must lie in (0, 1)")
+    rows, k = x.shape
+    out = np.full(rows, np.nan)
+    if k == 0 or rows == 0:
+        return out
+    index = np.arange(rows)[:, None]
+    position_a, position_b = np.empty((rows, k), dtype=np.int64), np.empty((rows, k), dtype=np.int64)
+    position_a[index, np.argsort(-x, axis=1, kind="stable")] = np.arange(k)
+    position_b[index, np.argsort(-y, axis=1, kind="stable")] = np.arange(k)
+    joined = np.maximum(position_a, position_b)  # both prefixes hold the item from depth joined + 1
+    overlap = np.cumsum(np.bincount((joined + index * k).ravel(), minlength=rows * k).reshape(rows, k), axis=1)
+    depth = np.arange(1, k + 1)
+    powers = np.array([p**d for d in range(1, k + 1)])
+    total = np.cumsum(overlap / depth * powers, axis=1)[:, -1]
+    value = overlap[:, -1] / k * powers[-1] + (1 - p) / p * total
+    defined = ~(_tied_rows(x) | _tied_rows(y))
+    out[defined] = value[defined]
+    return out
+
+
 def rbo_floor(k: int, p: float = 0.9) -> float:
     """RBO of a ranking of k items against its reverse: the floor a reader compares RBO with."""
     items = [str(i) for i in range(k)]
@@ -222,11 +308,15 @@ def tau_ap(reference: Sequence[float], judge: Sequence[float]) -> float:
     return 2.0 / (n - 1) * total - 1.0
 
 
-def _tied_rows(values: np.ndarray) -> np.ndarray:
-    """:func:`_tied` for each row (a row holding NaN counts as tied: its tau_AP is NaN too)."""
+def _close_rows(values: np.ndarray) -> np.ndarray:
+    """:func:`_tied` for each row."""
     ordered = np.sort(values, axis=1)
-    close = np.isclose(np.diff(ordered, axis=1), 0.0, rtol=0, atol=1e-12)
-    return close.any(axis=1) | np.isnan(values).any(axis=1)
+    return np.isclose(np.diff(ordered, axis=1), 0.0, rtol=0, atol=1e-12).any(axis=1)
+
+
+def _tied_rows(values: np.ndarray) -> np.ndarray:
+    """:func:`_tied` for each row, and a row holding NaN counts as tied (its tau_AP and RBO are NaN too)."""
+    return _close_rows(values) | np.isnan(values).any(axis=1)
 
 
 def tau_ap_rows(reference: np.ndarray, judge: np.ndarray, chunk: int = 512) -> np.ndarray:
@@ -271,6 +361,23 @@ def max_drop(reference: Sequence[float], judge: Sequence[float]) -> float:
     return float(max(0, (rank_mine - rank_ref).max()))
 
 
+def max_drop_rows(reference: np.ndarray, judge: np.ndarray) -> np.ndarray:
+    """:func:`max_drop` for each row of two (rows, systems) arrays (bootstrap draws), at once."""
+    ref, mine = np.atleast_2d(np.asarray(reference, dtype=float)), np.atleast_2d(np.asarray(judge, dtype=float))
+    if ref.shape != mine.shape:
+        raise ValueError(f"reference {ref.shape} and judge {mine.shape} differ in shape")
+    rows, n = ref.shape
+    out = np.full(rows, np.nan)
+    if n < 2:
+        return out
+    rank_ref = np.argsort(np.argsort(-ref, axis=1, kind="stable"), axis=1, kind="stable")
+    rank_mine = np.argsort(np.argsort(-mine, axis=1, kind="stable"), axis=1, kind="stable")
+    drop = np.maximum(0, (rank_mine - rank_ref).max(axis=1)).astype(float)
+    defined = ~(_close_rows(ref) | _close_rows(mine))  # as max_drop: NaN where either ties (NaN alone is no tie)
+    out[defined] = drop[defined]
+    return out
+
+
 RANK_STATISTICS = ("tau_all", "tau_oracles", "rbo_all", "tau_ap", "tau_top", "max_drop")
 """The statistics :func:`system_agreement_intervals` gives intervals of."""
 
@@ -301,11 +408,11 @@ def system_agreement_intervals(
     picked = [systems.index(s) for s in oracles if s in systems]
     if len(picked) >= 2:
         draws["tau_oracles"] = kendall_tau_rows(mean_h[:, picked], mean_j[:, picked])
-    draws["rbo_all"] = np.array([rbo_scores(x, y, p=rbo_p) for x, y in zip(mean_h, mean_j, strict=True)])
+    draws["rbo_all"] = rbo_rows(mean_h, mean_j, p=rbo_p)
     draws["tau_ap"] = tau_ap_rows(mean_h, mean_j)
     top = np.argsort(-human[systems].to_numpy(float).mean(axis=0), kind="stable")[: top_k(systems)]
     draws["tau_top"] = kendall_tau_rows(mean_h[:, top], mean_j[:, top])
-    draws["max_drop"] = np.array([max_drop(x, y) for x, y in zip(mean_h, mean_j, strict=True)])
+    draws["max_drop"] = max_drop_rows(mean_h, mean_j)
     for name, values in draws.items():
         found = interval(values, level)
         row[f"{name}_ci_low"], row[f"{name}_ci_high"] = found.low, found.high

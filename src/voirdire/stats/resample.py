@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 RESAMPLES = 1000
 SEED = 42
@@ -81,8 +82,13 @@ def cluster_sums(values: np.ndarray | Sequence[float], clusters: Sequence) -> tu
 
 
 def _factorize(clusters: Sequence) -> tuple[np.ndarray, list]:
+    """Each cluster's code (0, 1, ... in first-seen order) and the clusters in that order."""
+    values = clusters if hasattr(clusters, "__array__") else pd.Series(list(clusters), dtype=object)
+    if not np.asarray(pd.isna(values)).any():  # pandas' hash table: the walk below, in C
+        codes, uniques = pd.factorize(values, sort=False)
+        return codes.astype(int), list(uniques)
     seen: dict = {}
-    codes = np.array([seen.setdefault(c, len(seen)) for c in clusters], dtype=int)
+    codes = np.array([seen.setdefault(c, len(seen)) for c in values], dtype=int)
     return codes, list(seen)
 
 
