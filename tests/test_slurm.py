@@ -111,7 +111,7 @@ def test_every_job_but_all_went_through_sbatch(runs):
     jobs, submitted, local_rules, slurm_ids = submissions(log)
     stats = job_stats(log)
     assert local_rules == {"all"}  # the one job that runs on the submit host
-    assert sum(stats.values()) - stats["all"] == len(jobs) > 20
+    assert sum(stats.values()) - stats["all"] == len(jobs) >= 15  # every stage of the DL19 config, one job or more each
     assert sorted(jobs.values()) == sorted(r for r, n in stats.items() if r != "all" for _ in range(n))
     assert submitted == set(jobs)
     assert slurm_ids  # and Slurm itself ran each submission to completion, exit code 0
