@@ -228,7 +228,7 @@ def test_coverage_and_outside_pool_labels_reach_table2_and_a_new_judge_reaches_t
     assert {p: b for p, b in after.items() if p in computed} == computed  # nothing else computed was touched
     # the next run (here asked for the recorded judges' files alone) writes the same labels again
     outputs = sorted(p for p in job_files if "logs" not in p.parts)
-    snakemake("--cores", "2", "--configfile", str(write_config(tmp_path, good)), *map(str, outputs))
+    snakemake(*map(str, outputs), "--cores", "2", "--configfile", str(write_config(tmp_path, good)))
     assert {p: p.read_bytes() for p in outputs} == {p: before[p] for p in outputs}
 
 
