@@ -319,15 +319,20 @@ def _tied_rows(values: np.ndarray) -> np.ndarray:
     return _close_rows(values) | np.isnan(values).any(axis=1)
 
 
+def _draw_rows(reference: np.ndarray, judge: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Two (rows, systems) arrays of bootstrap draws as floats, and a row of NaN per draw to fill."""
+    ref, mine = np.atleast_2d(np.asarray(reference, dtype=float)), np.atleast_2d(np.asarray(judge, dtype=float))
+    if ref.shape != mine.shape:
+        raise ValueError(f"reference {ref.shape} and judge {mine.shape} differ in shape")
+    return ref, mine, np.full(ref.shape[0], np.nan)
+
+
 def tau_ap_rows(reference: np.ndarray, judge: np.ndarray, chunk: int = 512) -> np.ndarray:
     """:func:`tau_ap` for each row of two (rows, systems) arrays (bootstrap draws), as whole-array
     operations: each row's reference scores in the judge's order, compared with every score above
     them (a strictly lower triangle), ``chunk`` rows at a time to bound the memory."""
-    ref, mine = np.atleast_2d(np.asarray(reference, dtype=float)), np.atleast_2d(np.asarray(judge, dtype=float))
-    if ref.shape != mine.shape:
-        raise ValueError(f"reference {ref.shape} and judge {mine.shape} differ in shape")
+    ref, mine, out = _draw_rows(reference, judge)
     rows, n = ref.shape
-    out = np.full(rows, np.nan)
     if n < 2:
         return out
     below = np.tril(np.ones((n, n), dtype=bool), k=-1)  # [i, k]: k is above i in the judge's order
@@ -363,11 +368,8 @@ def max_drop(reference: Sequence[float], judge: Sequence[float]) -> float:
 
 def max_drop_rows(reference: np.ndarray, judge: np.ndarray) -> np.ndarray:
     """:func:`max_drop` for each row of two (rows, systems) arrays (bootstrap draws), at once."""
-    ref, mine = np.atleast_2d(np.asarray(reference, dtype=float)), np.atleast_2d(np.asarray(judge, dtype=float))
-    if ref.shape != mine.shape:
-        raise ValueError(f"reference {ref.shape} and judge {mine.shape} differ in shape")
+    ref, mine, out = _draw_rows(reference, judge)
     rows, n = ref.shape
-    out = np.full(rows, np.nan)
     if n < 2:
         return out
     rank_ref = np.argsort(np.argsort(-ref, axis=1, kind="stable"), axis=1, kind="stable")
