@@ -25,6 +25,11 @@ $(VENV)/.installed: pyproject.toml requirements.lock
 	$(UV) -r requirements.lock
 	$(UV) --no-deps $(SMOLLM2)
 	$(UV) --no-deps -e .
+	# bytecode for every installed module, once: where PYTHONDONTWRITEBYTECODE is set (CI's
+	# machines set it) Python never caches it, and every job of the workflow would compile
+	# pandas, torch, litellm... again at its start (about 8 s a job on a 2-core AVX2 CPU)
+	$(BIN)/python -m compileall -q -j 0 -x '/(tests?|testing)/' src \
+	    "$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))')"
 	# the one-time conversion of SmolLM2's GGUF to safetensors (~30 s), here rather than in the demo
 	$(BIN)/python -c "from voirdire.llm.local.weights import model_dir; print('SmolLM2 ready:', model_dir())"
 	touch $@

@@ -187,32 +187,16 @@ rule assistant_tables:
         unpack(INPUTS.assistant_inputs),
         manifest=L.manifest(),
     output:
-        label_shift=report(
-            L.table(P, "label_shift", "csv"),
-            caption="../report/label_shift.rst",
-            category="Assistants",
-        ),
+        label_shift=in_report(L.table(P, "label_shift", "csv"), "label_shift"),
         label_shift_md=L.table(P, "label_shift", "md"),
-        substitution=report(
-            L.table(P, "substitution", "csv"),
-            caption="../report/substitution.rst",
-            category="Assistants",
-        ),
+        substitution=in_report(L.table(P, "substitution", "csv"), "substitution"),
         substitution_md=L.table(P, "substitution", "md"),
-        checks=report(
-            L.table(P, "rewrite_checks", "csv"),
-            caption="../report/rewrite_checks.rst",
-            category="Assistants",
-        ),
+        checks=in_report(L.table(P, "rewrite_checks", "csv"), "rewrite_checks"),
         checks_md=L.table(P, "rewrite_checks", "md"),
-        figure4=report(
-            L.figure(P, "figure4", "png"), caption="../report/figure4.rst", category="Assistants"
-        ),
+        figure4=in_report(L.figure(P, "figure4", "png"), "figure4"),
         figure4_pdf=L.figure(P, "figure4", "pdf"),
-        self_preference=report(
-            L.table(P, "rewrite_self_preference", "csv"),
-            caption="../report/rewrite_self_preference.rst",
-            category="Assistants",
+        self_preference=in_report(
+            L.table(P, "rewrite_self_preference", "csv"), "rewrite_self_preference"
         ),
         self_preference_md=L.table(P, "rewrite_self_preference", "md"),
     log:
@@ -250,15 +234,9 @@ rule figure5:
         unpack(INPUTS.score_inputs),
         manifest=L.manifest(),
     output:
-        table=report(
-            L.table(P, "score_shift", "csv"),
-            caption="../report/score_shift.rst",
-            category="Assistants",
-        ),
+        table=in_report(L.table(P, "score_shift", "csv"), "score_shift"),
         table_md=L.table(P, "score_shift", "md"),
-        png=report(
-            L.figure(P, "figure5", "png"), caption="../report/figure5.rst", category="Assistants"
-        ),
+        png=in_report(L.figure(P, "figure5", "png"), "figure5"),
         pdf=L.figure(P, "figure5", "pdf"),
     log:
         L.log("{provenance}/figure5"),

@@ -100,17 +100,9 @@ rule gaming_table:
         ),
         manifest=L.manifest(),
     output:
-        csv=report(
-            L.audit("original", "gaming", "csv"),
-            caption="../report/probe_gaming.rst",
-            category="Probes",
-        ),
+        csv=in_report(L.audit("original", "gaming", "csv"), "gaming", "probe_gaming"),
         md=L.audit("original", "gaming", "md"),
-        png=report(
-            L.audit("original", "gaming", "png"),
-            caption="../report/probe_gaming_chart.rst",
-            category="Probes",
-        ),
+        png=in_report(L.audit("original", "gaming", "png"), "gaming", "probe_gaming_chart"),
         pdf=L.audit("original", "gaming", "pdf"),
     log:
         L.log("probes/gaming"),

@@ -13,42 +13,18 @@ rule tables:
         manifest=L.manifest(),
         data_summaries=INPUTS.all_datasets(L.data_summary(D)),
     output:
-        datasets=report(
-            L.table(P, "datasets", "csv"),
-            caption="../report/datasets.rst",
-            category="Tables",
-        ),
+        datasets=in_report(L.table(P, "datasets", "csv"), "datasets"),
         datasets_md=L.table(P, "datasets", "md"),
-        table1=report(
-            L.table(P, "table1", "csv"),
-            caption="../report/table1.rst",
-            category="Tables",
-        ),
+        table1=in_report(L.table(P, "table1", "csv"), "table1"),
         table1_md=L.table(P, "table1", "md"),
-        table2=report(
-            L.table(P, "table2", "csv"),
-            caption="../report/table2.rst",
-            category="Tables",
-        ),
+        table2=in_report(L.table(P, "table2", "csv"), "table2"),
         table2_md=L.table(P, "table2", "md"),
-        recorded_runs=report(
-            L.table(P, "recorded_runs", "csv"),
-            caption="../report/recorded_runs.rst",
-            category="Tables",
-        ),
+        recorded_runs=in_report(L.table(P, "recorded_runs", "csv"), "recorded_runs"),
         recorded_runs_md=L.table(P, "recorded_runs", "md"),
-        significance=report(
-            L.table(P, "significance", "csv"),
-            caption="../report/significance.rst",
-            category="Tables",
-        ),
+        significance=in_report(L.table(P, "significance", "csv"), "significance"),
         significance_md=L.table(P, "significance", "md"),
         per_query=L.table(P, "per_query", "parquet"),
-        fingerprint=report(
-            L.table(P, "fingerprint", "json"),
-            caption="../report/fingerprint.rst",
-            category="Reproducibility",
-        ),
+        fingerprint=in_report(L.table(P, "fingerprint", "json"), "fingerprint"),
     log:
         L.log("{provenance}/tables"),
     benchmark:
@@ -70,17 +46,9 @@ rule figure3:
         table1=L.table(P, "table1", "csv"),
         significance=L.table(P, "significance", "csv"),
     output:
-        png=report(
-            L.figure(P, "figure3", "png"),
-            caption="../report/figure3.rst",
-            category="Figures",
-        ),
+        png=in_report(L.figure(P, "figure3", "png"), "figure3"),
         pdf=L.figure(P, "figure3", "pdf"),
-        asl=report(
-            L.figure(P, "asl", "png"),
-            caption="../report/asl.rst",
-            category="Figures",
-        ),
+        asl=in_report(L.figure(P, "asl", "png"), "asl"),
         asl_pdf=L.figure(P, "asl", "pdf"),
     log:
         L.log("{provenance}/figure3"),
@@ -100,11 +68,7 @@ rule position_bias:
         bias=INPUTS.position_bias_files,
         manifest=L.manifest(),
     output:
-        csv=report(
-            L.table(P, "position_bias", "csv"),
-            caption="../report/position_bias.rst",
-            category="Tables",
-        ),
+        csv=in_report(L.table(P, "position_bias", "csv"), "position_bias"),
         md=L.table(P, "position_bias", "md"),
     log:
         L.log("{provenance}/position_bias"),
@@ -122,11 +86,7 @@ rule timings:
         run_outputs(),
         verdict_outputs(),
     output:
-        csv=report(
-            L.timings("csv"),
-            caption="../report/timings.rst",
-            category="Reproducibility",
-        ),
+        csv=in_report(L.timings("csv"), "timings"),
         md=L.timings("md"),
     log:
         L.log("timings"),

@@ -46,18 +46,26 @@ def run_outputs():
 
 
 # ----------------------------------------------------------------------------- report entries
+def in_report(path, name, caption=None):
+    """``path``, the table or figure ``name``, in the report with its caption
+    (``workflow/report/<caption or name>.rst``), filed beside the verdict question it is evidence
+    of (voirdire.audits.declared.report_section)."""
+    caption = f"../report/{caption or name}.rst"
+    return report(path, caption=caption, **AUDITS_DECLARED.report_section(name))
+
+
 def audit_output(name, ext, caption=None):
-    """An audit table or figure; with a caption, it joins the report under Audits."""
+    """An audit table or figure; with a caption, it joins the report (in_report)."""
     path = L.audit(P, name, ext)
     if not caption:
         return path
-    return report(path, caption=f"../report/audit_{caption}.rst", category="Audits")
+    return in_report(path, name, f"audit_{caption}")
 
 
 def audit_rule_outputs():
     """The audits job's outputs, keyed as its script writes them, from their declarations
     (voirdire.audits.declared): each table's csv and md, each figure's png and pdf; the csv or
-    png with a caption joins the report under Audits."""
+    png with a caption joins the report (in_report)."""
     outputs = {}
     for declared in AUDITS_DECLARED.OUTPUTS:
         (first, key), (second, other) = declared.keys().items()
@@ -67,11 +75,11 @@ def audit_rule_outputs():
 
 
 def probe_output(name, ext, caption=None):
-    """A probe's table or figure (provenance original); with a caption it joins the report under Probes."""
+    """A probe's table or figure (provenance original); with a caption it joins the report (in_report)."""
     path = L.audit("original", name, ext)
     if not caption:
         return path
-    return report(path, caption=f"../report/probe_{caption}.rst", category="Probes")
+    return in_report(path, name, f"probe_{caption}")
 
 
 def probe_table_outputs():
@@ -86,10 +94,8 @@ def probe_table_outputs():
             outputs[f"{name}_pdf"] = probe_output(name, "pdf")
     if "personas" in PROBES:
         outputs.update({f"persona_{k}": v for k, v in sensitivity_outputs("persona").items()})
-    outputs["fingerprint"] = report(
-        L.audit("original", "probes_fingerprint", "json"),
-        caption="../report/fingerprint.rst",
-        category="Probes",
+    outputs["fingerprint"] = in_report(
+        L.audit("original", "probes_fingerprint", "json"), "probes_fingerprint", "fingerprint"
     )
     return outputs
 

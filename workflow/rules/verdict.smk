@@ -6,17 +6,9 @@ rule verdict:
         unpack(INPUTS.verdict_inputs),
         manifest=L.manifest(),
     output:
-        csv=report(
-            L.verdict("csv"),
-            caption="../report/verdict.rst",
-            category="1. Verdict",
-        ),
+        csv=in_report(L.verdict("csv"), "verdict"),
         md=L.verdict("md"),
-        html=report(
-            L.verdict("html"),
-            caption="../report/verdict.rst",
-            category="1. Verdict",
-        ),
+        html=in_report(L.verdict("html"), "verdict"),
         # the report's first page embeds it (workflow/report/workflow.rst)
         fragment=L.verdict("fragment.html"),
     log:

@@ -1,4 +1,4 @@
-"""What the label audits write, declared once: the ``audits`` rule's outputs, the report's Audits
+"""What the label audits write, declared once: the ``audits`` rule's outputs, their report
 entries and the final targets are all generated from :data:`OUTPUTS`.
 
 Each entry is one table (``audits/{provenance}/{name}.csv`` and its Markdown view ``.md``) or
@@ -8,6 +8,19 @@ one figure (``.png`` and ``.pdf``), the name the audits job writes it under
 question names the table it reads (:func:`voirdire.verdict.question`); a test checks that every
 such table is declared here or by another rule. Adding an audit output is one line here and
 the lines of ``workflow/scripts/audits.py`` that write it.
+
+Where every entry of the Snakemake report is filed (:func:`report_section`) is declared here too:
+beside the verdict question it is evidence of. The categories follow the verdict
+(:mod:`voirdire.verdict`): the verdict first, then one category per question, titled as the
+verdict's table heads its column ("own_family" -> "Own family") and in its order, then the
+entries no question reads (:data:`OTHER_CATEGORIES`). A table a question reads
+(``Question.reads``) is filed under the first question that reads it, so a new question takes its
+tables with it; :data:`EVIDENCE` files what no question reads but shows a question's answer (the
+confusion matrix beside the label test). The subcategory is the entry's short name ("Table 2",
+"Swap test"), shared by a table and its figure. Snakemake's report lists categories
+alphabetically, so each is numbered ("01. Verdict"). The rules call it with the entry's file stem
+(``in_report`` in ``workflow/rules/targets.smk``); a stem filed nowhere is a :class:`KeyError`,
+not an "Other" category.
 """
 
 from __future__ import annotations
@@ -76,3 +89,122 @@ def tables() -> list[str]:
 def figures() -> list[str]:
     """The audits' figure names, in declaration order."""
     return [o.name for o in OUTPUTS if o.figure]
+
+
+# ----------------------------------------------------------------------------- report sections
+
+VERDICT_CATEGORY = "Verdict"
+
+PERSONA_PARTS = ("agreement", "displacement", "sensitivity", "systems", "consistency", "heatmap", "chart")
+"""The persona (``persona_<part>``) and prompt-variant (``prompt_sensitivity_<part>``) tables and figures."""
+
+EVIDENCE: dict[str, str] = {
+    "confusion": "labels",
+    "leniency": "labels",
+    "lojo_labels": "labels",
+    "figure3": "leaderboard",  # each system under each judge: the leaderboard it would publish
+    "lojo": "leaderboard",  # the panel's order of systems without each judge
+    "asl": "decisions",  # which pairs of systems each judge's tests call different
+    "length_systems": "length",
+    "drift": "drift",
+    **{f"{prefix}_{part}": "persona_prompt" for prefix in ("persona", "prompt_sensitivity") for part in PERSONA_PARTS},
+}
+"""Report entries no question reads that show a question's answer -> that question."""
+
+OTHER_CATEGORIES: dict[str, tuple[str, ...]] = {
+    "Datasets and systems": ("datasets", "recorded_runs", "position_bias"),
+    "Calibration with few labels": ("calibration",),
+    "Assistants": (
+        "label_shift",
+        "substitution",
+        "rewrite_checks",
+        "figure4",
+        "rewrite_self_preference",
+        "score_shift",
+        "figure5",
+    ),
+    "Reproducibility": ("fingerprint", "probes_fingerprint", "timings"),
+}
+"""The categories of the report entries that answer no question (after the questions', in this order)."""
+
+SHORT_NAMES: dict[str, str] = {
+    "verdict": "Verdict",
+    "table1": "Table 1",
+    "table2": "Table 2",
+    "figure3": "Figure 3",
+    "figure4": "Figure 4",
+    "figure5": "Figure 5",
+    "asl": "ASL curves",
+    "lojo": "Leave one judge out",
+    "lojo_labels": "Leave one judge out (labels)",
+    "self_preference": "Self-preference",
+    "length": "Length bias",
+    "length_systems": "Length across systems",
+    "calibration": "Calibration (PPI)",
+    "swap": "Swap test",
+    "pad": "Pad test",
+    "injection": "Injection probe",
+    "gaming": "Gamed system",
+    "position_bias": "PRP position bias",
+    "rewrite_self_preference": "Rewrite self-preference",
+    "probes_fingerprint": "Probes fingerprint",
+    **{f"persona_{part}": f"Personas: {part}" for part in PERSONA_PARTS},
+    **{f"prompt_sensitivity_{part}": f"Prompt variants: {part}" for part in PERSONA_PARTS},
+}
+"""Subcategories that are not the stem's words (``label_test`` -> "Label test" needs none)."""
+
+
+def _questions():
+    from voirdire.verdict import QUESTIONS  # pandas: only where the report is filed
+
+    return QUESTIONS
+
+
+def report_title(question: str) -> str:
+    """A question as the verdict's table heads its column, capitalised: ``own_family`` -> "Own family"."""
+    return _questions()[question].name.replace("_", " ").capitalize()
+
+
+def report_categories() -> list[str]:
+    """Every report category, numbered in the report's order: the verdict, the questions, the others."""
+    names = [VERDICT_CATEGORY, *(report_title(q) for q in _questions()), *OTHER_CATEGORIES]
+    width = len(str(len(names)))
+    return [f"{i:0{width}d}. {name}" for i, name in enumerate(names, start=1)]
+
+
+def report_category(question: str) -> str:
+    """The report category of a verdict question (its name in :data:`voirdire.verdict.QUESTIONS`)."""
+    return report_categories()[1 + list(_questions()).index(question)]
+
+
+def report_question(name: str) -> str | None:
+    """The question a report entry is filed under: the first that reads it, else its :data:`EVIDENCE`."""
+    for question in _questions().values():
+        if name in question.reads:
+            return question.name
+    return EVIDENCE.get(name)
+
+
+def report_section(name: str) -> dict[str, str]:
+    """The report entry of the table or figure ``name`` (its file stem) -> ``{"category": ...,
+    "subcategory": ...}``, the keyword arguments of Snakemake's ``report()``."""
+    numbered = report_categories()
+    if name == "verdict":
+        category = numbered[0]
+    elif (question := report_question(name)) is not None:
+        category = report_category(question)
+    else:
+        others = [c for c, names in OTHER_CATEGORIES.items() if name in names]
+        if not others:
+            raise KeyError(
+                f"{name}: no report section (voirdire.audits.declared: a question reads it, EVIDENCE or OTHER_CATEGORIES)"
+            )
+        category = numbered[1 + len(_questions()) + list(OTHER_CATEGORIES).index(others[0])]
+    return {"category": category, "subcategory": SHORT_NAMES.get(name, name.replace("_", " ").capitalize())}
+
+
+def report_entries() -> list[str]:
+    """Every stem :func:`report_section` files, the verdict's first."""
+    read = [name for q in _questions().values() for name in q.reads]
+    other = [name for names in OTHER_CATEGORIES.values() for name in names]
+    return list(dict.fromkeys(["verdict", *read, *EVIDENCE, *other]))

@@ -7,6 +7,10 @@
   files exist, a source has the keys it needs), section by section, and returns the Plan. It
   never changes the config it checks: what a section's defaults depend on (the systems, the
   judges) is resolved into new dicts (:func:`probes_from_config`, :func:`gaming_from_config`).
+  Each section's checks live beside what builds its objects: :mod:`~voirdire.config.sections_systems`
+  (datasets, rankers, runs, systems, oracles, measures), :mod:`~voirdire.config.sections_judges`
+  (judges, assistants, variants), :mod:`~voirdire.config.sections_probes` (probes, gaming);
+  :mod:`~voirdire.config.found` holds what they share (the errors of a pass, :func:`not_found`).
 - :mod:`~voirdire.config.plan`: the :class:`Plan` the Snakefile's input functions read.
 
 Every error is a :class:`~voirdire.errors.ConfigError` naming the config key, raised before any job
@@ -19,21 +23,13 @@ Relative paths in a config resolve from the working directory (where ``snakemake
 names the file when it exists relative to the config file instead.
 """
 
-from .checks import (
-    FILE_KEYS,
-    GAMING_KINDS,
-    NEEDS_SYSTEMS,
-    POINTWISE,
-    REQUIRED,
-    TEXT_JUDGES,
-    check,
-    gaming_from_config,
-    load_plan,
-    not_found,
-    probes_from_config,
-)
+from .checks import check, load_plan
+from .found import not_found
 from .plan import Plan, labels_only
 from .schema import SCHEMA, as_plain, config_hash, load, schema_default, validate_schema
+from .sections_judges import POINTWISE
+from .sections_probes import GAMING_KINDS, gaming_from_config, probes_from_config
+from .sections_systems import FILE_KEYS, NEEDS_SYSTEMS, REQUIRED, TEXT_JUDGES
 
 __all__ = [
     "FILE_KEYS",
