@@ -39,7 +39,7 @@ def free_port() -> int:
 def start_server(latency: float) -> tuple[subprocess.Popen, str]:
     port = free_port()
     server = subprocess.Popen(
-        [sys.executable, str(ROOT / "tests" / "loopback.py"), "--port", str(port), "--latency", str(latency)],
+        [sys.executable, str(ROOT / "tests" / "support" / "loopback.py"), "--port", str(port), "--latency", str(latency)],
         stdout=subprocess.PIPE,
     )
     url = json.loads(server.stdout.readline())["url"]

@@ -20,6 +20,9 @@ rule probe_sample:
         L.log("{dataset}/probes/sample"),
     benchmark:
         L.benchmark("{dataset}/probes/sample")
+    # the probes' chain (sample, personas, padding) runs beside the pool judge, whose labels
+    # its judge job copies: left to the end it would follow the pool judge, not overlap it
+    priority: 40
     conda:
         "../../envs/voirdire.yaml"
     params:
@@ -42,6 +45,7 @@ rule personas:
         L.log("{dataset}/probes/personas"),
     benchmark:
         L.benchmark("{dataset}/probes/personas")
+    priority: 40
     conda:
         "../../envs/voirdire.yaml"
     threads: 1
@@ -66,6 +70,7 @@ rule pad:
         L.benchmark("{dataset}/probes/pad-{padder}")
     wildcard_constraints:
         padder=one_of(p.name for p in PLAN.padders),
+    priority: 40
     conda:
         "../../envs/voirdire.yaml"
     threads: lambda wildcards: PLAN.padder(wildcards.padder).threads

@@ -2,7 +2,7 @@
 
 The workflow's ``audits`` script reads the files, builds one :class:`DatasetInputs` per dataset,
 calls :func:`audit_tables` and writes what it returns; this module is where the audits are put
-together, so it is unit-tested on small frames (``tests/test_audits_run.py``).
+together, so it is unit-tested on small frames (``tests/unit/audits/test_audits_run.py``).
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parents[1]))
+sys.path.insert(0, str(HERE.parents[1] / "support"))
 
 from legacy_inputs import JUDGE, PAIRS, PASSAGES, QUERIES, RANK_DOCS, RANK_QUERY  # noqa: E402
 from voirdire.engine import build_tasks, judge_all  # noqa: E402  (0.1.0 only)

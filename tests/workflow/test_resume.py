@@ -151,7 +151,7 @@ def pairs(folder: Path) -> int:
 
 @pytest.fixture(scope="module")
 def server():
-    from loopback import LoopbackServer
+    from support.loopback import LoopbackServer
 
     with LoopbackServer(latency_s=LATENCY_S) as server:
         yield server

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 import yaml
 from conftest import ROOT, snakemake
-from loopback import MARKER, REJECT, SILENT, LoopbackServer
+from support.loopback import MARKER, REJECT, SILENT, LoopbackServer
 
 from voirdire.assistants.declarations import LLMAssistant
 from voirdire.assistants.job import CHECK_OPTIONS, run_rewrite_job

@@ -304,7 +304,7 @@ def test_an_llm_judge_labels_the_modified_texts_through_its_judging_job(tmp_path
     """The one call path: texts by (query, passage), since a stuffed text carries its query's
     terms (one passage in two queries' top k is two texts and two calls); a judge that obeys the
     claim grades every claimed passage 3; a rerun makes no call."""
-    from loopback import LoopbackServer
+    from support.loopback import LoopbackServer
 
     from voirdire.judges import LLMJudge
     from voirdire.llm.endpoint import Endpoint

@@ -12,7 +12,7 @@ tests can check a cap on concurrency across processes.
 Stand-in for paid APIs only: local models run for real through the ``local/`` provider.
 Test-only code (aiohttp is a test dependency):
 
-    python tests/loopback.py --port 8000 --latency 0.25
+    python tests/support/loopback.py --port 8000 --latency 0.25
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ import pytest
 from voirdire.audits import declared
 from voirdire.verdict import QUESTIONS
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 RULES = sorted((ROOT / "workflow" / "rules").glob("*.smk"))
 
 # in_report(<path>, "<name>"[, "<caption>"]) with literal names, as the rule files call it

@@ -11,7 +11,7 @@ import time
 
 import pandas as pd
 import pytest
-from loopback import Faults, LoopbackServer, grade_for
+from support.loopback import Faults, LoopbackServer, grade_for
 
 from voirdire.judges import LLMJudge
 from voirdire.llm import Endpoint, Store, call_all

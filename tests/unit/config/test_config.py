@@ -83,7 +83,7 @@ def test_meaning_errors_name_the_key(base, mutate, key, message):
         (lambda c: c.update(bm25={"depth": 1}), "bm25.depth"),
         (lambda c: c.update(datasets={}), "datasets"),
         (lambda c: c.update(colour="red"), "colour"),  # an unknown key is named itself
-        (lambda c: c.pop("datasets"), "(top level)"),  # systems: may be left out (tests/test_labels_only.py)
+        (lambda c: c.pop("datasets"), "(top level)"),  # systems: may be left out (tests/workflow/test_labels_only.py)
     ],
 )
 def test_schema_errors_name_the_key(base, mutate, key):

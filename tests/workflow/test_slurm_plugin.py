@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = ROOT / "src/snakemake_executor_plugin_voirdire_slurm/__init__.py"
 DISTRIBUTION = "snakemake-executor-plugin-slurm"
 

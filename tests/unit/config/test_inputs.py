@@ -13,7 +13,7 @@ from voirdire.inputs import Inputs, llm_slots, named_inputs, one_of
 from voirdire.layout import Layout
 from voirdire.verdict import NO_SYSTEMS
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def demo_config() -> dict:

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 import yaml
 from conftest import ROOT, snakemake
-from loopback import LONG_WORDS, LoopbackServer, probe_grade
+from support.loopback import LONG_WORDS, LoopbackServer, probe_grade
 
 from voirdire.formats import read_corpus, read_topics
 from voirdire.probes.items import pad_filler, pad_repeat

@@ -224,7 +224,7 @@ def test_demo_end_to_end_then_nothing_to_do(tmp_path):
 @pytest.mark.workflow
 @pytest.mark.slow
 def test_llm_judge_in_the_workflow_plans_caches_and_keeps_the_key_secret(tmp_path, monkeypatch):
-    from loopback import LoopbackServer
+    from support.loopback import LoopbackServer
 
     secret = "sk-planted-e2e-4b1d-must-not-leak"
     monkeypatch.setenv("VOIRDIRE_TEST_KEY", secret)
@@ -279,7 +279,7 @@ def test_llm_judge_in_the_workflow_plans_caches_and_keeps_the_key_secret(tmp_pat
 @pytest.mark.slow
 def test_llm_slots_cap_calls_in_flight_across_judging_jobs(tmp_path, monkeypatch):
     """Two judging jobs against one server: `--resources llm_slots=N` keeps the peak at N or under."""
-    from loopback import LoopbackServer
+    from support.loopback import LoopbackServer
 
     monkeypatch.setenv("VOIRDIRE_TEST_KEY", "sk-slots-test")
     out = tmp_path / "results"

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 SRC = ROOT / "src" / "voirdire"
 SCRIPTS = ROOT / "workflow" / "scripts"
 RULES = ROOT / "workflow" / "rules"

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from legacy_inputs import JUDGE, PAIRS, PASSAGES, QUERIES, RANK_DOCS, RANK_QUERY
-from loopback import REJECT, Faults, LoopbackServer
+from support.legacy_inputs import JUDGE, PAIRS, PASSAGES, QUERIES, RANK_DOCS, RANK_QUERY
+from support.loopback import REJECT, Faults, LoopbackServer
 
 from voirdire.judges import LLMJudge
 from voirdire.llm import Call, CallsIncomplete, Endpoint, Request, Store, accept_any, answered, call_all, legacy
@@ -22,7 +22,7 @@ from voirdire.rankers.llm import prp_rank, rg_scores
 from voirdire.rankers.rerank import rerank_all
 from voirdire.systems import Ranker
 
-V0_1 = Path(__file__).parent / "data" / "store-v0.1"
+V0_1 = Path(__file__).resolve().parents[2] / "data" / "store-v0.1"
 SECRET = "sk-planted-c41l-path-never-log"
 MESSAGES = [{"role": "user", "content": "hello"}]
 

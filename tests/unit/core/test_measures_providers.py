@@ -13,7 +13,7 @@ from voirdire.errors import ConfigError
 from voirdire.evaluation import cut, for_judge, parse_measure, per_query_scores
 from voirdire.formats import trec_eval_order
 
-DOCS = Path(__file__).resolve().parents[1] / "docs"
+DOCS = Path(__file__).resolve().parents[3] / "docs"
 LISTED = ["nDCG(judged_only=True)@10", "AP@100", "RR@10", "P@10", "R@100", "nDCG@10", "nDCG@20", "RR(rel=1)@5",
           "P(rel=1)@5", "AP(rel=2)@100", "Success@10"]  # fmt: skip
 MEASURE = re.compile(r"\b(?:nDCG|AP|RR|P|R|Success)(?:\([^()\s]*\))?@\d+")

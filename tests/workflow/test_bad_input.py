@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 import yaml
 from conftest import ROOT, snakemake
-from loopback import Faults, LoopbackServer
+from support.loopback import Faults, LoopbackServer
 
 from voirdire import bm25
 from voirdire.cli import main as voirdire_cli

@@ -21,13 +21,13 @@ import urllib.request
 import pytest
 import yaml
 from conftest import ROOT, snakemake
-from loopback import LOOPBACK_VERSION
+from support.loopback import LOOPBACK_VERSION
 
 from voirdire.errors import ConfigError, InputError
 from voirdire.llm.endpoint import SERVED_KEY, Endpoint
 from voirdire.llm.serve import ServeError, ServeSpec, attach, died, run_service
 
-STAND_IN = f"{sys.executable} {ROOT / 'tests' / 'loopback.py'} serve"
+STAND_IN = f"{sys.executable} {ROOT / 'tests' / 'support' / 'loopback.py'} serve"
 
 
 def spec(*args: str, **options) -> ServeSpec:

@@ -6,7 +6,7 @@ import math
 
 import pytest
 from conftest import prp_shown
-from loopback import LoopbackServer, choice_for, yes_probability_for
+from support.loopback import LoopbackServer, choice_for, yes_probability_for
 
 from voirdire.llm import Endpoint
 from voirdire.rankers.api import LiteLLMBackend, parse_choice, yes_no_from_top_logprobs

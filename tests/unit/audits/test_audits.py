@@ -118,7 +118,7 @@ def test_self_preference_finds_a_planted_family_bonus_and_forgives_plain_strictn
     claude = found.loc["claude-judge"]
     assert claude["raw"] < -0.05 and claude["strictness"] < -0.05  # strict everywhere ...
     assert abs(claude["corrected"]) < 0.03 and not claude["self_preferring"]  # ... is not self-preference
-    # scores alone never flag: the flag is the within-grade estimate on labels (tests/test_self_preference.py)
+    # scores alone never flag: the flag is the within-grade estimate on labels (tests/unit/audits/test_self_preference.py)
     assert not gpt["self_preferring"] and "labels" in gpt["reason"]
     assert found.loc["neutral", "reason"] == "the judge declares no family"
     assert found.loc["llama-judge", "reason"] == "no system of family 'llama'"
