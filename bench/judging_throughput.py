@@ -28,6 +28,7 @@ import pandas as pd
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 ROOT = Path(__file__).resolve().parents[1]
+LOOPBACK = ROOT / "tests" / "support" / "loopback.py"
 
 
 def free_port() -> int:
@@ -39,7 +40,7 @@ def free_port() -> int:
 def start_server(latency: float) -> tuple[subprocess.Popen, str]:
     port = free_port()
     server = subprocess.Popen(
-        [sys.executable, str(ROOT / "tests" / "support" / "loopback.py"), "--port", str(port), "--latency", str(latency)],
+        [sys.executable, str(LOOPBACK), "--port", str(port), "--latency", str(latency)],
         stdout=subprocess.PIPE,
     )
     url = json.loads(server.stdout.readline())["url"]

@@ -77,6 +77,20 @@ def pytest_itemcollected(item):
         item.add_marker(pytest.mark.xdist_group(item.module.__name__))
 
 
+FIRST = "test_demo_end_to_end_then_nothing_to_do"
+"""The longest test (the whole demo: minutes, most of them SmolLM2's)."""
+
+
+def pytest_collection_modifyitems(config, items):
+    """The longest work first: the demo end to end, then the other tests marked ``slow`` (and the
+    groups they belong to), then the rest in collection order. With ``--no-loadscope-reorder``
+    (pyproject.toml) xdist hands the work out in this order, so the demo starts at once on one
+    worker while the other works through everything else; left where the tests tree puts it,
+    it started last and the suite waited for it alone."""
+    rank = {id(item): (item.name != FIRST, item.get_closest_marker("slow") is None) for item in items}
+    items.sort(key=lambda item: rank[id(item)])
+
+
 @pytest.fixture
 def dl19() -> Path:
     if not (SHARED_DL19 / "qrels.nist.txt").is_file():
