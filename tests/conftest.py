@@ -87,8 +87,7 @@ def pytest_collection_modifyitems(config, items):
     (pyproject.toml) xdist hands the work out in this order, so the demo starts at once on one
     worker while the other works through everything else; left where the tests tree puts it,
     it started last and the suite waited for it alone."""
-    rank = {id(item): (item.name != FIRST, item.get_closest_marker("slow") is None) for item in items}
-    items.sort(key=lambda item: rank[id(item)])
+    items.sort(key=lambda item: (item.name != FIRST, item.get_closest_marker("slow") is None))
 
 
 @pytest.fixture
