@@ -91,7 +91,10 @@ def test_model_dir_is_complete_and_keyed_by_the_gguf_hash(model_ready):
     assert directory.name.endswith(marker["sha256"][:12])
 
 
-def test_generate_is_deterministic(model_ready):
+def test_generate_is_deterministic(model_ready, monkeypatch):
+    # float32, the format every CPU computes alike: bfloat16 kernels differ between CPU makers
+    # (AVX512-BF16 on an Intel Xeon answers this one "L'Étoile, la Marseillaise,")
+    monkeypatch.setenv("VOIRDIRE_LOCAL_DTYPE", "float32")
     first = local_llm.generate(CONVERSATIONS[:2], max_tokens=12)
     second = local_llm.generate(CONVERSATIONS[:2], max_tokens=12)
     assert first == second
@@ -149,6 +152,31 @@ def test_number_format_is_detected_and_can_be_overridden(tmp_path, monkeypatch):
     with pytest.raises(ValueError, match="VOIRDIRE_LOCAL_DTYPE is 'float16'"):
         inference.number_format()
     assert local_model()["dtype"] is None and "float16" in local_model()["reason"]
+
+
+def test_bfloat16_on_amx_keeps_onednn_to_batch_invariant_kernels(monkeypatch):
+    """AMX tiles make a bfloat16 answer depend on its batch: oneDNN is capped below them where
+    there are tiles (whatever the format: the first oneDNN operation of a process fixes its
+    kernels), a user's own cap is kept, and the fingerprint's reason says so for bfloat16."""
+    from voirdire.llm.local import inference
+
+    cases = [  # flags, format, set by the user, expected cap
+        (("avx512_bf16", "amx_bf16"), "bfloat16", None, inference.BATCH_INVARIANT_ISA),
+        (("avx512_bf16", "amx_bf16"), "bfloat16", "AVX2", "AVX2"),
+        (("avx512_bf16", "amx_bf16"), "float32", None, inference.BATCH_INVARIANT_ISA),
+        (("avx512_bf16",), "bfloat16", None, None),
+    ]
+    for flags, chosen, users, expected in cases:
+        monkeypatch.setattr(inference, "cpu_bf16_flags", lambda flags=flags: flags)
+        monkeypatch.setenv(inference.DTYPE_ENV, chosen)
+        if users is None:
+            monkeypatch.delenv(inference.ONEDNN_ISA_ENV, raising=False)
+        else:
+            monkeypatch.setenv(inference.ONEDNN_ISA_ENV, users)
+        inference.batch_invariant_kernels()
+        assert os.environ.get(inference.ONEDNN_ISA_ENV) == expected, (flags, chosen, users)
+        said = f"oneDNN kept to {expected}" in inference.number_format_reason()
+        assert said == (chosen == "bfloat16" and expected is not None)
 
 
 def test_a_job_and_the_model_loaders_name_the_same_threads_variable():

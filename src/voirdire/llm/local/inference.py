@@ -11,8 +11,9 @@ Deterministic, and independent of what is batched together: decoding is greedy; 
 left padded (attention mask, position ids derived from it) to the next multiple of
 :data:`PAD_MULTIPLE` tokens, a width set by its own length alone, and only prompts of the same
 width share a batch. In bfloat16 a prompt's logits then do not depend on its batch companions or
-batch size at all (bit for bit, on the CPUs tested): batched calls return exactly what one-by-one
-calls return. In float32 they agree to about 1e-4 in a logit (the matrix kernels' summation order
+batch size at all (bit for bit, on the CPUs tested; on CPUs with AMX tiles only once oneDNN is
+kept to AVX512-BF16 kernels, :func:`batch_invariant_kernels`): batched calls return exactly what
+one-by-one calls return. In float32 they agree to about 1e-4 in a logit (the matrix kernels' summation order
 depends on the batch size), which leaves greedy answers equal in practice. What neither format
 promises is agreement with the other. torch and transformers are imported lazily.
 
@@ -52,6 +53,9 @@ MIN_SHARED_PREFIX = 32
 DTYPE_ENV = "VOIRDIRE_LOCAL_DTYPE"
 DTYPES = ("float32", "bfloat16")
 BF16_CPU_FLAGS = ("avx512_bf16", "amx_bf16")
+ONEDNN_ISA_ENV = "ONEDNN_MAX_CPU_ISA"
+BATCH_INVARIANT_ISA = "AVX512_CORE_BF16"
+"""oneDNN's instruction set for bfloat16 on CPUs with AMX tiles (see :func:`batch_invariant_kernels`)."""
 TORCH_THREADS_ENV = "VOIRDIRE_TORCH_THREADS"
 """torch's thread count for the models of this process (a workflow job sets its Snakemake threads)."""
 
@@ -88,6 +92,24 @@ def cpu_bf16_flags(cpuinfo: str = "/proc/cpuinfo") -> tuple[str, ...]:
     return tuple(flag for flag in BF16_CPU_FLAGS if flag in flags)
 
 
+def batch_invariant_kernels() -> None:
+    """Keep oneDNN's bfloat16 kernels off AMX tiles, unless ``$ONEDNN_MAX_CPU_ISA`` says otherwise.
+
+    On a CPU with AMX (Intel Xeon from Sapphire Rapids on), oneDNN computes bfloat16 products on
+    tiles blocked by the batch's shape, and a prompt's answer then depends on how many prompts
+    it is batched with (measured: greedy answers of the same prompts differ between batches of
+    3 and of 8). With AVX512-BF16 kernels they do not. oneDNN reads the variable once, at its
+    first use by any operation in the process (a float32 one too), so this runs when this module
+    is imported and again before a model is loaded. AMX computes bfloat16 and int8 only, so the
+    cap leaves float32 kernels as they were.
+    """
+    if "amx_bf16" in cpu_bf16_flags():
+        os.environ.setdefault(ONEDNN_ISA_ENV, BATCH_INVARIANT_ISA)
+
+
+batch_invariant_kernels()
+
+
 def _choice() -> tuple[str, str]:
     """The number format and why: ``$VOIRDIRE_LOCAL_DTYPE``, or detected when unset/``auto``."""
     chosen = os.environ.get(DTYPE_ENV, "").strip().lower()
@@ -107,8 +129,12 @@ def number_format() -> str:
 
 
 def number_format_reason() -> str:
-    """Why :func:`number_format` chose what it did, for the fingerprint and the log."""
-    return _choice()[1]
+    """Why :func:`number_format` chose what it did (and the kernels it keeps to), for the
+    fingerprint and the log."""
+    chosen, reason = _choice()
+    if chosen == "bfloat16" and "amx_bf16" in cpu_bf16_flags():
+        reason += f"; oneDNN kept to {os.environ.get(ONEDNN_ISA_ENV, BATCH_INVARIANT_ISA)} (${ONEDNN_ISA_ENV})"
+    return reason
 
 
 def job_threads() -> int | None:
@@ -183,6 +209,7 @@ def _load_from(directory: str, dtype: str) -> tuple[PreTrainedModel, PreTrainedT
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     _use_stream_threads()
+    batch_invariant_kernels()
     tokenizer = AutoTokenizer.from_pretrained(directory, local_files_only=True)
     tokenizer.padding_side = "left"
     if tokenizer.pad_token is None:
