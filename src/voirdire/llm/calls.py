@@ -18,6 +18,8 @@ acceptance rule (:data:`Accept`: does the answer parse, are logprobs present?).
 * shows a tqdm bar and returns per-run :class:`RunStats`.
 
 This package is the only one that imports litellm (lazily, through :mod:`voirdire.llm.env`).
+The local model (``local/...``) is called in this process without it
+(:func:`voirdire.llm.local.provider.acompletion`): a job of the local model never imports litellm.
 """
 
 from __future__ import annotations
@@ -85,7 +87,7 @@ class Answer:
 
     @classmethod
     def from_response(cls, response: Any) -> Answer:
-        choice = response.choices[0]
+        choice = _field(response, "choices")[0]
         content = _field(_field(choice, "logprobs"), "content")
         top = None
         if content:
@@ -238,13 +240,23 @@ def _litellm() -> Any:
     return import_litellm()
 
 
+def _is_local(model: str) -> bool:
+    from .local.provider import is_local
+
+    return is_local(model)
+
+
 def price_known(model: str) -> bool:
-    """Whether litellm's cost map prices ``model`` (a local or self-hosted model: no)."""
-    return has_price(_litellm(), model)
+    """Whether ``model`` has a known price: litellm's cost map prices it, or it is the local
+    model (free). A self-hosted model: no."""
+    return _is_local(model) or has_price(_litellm(), model)
 
 
 def estimated_cost(model: str, prompt_tokens: int, completion_tokens: int) -> float | None:
-    """What that many tokens cost at litellm's prices; None when it has no price for ``model``."""
+    """What that many tokens cost at litellm's prices (0 for the local model); None when it
+    has no price for ``model``."""
+    if _is_local(model):
+        return 0.0
     litellm = _litellm()
     return token_cost(litellm, model, prompt_tokens, completion_tokens) if has_price(litellm, model) else None
 
@@ -258,12 +270,15 @@ def count_tokens(model: str, messages: list[dict]) -> int:
         return sum(len(m["content"]) for m in messages) // 4
 
 
-def prepare_provider(model: str) -> None:
-    """Register the in-process local provider when the model is a ``local/`` one."""
-    if model.startswith("local/"):
-        from .local.provider import register
+def _transport(model: str) -> tuple[Callable[..., Any], Any]:
+    """The coroutine that sends one request, and litellm (None for the local model, which is
+    answered in this process without it)."""
+    if _is_local(model):
+        from .local.provider import acompletion
 
-        register()
+        return acompletion, None
+    litellm = import_litellm()
+    return litellm.acompletion, litellm
 
 
 def redact(text: str, secret: str | None) -> str:
@@ -370,8 +385,7 @@ async def _call_missing(
     accept: Accept, reasks: int, max_in_flight: int | None, progress: bool, desc: str | None,
     transport_attempts: int, config_key: str | None,
 ) -> None:  # fmt: skip
-    litellm = import_litellm()
-    prepare_provider(endpoint.model)
+    complete, litellm = _transport(endpoint.model)
     secret = endpoint.api_key(key=config_key)
     connection = endpoint.connection(secret)
     slots = min(endpoint.concurrency, max_in_flight or endpoint.concurrency)
@@ -394,7 +408,7 @@ async def _call_missing(
             stats.max_in_flight = max(stats.max_in_flight, in_flight)
             started = time.monotonic()
             try:
-                response = await litellm.acompletion(**request.body(), **connection)
+                response = await complete(**request.body(), **connection)
             except Exception as exc:  # noqa: BLE001 - classified below
                 breaker.record(exc, secret, time.monotonic() - started)
                 if breaker.tripped:  # stop every call of this run now; what is stored stays
@@ -422,7 +436,7 @@ async def _call_missing(
                 verdict = accept(answer)
                 if verdict.ok:
                     break
-            cost = token_cost(litellm, endpoint.model, prompt_tokens, completion_tokens)
+            cost = 0.0 if litellm is None else token_cost(litellm, endpoint.model, prompt_tokens, completion_tokens)
             latency = time.perf_counter() - started
             stats.stored += store.put(
                 _record(

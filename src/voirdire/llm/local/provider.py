@@ -1,9 +1,16 @@
-"""The litellm provider ``local/smollm2-135m``: the local model behind ``litellm.acompletion``.
+"""The local model ``local/smollm2-135m`` as a chat-completion endpoint, two ways in.
 
-After :func:`register`, ``litellm.completion(model="local/smollm2-135m", messages=...)`` and
-``litellm.acompletion(...)`` run on the local model. Concurrent ``acompletion`` calls are
-micro-batched into one :func:`~voirdire.llm.local.inference.generate` call, run in one worker
-thread off the event loop. litellm is imported on first use only.
+* :func:`acompletion`: what the call path (:mod:`voirdire.llm.calls`) uses for a ``local/``
+  model. It returns an OpenAI-shaped response without importing litellm: litellm's import
+  (about 4 s of CPU) would be most of a small local job's start, and for a model in this
+  process litellm has nothing to add (no HTTP, no provider retries, no price).
+* The litellm provider: after :func:`register`, ``litellm.completion(model="local/smollm2-135m",
+  messages=...)`` and ``litellm.acompletion(...)`` run on the same model, for code that calls
+  litellm itself. litellm is imported on first use only.
+
+Both answer from the same requests with the same :func:`~voirdire.llm.local.inference.generate`:
+concurrent calls are micro-batched into one ``generate`` call, run in one worker thread off the
+event loop, so the two give the same text and token counts.
 """
 
 from __future__ import annotations
@@ -162,6 +169,55 @@ def _fill_response(model_response: Any, generation: Generation, started: float) 
     return model_response
 
 
+class NotFoundError(LookupError):
+    """A model name this provider does not serve (a permanent error to the call path)."""
+
+
+class BadRequestError(ValueError):
+    """Messages the model cannot take (a permanent error to the call path)."""
+
+
+def _local_request(model: str, messages: Any, optional_params: Mapping[str, Any], cache_dir: str | None) -> _Request:
+    """The request for ``model`` (``local/smollm2-135m`` or ``smollm2-135m``), or
+    :class:`NotFoundError` / :class:`BadRequestError`."""
+    name = model.split("/", 1)[1] if model.startswith(f"{PROVIDER}/") else model
+    if name != MODEL_ID:
+        raise NotFoundError(f"unknown local model {model!r}; have {MODEL_ID!r}")
+    try:
+        normalised = _normalise(messages)
+    except (ValueError, KeyError, TypeError) as error:
+        raise BadRequestError(str(error)) from error
+    return _Request(tuple(normalised), _max_tokens(optional_params), cache_dir)
+
+
+def is_local(model: str) -> bool:
+    """Whether ``model`` names this provider's model (``local/...``)."""
+    return model.startswith(f"{PROVIDER}/")
+
+
+async def acompletion(*, model: str, messages: Any, **params: Any) -> dict[str, Any]:
+    """One chat completion from the local model, as the OpenAI API shapes it (``choices``,
+    ``usage``, ``model``), micro-batched with the other calls waiting on this event loop.
+
+    ``max_tokens`` (or ``max_completion_tokens``) is honoured; sampling parameters are accepted
+    and ignored (decoding is greedy), as the litellm provider does.
+    """
+    started = time.time()
+    generation = await _batcher().submit(_local_request(model, messages, params, None))
+    return {
+        "model": LITELLM_MODEL,
+        "created": int(started),
+        "choices": [
+            {"message": {"role": "assistant", "content": generation.text}, "finish_reason": generation.finish_reason}
+        ],
+        "usage": {
+            "prompt_tokens": generation.prompt_tokens,
+            "completion_tokens": generation.completion_tokens,
+            "total_tokens": generation.prompt_tokens + generation.completion_tokens,
+        },
+    }
+
+
 @functools.lru_cache(maxsize=1)
 def _provider_class() -> type:
     """Define :class:`LocalLLM` on first use, because subclassing needs ``import litellm``."""
@@ -183,14 +239,12 @@ def _provider_class() -> type:
             self.cache_dir = None if cache_dir is None else str(cache_dir)
 
         def _request(self, model: str, messages: list, optional_params: dict) -> _Request:
-            name = model.split("/", 1)[1] if model.startswith(f"{PROVIDER}/") else model
-            if name != MODEL_ID:
-                raise CustomLLMError(status_code=404, message=f"unknown local model {model!r}; have {MODEL_ID!r}")
             try:
-                normalised = _normalise(messages)
-            except (ValueError, KeyError, TypeError) as error:
+                return _local_request(model, messages, optional_params, self.cache_dir)
+            except NotFoundError as error:
+                raise CustomLLMError(status_code=404, message=str(error)) from error
+            except BadRequestError as error:
                 raise CustomLLMError(status_code=400, message=str(error)) from error
-            return _Request(tuple(normalised), _max_tokens(optional_params), self.cache_dir)
 
         # litellm passes every argument by keyword (see litellm.llms.custom_llm.CustomLLM);
         # the ones not needed here (api_base, api_key, logging_obj, timeout, ...) are ignored.
