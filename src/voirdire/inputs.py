@@ -150,6 +150,19 @@ class Inputs:
             inputs["index"] = L.index_marker(wildcards.dataset)
         return inputs
 
+    def sample_text_inputs(self, wildcards) -> dict:
+        """Where the assistants' sample finds passage texts the pool lacks: a local dataset's
+        corpus file (read as it is: no index, no Java), a RankGPT file's candidates, or the
+        index the workflow built (none for a prebuilt one)."""
+        spec = self.config["datasets"][wildcards.dataset]
+        if spec["source"] == "local":
+            return {"corpus": spec["corpus"]}
+        if spec["source"] == "rankgpt":
+            return {"candidates": spec["candidates"]}
+        if "prebuilt" not in spec.get("index", {}):
+            return {"index": self.layout.index_marker(wildcards.dataset)}
+        return {}
+
     def recorded_run_files(self, wildcards) -> dict:
         """System name -> the recorded run file of the dataset (runs:)."""
         return {f"run_{s.slug}": str(s.file(wildcards.dataset)) for s in self.plan.recorded}

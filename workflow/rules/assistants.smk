@@ -7,7 +7,7 @@
 
 rule sample:
     input:
-        unpack(INPUTS.bm25_inputs),
+        unpack(INPUTS.sample_text_inputs),
         qrels=L.human_qrels(D),
         passages=L.passages(D),
     output:

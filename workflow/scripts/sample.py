@@ -1,7 +1,8 @@
 """Assistants experiment, step 1: a balanced sample of n human-judged pairs per grade (docs/assistants.md).
 
 Drawn from all human qrels, not only the BM25 pool, so the sampled passages' texts come from
-the index (or a RankGPT file's candidates, the only texts such a dataset has).
+the corpus file of a local dataset, the index, or a RankGPT file's candidates (the only texts
+such a dataset has).
 """
 
 import json
@@ -10,7 +11,7 @@ import pandas as pd
 
 from voirdire import bm25
 from voirdire.assistants.sample import balanced_sample
-from voirdire.formats import atomic_write, read_passages, read_qrels, read_rankgpt
+from voirdire.formats import atomic_write, read_corpus, read_passages, read_qrels, read_rankgpt
 from voirdire.jobscript import start
 
 log = start(snakemake)
@@ -22,6 +23,12 @@ if spec["source"] == "rankgpt":
     _, _, texts = read_rankgpt(snakemake.input.candidates)
     texts = {**texts, **pool_texts}
     sample, summary = balanced_sample(qrels, n, seed, has_text=set(texts))
+elif spec["source"] == "local":  # the corpus file holds every text: no index (and no Java) needed
+    corpus = dict(read_corpus(snakemake.input.corpus))
+    sample, summary = balanced_sample(qrels, n, seed, has_text=set(corpus))
+    texts = {**pool_texts, **{d: corpus[d] for d in set(sample["doc_id"]) - set(pool_texts)}}
+    if summary["without_text"]:
+        log.warning("%d judged pairs name passages the corpus lacks: not drawn", summary["without_text"])
 else:
     bm25_params = snakemake.params.bm25
     searcher = bm25.dataset_searcher(spec, snakemake.input.get("index"), k1=bm25_params["k1"], b=bm25_params["b"])
