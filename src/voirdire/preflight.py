@@ -42,8 +42,9 @@ def check_keys(plan: Plan) -> None:
         endpoint.api_key(key=key)  # the call path's own check, run before any job
 
 
-def check_corpus(path: str | Path, results: str | Path) -> None:
-    """Read a JSONL corpus through once (file:line of the first bad record); remembered if good."""
+def check_corpus(path: str | Path, results: str | Path, *, remember: bool = True) -> None:
+    """Read a JSONL corpus through once (file:line of the first bad record); remembered if good
+    (unless ``remember`` is False: then read each time and nothing is written)."""
     stat = Path(path).stat()
     token = hashlib.sha256(f"{Path(path).absolute()}|{stat.st_size}|{stat.st_mtime_ns}".encode()).hexdigest()
     marker = Path(results) / ".preflight" / f"corpus-{token[:16]}.ok"
@@ -51,6 +52,8 @@ def check_corpus(path: str | Path, results: str | Path) -> None:
         return
     for _ in read_corpus(path):
         pass
+    if not remember:
+        return
     marker.parent.mkdir(parents=True, exist_ok=True)
     marker.write_text(f"{path}\n", encoding="utf-8")
 
@@ -79,10 +82,12 @@ def check_grades_used(judge: RecordedJudge, labels) -> None:
         )
 
 
-def preflight(plan: Plan, *, keys: bool = True) -> None:
+def preflight(plan: Plan, *, keys: bool = True, write: bool = True) -> None:
     """Parse every topics/qrels/corpus/candidates file the plan names, check keys and results.
 
     ``keys=False`` skips the API-key check, for what makes no call (``--lint``, ``--report``).
+    ``write=False`` leaves the results folder untouched (a corpus checked is not remembered),
+    for what only reads the workflow (``--lint``, ``--list``).
     Raises :class:`~voirdire.errors.InputError` naming the file:line or config key.
     """
     results = plan.config["results"]
@@ -94,7 +99,7 @@ def preflight(plan: Plan, *, keys: bool = True) -> None:
         if spec["source"] != "ir_datasets":
             topics = set(load_dataset(spec, name=name).topics)
         if "corpus" in spec:
-            check_corpus(spec["corpus"], results)
+            check_corpus(spec["corpus"], results, remember=write)
         for judge in plan.judges[name]:
             if not isinstance(judge, RecordedJudge):
                 continue

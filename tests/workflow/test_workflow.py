@@ -28,6 +28,20 @@ def test_lint_is_clean_for_every_config():
         assert "Congratulations, your workflow is in a good condition" in result.stdout + result.stderr
 
 
+def test_reading_the_workflow_writes_nothing_and_a_dry_run_writes_the_manifest(tmp_path):
+    """--lint and --list-rules only read the rules: no manifest, no preflight marker, no results
+    folder. A dry run plans jobs, so it writes the manifest the aggregate rules read."""
+    config = yaml.safe_load((ROOT / "config/config.yaml").read_text())
+    config["results"] = str(tmp_path / "results")
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(config))
+    for mode in ("--lint", "--list-rules"):
+        snakemake(mode, "--configfile", str(path))
+        assert not (tmp_path / "results").exists(), mode
+    snakemake("-n", "--cores", "1", "--configfile", str(path))
+    assert (tmp_path / "results/manifest.json").is_file()
+
+
 DEMO_PROMPT_TOKENS = 88_000
 """The demo's SmolLM2 prompt tokens at most (79.5k in 394 calls measured, and 10% of room). On an
 AVX2-only core SmolLM2 reads about 200 prompt tokens a second, so 10k more cost the demo about

@@ -26,6 +26,8 @@ NO_RUN = {
     "--summary",
     "--detailed-summary",
 }
+# of those, the ones that only read the rules (no DAG): they write nothing under results/
+READ_ONLY = {"--lint", "--list", "--list-rules"}
 
 try:
     # the project's own schema check (not Snakemake's validate): every error one line, and the
@@ -33,7 +35,11 @@ try:
     validate_schema(config)
     PLAN = check(config, configfile=workflow.configfiles)
     # API keys matter to runs and dry runs, not to what reads the workflow without running it
-    preflight(PLAN, keys=not NO_RUN.intersection(sys.argv))
+    preflight(
+        PLAN,
+        keys=not NO_RUN.intersection(sys.argv),
+        write=not READ_ONLY.intersection(sys.argv),
+    )
 except InputError as error:  # one line per error, naming the file:line or config key; no traceback
     sys.exit("\n".join(f"voirdire: {line}" for line in error.lines))
 
@@ -42,7 +48,7 @@ L = Layout(R)
 INPUTS = Inputs(PLAN, L, config)
 # What the tables are made of; rewritten only when that changes, so the aggregate rules that
 # take it as input rerun on any --rerun-triggers setting (jobs on cluster nodes only read it).
-if workflow.is_main_process:
+if workflow.is_main_process and not READ_ONLY.intersection(sys.argv):
     write_if_changed(L.manifest(), manifest(PLAN))
 # original, then rewritten-{assistant} for every assistant (docs/assistants.md)
 PROVENANCES = PLAN.provenances
