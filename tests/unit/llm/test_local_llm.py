@@ -253,6 +253,43 @@ def test_litellm_completion_matches_generate(litellm_registered):
     assert response.usage.completion_tokens == expected.completion_tokens > 0
 
 
+LOCAL_CALL_PATH = """
+import json, sys
+from voirdire.llm import Call, Endpoint, Request, Store, call_all, records
+from voirdire.llm.local import LITELLM_MODEL
+prompts = [[{"role": "user", "content": f"Name a colour that rhymes with {w}."}] for w in ("bed", "bean", "sack")]
+calls = [Call(Request.chat("judge", LITELLM_MODEL, p, max_tokens=8), "demo", {"i": str(i)}) for i, p in enumerate(prompts)]
+store = Store(sys.argv[1])
+stats = call_all(Endpoint(LITELLM_MODEL), calls, store, progress=False)
+without = "litellm" in sys.modules
+found = records(store, calls)
+stored = [[found[c.key].raw, found[c.key].model_version, found[c.key].prompt_tokens, found[c.key].completion_tokens,
+           found[c.key].cost] for c in calls]
+import asyncio
+from voirdire.llm.local.provider import register
+from voirdire.llm.env import import_litellm
+register()
+litellm = import_litellm()
+async def through_litellm():
+    return await asyncio.gather(*(litellm.acompletion(model=LITELLM_MODEL, messages=p, max_tokens=8) for p in prompts))
+via = [[r.choices[0].message.content, r.model, r.usage.prompt_tokens, r.usage.completion_tokens] for r in asyncio.run(through_litellm())]
+print(json.dumps({"stats": [stats.calls, stats.stored], "litellm_imported": without, "stored": stored, "via": via}))
+"""
+
+
+def test_the_call_path_answers_the_local_model_without_litellm_as_litellm_would(model_ready, tmp_path):
+    """A job of the local model never imports litellm (about 4 s of CPU at its start); what it
+    stores is what the litellm provider answers for the same prompts: text, model, tokens, cost 0."""
+    result = subprocess.run(
+        [sys.executable, "-c", LOCAL_CALL_PATH, str(tmp_path / "calls.sqlite")],
+        capture_output=True, text=True, env={**os.environ, "VOIRDIRE_LOCAL_DTYPE": "float32"}, check=True,
+    )  # fmt: skip
+    out = json.loads(result.stdout.strip().splitlines()[-1])
+    assert out["stats"] == [3, 3] and out["litellm_imported"] is False
+    assert all(row[4] == 0.0 and row[2] > 0 and 0 < row[3] <= 8 for row in out["stored"])
+    assert [row[:4] for row in out["stored"]] == out["via"]
+
+
 def test_concurrent_acompletion_is_batched_and_matches_sequential(litellm_registered, monkeypatch):
     litellm = litellm_registered
     prompts = [
