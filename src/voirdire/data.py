@@ -31,9 +31,13 @@ class Dataset:
     dropped: dict[str, int] = field(default_factory=dict)
     """What a ``drop`` setting left out: topics without qrels, qrels of unknown queries,
     topics without candidates (each counted in ``data/summary.json`` and said in the log)."""
+    set_aside: tuple[str, ...] = ()
+    """Topics the dataset's ``queries`` list leaves out (a smaller run), with their qrels."""
 
-    def summary(self) -> dict[str, int]:
-        return {"topics": len(self.topics), "qrels": len(self.qrels), **self.dropped}
+    def summary(self) -> dict:
+        counts = {"topics": len(self.topics), "qrels": len(self.qrels), **self.dropped}
+        return counts | ({"queries_set_aside": len(self.set_aside), "set_aside": list(self.set_aside)}
+                         if self.set_aside else {})  # fmt: skip
 
 
 def load_ir_datasets(dataset_id: str, scale: tuple[int, int] = (0, 3)) -> Dataset:
@@ -72,7 +76,33 @@ def load_dataset(spec: dict, scale: tuple[int, int] = (0, 3), *, name: str = "da
         dataset = Dataset(topics, read_qrels(spec["qrels"], scale))
     else:
         raise InputError(f"unknown dataset source {source!r}; expected one of {SOURCES}")
-    return reconcile(dataset, spec, name=name, candidates=candidates)
+    return select(reconcile(dataset, spec, name=name, candidates=candidates), spec, name=name)
+
+
+def select(dataset: Dataset, spec: dict, *, name: str) -> Dataset:
+    """The topics the dataset's ``queries`` list names, in the topics' order, and their qrels.
+
+    The others are set aside (``Dataset.set_aside``, counted in ``data/summary.json`` and said
+    in the log); every file is still read and checked whole. A listed id that is not a topic
+    with qrels is an error naming the key: a typo would otherwise shrink the run silently.
+    """
+    wanted = spec.get("queries")
+    if not wanted:
+        return dataset
+    missing = [q for q in wanted if q not in dataset.topics]
+    if missing:
+        raise InputError(
+            f"{len(missing)} of the {len(wanted)} listed queries are not topics with qrels (first: {missing[0]!r})",
+            key=f"datasets.{name}.queries",
+        )
+    keep = set(wanted)
+    topics = {qid: text for qid, text in dataset.topics.items() if qid in keep}
+    set_aside = tuple(qid for qid in dataset.topics if qid not in keep)
+    qrels = dataset.qrels[dataset.qrels["query_id"].isin(keep)].reset_index(drop=True)
+    if set_aside:
+        log.info("%s: queries: %d of %d topics kept, %d set aside (first: %s) with their %d qrels", name,
+                 len(topics), len(dataset.topics), len(set_aside), set_aside[0], len(dataset.qrels) - len(qrels))  # fmt: skip
+    return Dataset(topics, qrels, dataset.dropped, set_aside)
 
 
 def _where(spec: dict, *keys: str) -> str | None:

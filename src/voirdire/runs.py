@@ -18,7 +18,7 @@ per system) by :func:`normalise_run`:
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -155,17 +155,27 @@ def _queries_with_ties(run: pd.DataFrame) -> int:
 
 
 def normalise_run(
-    run: pd.DataFrame, topics: Mapping[str, str], *, depth: int, unknown_queries: str, name: str, path: str | Path
+    run: pd.DataFrame,
+    topics: Mapping[str, str],
+    *,
+    depth: int,
+    unknown_queries: str,
+    name: str,
+    path: str | Path,
+    set_aside: Collection[str] = (),
 ) -> tuple[pd.DataFrame, dict]:
     """A recorded run as the workflow scores it, and what was changed on the way.
 
     Returns the top ``depth`` per topic in trec_eval's order, ranks renumbered 1..n (so every
     later reader agrees on the order), with the counts a user must see: unknown queries
     dropped, topics missing (they score 0), queries whose top 10 holds tied scores, documents
-    cut below ``depth``.
+    cut below ``depth``. Lines of ``set_aside`` queries (topics the dataset's ``queries`` list
+    leaves out) are removed first and counted, not taken for unknown queries.
     """
     if unknown_queries not in UNKNOWN_QUERIES:
         raise ValueError(f"unknown_queries must be one of {UNKNOWN_QUERIES}")
+    aside = run["query_id"].isin(set(set_aside))
+    run = run[~aside]
     known = run["query_id"].isin(set(topics))
     unknown = sorted(set(run.loc[~known, "query_id"]))
     if known.sum() == 0:
@@ -193,6 +203,7 @@ def normalise_run(
         "topics_missing": int(len(set(topics) - set(kept["query_id"]))),
         "unknown_queries_dropped": len(unknown),
         "lines_dropped_unknown": int((~known).sum()),
+        "lines_set_aside": int(aside.sum()),
         "queries_tied_top10": tied,
         "queries_tied_in_depth": tied_depth,
         "documents_below_depth": int(len(ordered) - len(kept)),

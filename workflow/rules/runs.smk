@@ -8,6 +8,7 @@ if PLAN.recorded:
         input:
             unpack(INPUTS.recorded_run_files),
             topics=L.topics(D),
+            data=L.data_summary(D),
         output:
             **{s.slug: L.run(D, "original", s.slug) for s in PLAN.recorded},
             summary=L.runs_summary(D),

@@ -9,17 +9,27 @@ from voirdire.runs import normalise_run
 log = start(snakemake)
 topics = read_topics(snakemake.input.topics)
 depth = snakemake.params.depth
+with open(snakemake.input.data) as fh:
+    set_aside = json.load(fh).get("set_aside", [])
 summaries = []
 for name, spec in snakemake.params.systems.items():
     path = snakemake.input[spec["input"]]
     run, summary = normalise_run(
-        read_run(path), topics, depth=depth, unknown_queries=spec["unknown_queries"], name=name, path=path
+        read_run(path),
+        topics,
+        depth=depth,
+        unknown_queries=spec["unknown_queries"],
+        name=name,
+        path=path,
+        set_aside=set_aside,
     )
     write_run(run, snakemake.output[spec["output"]], tag=name)
     summaries.append(summary)
     if summary["unknown_queries_dropped"]:
         log.warning("%s: dropped %d lines of %d queries that are not topics", name, summary["lines_dropped_unknown"],
                     summary["unknown_queries_dropped"])  # fmt: skip
+    if summary["lines_set_aside"]:
+        log.info("%s: %d lines of the queries set aside (datasets: queries) not read", name, summary["lines_set_aside"])
     if summary["topics_missing"]:
         log.warning("%s: %d topics have no ranking; they score 0 (as trec_eval -c)", name, summary["topics_missing"])
     if summary["queries_tied_top10"]:

@@ -126,3 +126,20 @@ def test_preflight_reads_recorded_judges_with_their_scale(base, write):
     with pytest.raises(InputError, match="outside the declared scale 0..1") as info:
         preflight(plan)
     assert "j2.txt:2" in str(info.value)
+
+
+def test_a_query_list_keeps_those_topics_and_counts_the_rest(base, write):
+    spec = validated(base)["datasets"]["toy"]
+    spec["topics"] = str(write("t3.tsv", "1\tcats\n2\tdogs\n3\tbirds\n"))
+    spec["qrels"] = str(write("q3.txt", "1 0 a 1\n2 0 b 2\n2 0 c 0\n3 0 a 3\n"))
+    whole = load_dataset(spec, name="toy")
+    spec["queries"] = ["3", "1"]
+    kept = load_dataset(spec, name="toy")
+    assert list(kept.topics) == ["1", "3"]  # in the topics file's order
+    assert sorted(kept.qrels["query_id"]) == ["1", "3"]
+    assert kept.summary()["set_aside"] == ["2"] and kept.summary()["queries_set_aside"] == 1
+    assert len(kept.qrels) + 2 == len(whole.qrels) and "set_aside" not in whole.summary()
+    spec["queries"] = ["1", "7"]  # a typo would shrink the run without a word
+    with pytest.raises(InputError, match="1 of the 2 listed queries are not topics with qrels \\(first: '7'\\)") as info:
+        load_dataset(spec, name="toy")
+    assert "datasets.toy.queries" in str(info.value)
