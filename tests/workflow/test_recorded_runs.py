@@ -89,7 +89,9 @@ def test_unknown_queries_error_or_drop():
     with pytest.raises(InputError, match="none of its"):
         normalise_run(run, {"other": "a"}, depth=10, unknown_queries="drop", name="s", path="r")
     # lines of queries a dataset's `queries` list sets aside are counted apart, and are no error
-    _, summary = normalise_run(run, {"q1": "a"}, depth=10, unknown_queries="error", name="s", path="r", set_aside=["zz"])
+    _, summary = normalise_run(
+        run, {"q1": "a"}, depth=10, unknown_queries="error", name="s", path="r", set_aside=["zz"]
+    )
     assert summary["lines_set_aside"] == 1 and summary["unknown_queries_dropped"] == 0
 
 

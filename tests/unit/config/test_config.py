@@ -140,6 +140,8 @@ def test_a_query_list_keeps_those_topics_and_counts_the_rest(base, write):
     assert kept.summary()["set_aside"] == ["2"] and kept.summary()["queries_set_aside"] == 1
     assert len(kept.qrels) + 2 == len(whole.qrels) and "set_aside" not in whole.summary()
     spec["queries"] = ["1", "7"]  # a typo would shrink the run without a word
-    with pytest.raises(InputError, match="1 of the 2 listed queries are not topics with qrels \\(first: '7'\\)") as info:
+    with pytest.raises(
+        InputError, match="1 of the 2 listed queries are not topics with qrels \\(first: '7'\\)"
+    ) as info:
         load_dataset(spec, name="toy")
     assert "datasets.toy.queries" in str(info.value)
