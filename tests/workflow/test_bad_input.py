@@ -193,8 +193,12 @@ def test_coverage_and_outside_pool_labels_reach_table2_and_a_new_judge_reaches_t
     assert not table2.loc["assessor-b", "low_coverage"]
     pool = {tuple(line.split()[:2]) for line in (out / "demo/pairs/original.tsv").read_text().splitlines()[1:]}
     in_queries = [line.split() for line in extra.read_text().splitlines()]
-    outside = sum((q, d) not in pool for q, _, d, _ in in_queries)
+    kept = set(config["datasets"]["demo"]["queries"])  # labels of the queries set aside are other queries'
+    outside = sum((q, d) not in pool for q, _, d, _ in in_queries if q in kept)
     assert table2.loc["extra", "labels_outside_pool"] == outside >= 2
+    other = sum(q not in kept for q, *_ in in_queries)
+    assert f"'labels_other_queries': {other}," in (out / "logs/demo/original/recorded_judges.log").read_text()
+    assert other > 0
     assert "under min_coverage" in (out / "logs/demo/original/agreement.log").read_text()
     manifest = json.loads((out / "manifest.json").read_text())["judges"]
     assert [j["name"] for j in manifest][-3:] == ["half", "extra", "b-again"]
@@ -218,7 +222,7 @@ def test_coverage_and_outside_pool_labels_reach_table2_and_a_new_judge_reaches_t
     good = copy.deepcopy(config)
     strays = [tmp_path / "stray.txt", tmp_path / "stray2.txt"]
     for index, stray in enumerate(strays):
-        stray.write_text(f"q0{index + 1} 0 d9999 3\n")
+        stray.write_text(f"{config['datasets']['demo']['queries'][index]} 0 d9999 3\n")
         config["judges"].append({"name": stray.stem, "kind": "recorded", "qrels": str(stray)})
     result = snakemake("--cores", "2", "--configfile", str(write_config(tmp_path, config)), check=False)
     assert result.returncode != 0
