@@ -29,7 +29,9 @@ with atomic_write(out.per_query, "wb") as fh:
     per_query.to_parquet(fh, index=False)
 
 datasets = pd.DataFrame([json.loads(Path(p).read_text()) for p in snakemake.input.data_summaries])
-write_table(datasets, out.datasets, title="Datasets: topics and qrels used, and what a drop setting left out",
+if "set_aside" in datasets:  # the ids a `queries` list leaves out, as one readable cell
+    datasets["set_aside"] = datasets["set_aside"].map(lambda ids: " ".join(ids) if isinstance(ids, list) else "")
+write_table(datasets, out.datasets, title="Datasets: topics and qrels used, what a drop setting left out and a queries list set aside",
             manifest=manifest)  # fmt: skip
 write_table(
     table1(scores, params.systems, [HUMAN, POOL, *judges[1:]], params.measures)
