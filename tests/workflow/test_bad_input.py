@@ -193,7 +193,7 @@ def test_coverage_and_outside_pool_labels_reach_table2_and_a_new_judge_reaches_t
     assert not table2.loc["assessor-b", "low_coverage"]
     pool = {tuple(line.split()[:2]) for line in (out / "demo/pairs/original.tsv").read_text().splitlines()[1:]}
     in_queries = [line.split() for line in extra.read_text().splitlines()]
-    kept = set(config["datasets"]["demo"]["queries"])  # labels of the queries set aside are other queries'
+    kept = set(config["datasets"]["demo"]["queries"])  # labels of the queries set aside are other queries
     outside = sum((q, d) not in pool for q, _, d, _ in in_queries if q in kept)
     assert table2.loc["extra", "labels_outside_pool"] == outside >= 2
     other = sum(q not in kept for q, *_ in in_queries)
