@@ -135,13 +135,15 @@ def assistant_rows(plan: Plan) -> pd.DataFrame:
                     )
                 else:
                     prov_texts = texts
+                pool_store = layout.store(dataset, prov, judge.name)
+                # the pool's job asks the sample's pairs ahead, into its own store
                 for name, subset, own in (
-                    ("pool", pairs, layout.store(dataset, prov, judge.name)),
-                    ("sample", sample, layout.sample_labels(dataset, prov, judge.name, "sqlite")),
+                    ("pool", pairs, [pool_store]),
+                    ("sample", sample, [layout.sample_labels(dataset, prov, judge.name, "sqlite"), pool_store]),
                 ):
                     subset = subset[subset["doc_id"].isin(changed)]
                     calls = judge_calls(judge, subset, topics, prov_texts, provenance=prov)
-                    rows.append(_row(judge.name, judge.model, judge.max_tokens, calls, [own] if made else [],
+                    rows.append(_row(judge.name, judge.model, judge.max_tokens, calls, own if made else [],
                                      purpose="judge", provenance=prov, pairs=name, dataset=dataset, estimated=not made))  # fmt: skip
     return pd.DataFrame(rows)
 
@@ -186,7 +188,7 @@ def probe_rows(plan: Plan) -> pd.DataFrame:
 def gaming_rows(plan: Plan) -> pd.DataFrame:
     """The gamed system's calls, before any: each LLM judge it is put to, asked about the
     modified passages of its methods (one call per distinct pair and sample), counted against
-    the judge's gaming store. Judges that read no texts or ask no model make no call."""
+    the judge's gaming store and its pool's store (the pool's job asks them ahead). Judges that read no texts or ask no model make no call."""
     if not plan.gaming_judges:
         return pd.DataFrame()
     layout = Layout(plan.config["results"])
@@ -202,7 +204,8 @@ def gaming_rows(plan: Plan) -> pd.DataFrame:
                 continue
             items = to_label(gamed, methods)
             calls = judge_calls(judge, items, topics, texts_by_pair(items), provenance="gaming")
-            rows.append(_row(name, judge.model, judge.max_tokens, calls, [layout.gaming_labels(dataset, name, "sqlite")],
+            stores = [layout.gaming_labels(dataset, name, "sqlite"), layout.store(dataset, "original", name)]
+            rows.append(_row(name, judge.model, judge.max_tokens, calls, stores,
                              dataset=dataset, purpose="gaming", methods=", ".join(methods)))  # fmt: skip
     return pd.DataFrame(rows)
 

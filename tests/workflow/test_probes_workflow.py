@@ -21,7 +21,9 @@ JUDGES = ("clean", "always-a", "longer", "obeys", "role")
 def probe_config(tmp_path, server=None) -> dict:
     config = yaml.safe_load((ROOT / "config/config.yaml").read_text())
     config["results"] = str(tmp_path / "results")
-    config["datasets"]["demo"].pop("queries")  # the planted sizes were set for all 14 query clusters
+    # the planted sizes were set for all 14 query clusters and BM25's top-100 pool
+    config["datasets"]["demo"].pop("queries")
+    config["bm25"]["depth"] = 100
     config["systems"] = ["BM25", "Perfect", "Swap[3]", "Swap[2]", "Swap[1]", "Swap[1,2]"]
     config["rankers"] = {}
     url = server.url if server else "http://127.0.0.1:9/v1"

@@ -57,6 +57,8 @@ rule gaming_llm_judge:
         methods=lambda wildcards: PLAN.gaming_judges[wildcards.judge],
         # the call store: a cache kept across runs, so it is not a declared output
         store=lambda wildcards: L.gaming_labels(wildcards.dataset, wildcards.judge, "sqlite"),
+        # the pool's job asked these calls ahead: copied from its store, not asked again
+        seeds=lambda wildcards: [L.store(wildcards.dataset, "original", wildcards.judge)],
     script:
         "../scripts/gaming_llm_judge.py"
 

@@ -83,10 +83,19 @@ rule null_judge:
         "../scripts/null_judge.py"
 
 
+# The job also asks, ahead and into its store only, what the judge's other jobs will ask: the
+# assistants experiment's sample, and (original texts) the gamed system's passages; those jobs
+# then copy the answers instead of loading the model (or litellm) again.
 rule llm_judge:
     input:
-        unpack(INPUTS.texts_inputs),
+        unpack(INPUTS.sample_texts_inputs if PLAN.assistants else INPUTS.texts_inputs),
         pairs=L.pairs(D, P),
+        sample=[L.sample(D)] if PLAN.assistants else [],
+        gaming=lambda wildcards: (
+            [L.gaming_passages(wildcards.dataset)]
+            if wildcards.provenance == "original" and wildcards.judge in PLAN.gaming_judges
+            else []
+        ),
         topics=L.topics(D),
         prompt=lambda wildcards: str(PLAN.judge(wildcards.dataset, wildcards.judge).prompt_file),
         seeds_done=lambda wildcards: list(INPUTS.judge_seeds(wildcards).values()),
@@ -120,6 +129,7 @@ rule llm_judge:
         # the judgment store: a cache kept across runs, so it is not a declared output
         store=lambda wildcards: L.store(wildcards.dataset, wildcards.provenance, wildcards.judge),
         seeds=lambda wildcards: list(INPUTS.judge_seeds(wildcards)),
+        gaming_methods=lambda wildcards: PLAN.gaming_judges.get(wildcards.judge, []),
     script:
         "../scripts/llm_judge.py"
 

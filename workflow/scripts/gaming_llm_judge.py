@@ -1,5 +1,6 @@
 """The gamed system, step 2 (LLM judge): the judge labels the modified passages through its own
-judging job (the one call path: cached, concurrent, resumable, costed)."""
+judging job (the one call path: cached, concurrent, resumable, costed). The judge's pool job
+asked these calls ahead; they are copied from its store."""
 
 import pandas as pd
 
@@ -23,6 +24,7 @@ with serving(snakemake, snakemake.params.judge) as (judge, served):
         raw_out=snakemake.output.raw,
         summary_out=snakemake.output.summary,
         max_in_flight=snakemake.resources.llm_slots or None,
+        seeds=snakemake.params.seeds,  # the pool's job asked them ahead
         served=served,
     )
 log.info("summary: %s", result)

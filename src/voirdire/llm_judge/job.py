@@ -15,7 +15,7 @@ import pandas as pd
 
 from ..formats import atomic_write, read_pairs, read_passages, read_topics, write_qrels
 from ..judges import LLMJudge
-from ..llm import Store, call_all, price_known
+from ..llm import Call, Store, call_all, price_known
 from .aggregate import aggregate, judgments, summary
 from .tasks import GradeAccept, judge_calls
 
@@ -39,14 +39,23 @@ def run_judging_job(
     max_in_flight: int | None = None,
     seeds: Sequence[str | Path] = (),
     served: Mapping[str, Any] | None = None,
+    ahead: Sequence[Call] = (),
 ) -> dict:
     """Judge every needed pair through the store; ``max_in_flight`` is the job's ``llm_slots``;
     ``seeds`` are finished stores of the same judge whose answers are reused (same request key);
-    ``served`` is what the results keep of the model server the workflow started for this judge."""
+    ``served`` is what the results keep of the model server the workflow started for this judge.
+
+    ``ahead``: calls this judge's other jobs will make (the assistants experiment's sample, the
+    gamed system's passages), asked in the same run and kept in the store only, so that those
+    jobs copy the answers instead of starting the model (or litellm) again. They enter no label,
+    table or count of this job's pairs; the summary says how many calls they took
+    (``asked_ahead``, included in ``calls_this_run``)."""
     calls = judge_calls(judge, pairs, topics, texts, provenance=provenance)
+    mine = {c.key for c in calls}
+    extra = list({c.key: c for c in ahead if c.key not in mine}.values())
     with Store(store_path) as store:
         stats = call_all(
-            judge.endpoint, calls, store, accept=GradeAccept(judge.scale), reasks=judge.parse_retries,
+            judge.endpoint, calls + extra, store, accept=GradeAccept(judge.scale), reasks=judge.parse_retries,
             max_in_flight=max_in_flight, progress=progress, desc=f"judging {judge.name}",
             config_key=f"judges[{judge.name}]", seeds=seeds,
         )  # fmt: skip
@@ -57,6 +66,7 @@ def run_judging_job(
         answers.to_parquet(fh, index=False)
     result = summary(judge, answers, labels, stats, price_known=price_known(judge.model))
     result["served"] = served
+    result["asked_ahead"] = len(extra)
     with atomic_write(summary_out) as fh:
         json.dump(result, fh, indent=2)
     return result

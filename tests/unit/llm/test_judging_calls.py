@@ -98,6 +98,39 @@ def test_faults_end_labelled_or_unparsed_identical_to_fault_free(tmp_path):
         assert "ok" not in per_prompt[:-1]
 
 
+def test_pairs_asked_ahead_are_stored_for_another_job_and_enter_none_of_this_jobs_results(tmp_path):
+    from voirdire.llm_judge.job import run_judging_job
+
+    pool, sample = PAIRS.iloc[:60], PAIRS.iloc[50:75]  # 10 pairs in both, 15 only in the sample
+
+    def job(name, pairs, store, **options):
+        return run_judging_job(
+            judge, pairs=pairs, texts=TEXTS, topics=TOPICS, store_path=tmp_path / store, provenance="original",
+            qrels_out=tmp_path / f"{name}.txt", raw_out=tmp_path / f"{name}.parquet",
+            summary_out=tmp_path / f"{name}.json", progress=False, **options,
+        )  # fmt: skip
+
+    with LoopbackServer(latency_s=0.01) as server:
+        judge = judge_for(server)
+        ahead = job("pool", pool, "pool.sqlite", ahead=build_tasks(judge, sample, TOPICS, TEXTS))
+        assert len(server.log) == 75 and ahead["asked_ahead"] == 15 and ahead["calls_this_run"] == 75
+        alone = job("alone", pool, "alone.sqlite")  # the same pool without the sample
+        assert alone["asked_ahead"] == 0 and len(server.log) == 75 + 60
+        # the pool's results are those of its own pairs, byte for byte
+        assert (tmp_path / "pool.txt").read_bytes() == (tmp_path / "alone.txt").read_bytes()
+        raw = [pd.read_parquet(tmp_path / f"{name}.parquet").drop(columns=["latency_s", "created"])
+               for name in ("pool", "alone")]  # fmt: skip
+        assert raw[0].equals(raw[1])  # when each answer came aside
+        assert ahead["pairs"] == alone["pairs"] == 60
+        # the sample's job copies every answer from the pool's store and asks nothing
+        copied = job("sample", sample, "sample.sqlite", seeds=[tmp_path / "pool.sqlite"])
+        assert len(server.log) == 135 and copied["calls_this_run"] == 0
+        assert copied["copied_from_finished_jobs"] == 25 and copied["pairs"] == 25
+        asked = job("asked", sample, "asked.sqlite")  # the labels it would have got by asking
+        assert asked["calls_this_run"] == 25
+    assert (tmp_path / "sample.txt").read_bytes() == (tmp_path / "asked.txt").read_bytes()
+
+
 JOB = """
 import os, sys, pandas as pd
 from voirdire.judges import LLMJudge
