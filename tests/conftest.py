@@ -19,6 +19,9 @@ def pytest_configure(config):
     os.environ.setdefault("TQDM_DISABLE", "1")
     # litellm fetches a price list from GitHub at import time unless told not to
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    # the model host that the workflow tests' jobs start leaves 20 s after their last call
+    # (60 s for a user's run), not long after the suite (voirdire.llm.local.host)
+    os.environ.setdefault("VOIRDIRE_MODEL_HOST_IDLE_S", "20")
     # Slurm starts only for the tests that ask for it (the `slurm` fixture below); the others
     # run with SLURM_CONF masked, or with Slurm's tools installed and no controller every
     # `snakemake` start would wait 9 s for the Slurm executor plugin's probe (tests/support/slurm.py)

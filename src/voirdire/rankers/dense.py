@@ -43,6 +43,14 @@ def _encoder(model: str):
     return SentenceTransformer(model_path(model), device="cpu", local_files_only=True)
 
 
+def encode(model: str, texts: Sequence[str], *, batch_size: int = 32) -> np.ndarray:
+    """Normalised embeddings of ``texts`` in this process, one row each."""
+    encoded = _encoder(model).encode(
+        list(texts), batch_size=batch_size, normalize_embeddings=True, show_progress_bar=False
+    )
+    return np.asarray(encoded)
+
+
 def embed(
     model: str, texts: Sequence[str], *, batch_size: int = 32, memo: dict[str, np.ndarray] | None = None
 ) -> np.ndarray:
@@ -51,8 +59,9 @@ def embed(
     memo = {} if memo is None else memo
     new = [text for text in dict.fromkeys(texts) if text not in memo]
     if new:
-        encoded = _encoder(model).encode(new, batch_size=batch_size, normalize_embeddings=True, show_progress_bar=False)
-        memo.update(zip(new, np.asarray(encoded)))
+        from ..llm.local import host  # the model host computes it in a workflow job that uses one
+
+        memo.update(zip(new, host.answer("embed", encode, model, new, batch_size=batch_size)))
     if not len(texts):
         return np.zeros((0, _encoder(model).get_sentence_embedding_dimension() or 0), dtype=np.float32)
     return np.stack([memo[text] for text in texts])

@@ -1,0 +1,301 @@
+"""The model host: one process on the machine keeps the local models loaded for the workflow's jobs.
+
+A workflow job that asks SmolLM2 or all-MiniLM-L6-v2 in its own process first starts torch,
+transformers (and sentence-transformers) and loads the weights: 7 to 10 CPU-seconds on a 2-core
+CPU, more than the work of most of the demo's sixteen such jobs. With the host, the first job
+that needs a local model starts it, and every later job hands its batches to it over a Unix
+socket and receives the answers; the job itself imports neither torch nor the models.
+
+What the host computes is what the job would have computed: the same functions
+(:func:`voirdire.llm.local.inference.generate`, :func:`~voirdire.llm.local.inference.next_token_logprobs`,
+:func:`voirdire.rankers.dense.embed`'s encoder) with the same arguments, on one torch thread each,
+as a one-thread job runs them. So only one-thread jobs use it (a job given more threads runs its
+models itself, on its threads), and the host is keyed by everything that could change a number:
+the Python, the model code's files, and the environment variables that choose the number format and
+the CPU kernels (:data:`KEY_ENV`). Requests of two jobs run side by side, each on its own thread.
+
+When it runs. :func:`voirdire.jobscript.start` turns it on for workflow jobs (``$VOIRDIRE_MODEL_HOST``
+``=1``); tests and library calls compute in their own process. ``VOIRDIRE_MODEL_HOST=0`` turns it off.
+Never under Slurm (``$SLURM_JOB_ID``): a host started by one Slurm job ends with it. The host leaves
+:data:`IDLE_S` seconds after its last job closed its connection; killed, it leaves nothing behind but
+its socket file, which the next host replaces (it holds a lock for its lifetime). Where the host
+cannot be reached, started, or dies during a request, the job computes in its own process, and
+says so in its log: the host saves time, it never changes an answer.
+
+Its files (socket, lock, log) are in ``$XDG_RUNTIME_DIR/voirdire`` or ``/tmp/voirdire-UID``, a
+directory only its user can enter.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import fcntl
+import hashlib
+import logging
+import os
+import resource
+import subprocess
+import sys
+import threading
+import time
+from multiprocessing.connection import Client, Connection, Listener
+from pathlib import Path
+from typing import Any
+
+ENV = "VOIRDIRE_MODEL_HOST"
+IDLE_S = 60.0
+"""The host leaves after this many seconds without a connected job (``$VOIRDIRE_MODEL_HOST_IDLE_S``)."""
+IDLE_ENV = "VOIRDIRE_MODEL_HOST_IDLE_S"
+START_TIMEOUT_S = 120.0
+"""How long a job waits for a host it started (importing torch and transformers takes seconds)."""
+KEY_ENV = (
+    "VOIRDIRE_LOCAL_DTYPE",
+    "VOIRDIRE_CACHE",
+    "ATEN_CPU_CAPABILITY",
+    "ONEDNN_MAX_CPU_ISA",
+    "MKL_ENABLE_INSTRUCTIONS",
+    "MKL_CBWR",
+)
+"""Environment variables that choose the model files, the number format or the CPU kernels. (The
+host reads the bundled models from local files only, whatever a job says of the hub.)"""
+
+log = logging.getLogger(__name__)
+
+
+class Unavailable(Exception):
+    """No host answered: compute in this process."""
+
+
+def enabled() -> bool:
+    """Whether this process hands its local-model work to the host: a workflow job (``$VOIRDIRE_MODEL_HOST=1``)
+    on one thread, outside Slurm."""
+    from .inference import job_threads
+
+    return os.environ.get(ENV) == "1" and job_threads() == 1 and not os.environ.get("SLURM_JOB_ID")
+
+
+def key() -> str:
+    """What the host's answers depend on, hashed: jobs that differ in any of it get their own host."""
+    here = Path(__file__).resolve().parent
+    sources = sorted(here.glob("*.py")) + [here.parents[1] / "rankers" / "dense.py"]
+    digest = hashlib.sha256(sys.executable.encode())
+    for path in sources:
+        digest.update(path.read_bytes())
+    for name in KEY_ENV:
+        digest.update(f"\0{name}={os.environ.get(name, '')}".encode())
+    return digest.hexdigest()[:16]
+
+
+def directory() -> Path:
+    """The host's folder, private to this user."""
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    base = Path(runtime) / "voirdire" if runtime else Path("/tmp") / f"voirdire-{os.getuid()}"
+    base.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if base.stat().st_uid != os.getuid() or base.stat().st_mode & 0o077:
+        raise Unavailable(f"{base} is not private to this user")
+    return base
+
+
+def _paths(host_key: str) -> tuple[str, Path, Path]:
+    base = directory()
+    return str(base / f"{host_key}.sock"), base / f"{host_key}.lock", base / f"{host_key}.log"
+
+
+# ----------------------------------------------------------------------------- the job's side
+
+_connection: Connection | None = None
+_connection_lock = threading.Lock()
+_started = False
+
+
+def _connect(address: str) -> Connection | None:
+    try:
+        return Client(address, family="AF_UNIX")
+    except (FileNotFoundError, ConnectionRefusedError):
+        return None
+
+
+def _start(host_key: str, log_path: Path) -> subprocess.Popen:
+    env = {**os.environ, ENV: "0"}
+    idle = os.environ.get(IDLE_ENV)
+    with open(log_path, "ab") as out:
+        return subprocess.Popen(
+            [sys.executable, "-m", "voirdire.llm.local.host", "--key", host_key, *(["--idle-s", idle] if idle else [])],
+            stdin=subprocess.DEVNULL, stdout=out, stderr=out, env=env, start_new_session=True,
+        )  # fmt: skip
+
+
+def connection() -> Connection:
+    """This process's connection to the host, starting one when none runs (raises :class:`Unavailable`)."""
+    global _connection, _started
+    if _connection is not None:
+        return _connection
+    host_key = key()
+    address, _, log_path = _paths(host_key)
+    found = _connect(address)
+    if found is None:
+        if _started:
+            raise Unavailable("the model host this job started is gone")
+        _started = True
+        process = _start(host_key, log_path)
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while found is None:
+            if time.monotonic() > deadline:
+                raise Unavailable(f"no model host answered within {START_TIMEOUT_S:.0f} s (its log: {log_path})")
+            if process.poll() not in (None, 0):
+                raise Unavailable(f"the model host exited with {process.returncode} (its log: {log_path})")
+            time.sleep(0.05)
+            found = _connect(address)
+    _connection = found
+    return found
+
+
+def request(method: str, /, *args: Any, **kwargs: Any) -> Any:
+    """``method(*args, **kwargs)`` computed by the host (one request at a time per process);
+    :class:`Unavailable` when no host can answer. An error the function raised is raised here."""
+    global _connection
+    with _connection_lock:
+        try:
+            conn = connection()
+            conn.send((method, args, kwargs))
+            status, value = conn.recv()
+        except Unavailable:
+            raise
+        except (EOFError, OSError) as error:
+            _connection = None
+            raise Unavailable(f"the model host went away during a request ({error!r})") from error
+    if status == "error":
+        raise value
+    return value
+
+
+def answer(method: str, compute, /, *args: Any, **kwargs: Any) -> Any:
+    """The host's answer when this process uses the host and one answers, else ``compute(*args, **kwargs)``."""
+    if enabled():
+        try:
+            return request(method, *args, **kwargs)
+        except Unavailable as why:
+            log.warning("local models computed in this job: %s", why)
+            os.environ[ENV] = "0"  # the rest of this job too, without trying again
+    return compute(*args, **kwargs)
+
+
+# ----------------------------------------------------------------------------- the host's side
+
+
+_warm_lock = threading.Lock()
+
+
+def _methods() -> dict[str, Any]:
+    """What the host computes, by name. Each first loads its model under one lock: two jobs'
+    first requests would otherwise import transformers in two threads at once, which its lazy
+    modules do not survive (``cannot import name 'AutoModelForCausalLM'``, seen here)."""
+    from ...rankers import dense
+    from . import inference
+
+    def warmed(load, compute):
+        def run(*args: Any, **kwargs: Any) -> Any:
+            with _warm_lock:
+                load(*args, **kwargs)  # once per model: the loaders are cached
+            return compute(*args, **kwargs)
+
+        return run
+
+    def load_llm(*args: Any, cache_dir: Any = None, **_: Any) -> None:
+        inference.load(cache_dir)
+
+    def load_llm_positional(conversations: Any, candidates: Any, cache_dir: Any = None, **_: Any) -> None:
+        inference.load(cache_dir)
+
+    def load_encoder(model: str, *_: Any, **__: Any) -> None:
+        dense._encoder(model)
+
+    return {
+        "generate": warmed(load_llm, inference.generate_here),
+        "next_token_logprobs": warmed(load_llm_positional, inference.next_token_logprobs_here),
+        "embed": warmed(load_encoder, dense.encode),
+    }
+
+
+def serve(host_key: str, idle_s: float = IDLE_S) -> int:
+    """Run the host until it has had no job for ``idle_s`` seconds; 0, or 1 when another host holds the key."""
+    address, lock_path, _ = _paths(host_key)
+    lock = open(lock_path, "w")  # noqa: SIM115 - held for the host's lifetime
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return 1  # another host runs (or starts) for this key
+    lock.write(f"{os.getpid()}\n")
+    lock.flush()
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(address)  # a killed host's socket
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the models are local files
+    # the jobs it serves run on one thread each; it runs their requests side by side
+    from . import inference
+
+    os.environ[inference.TORCH_THREADS_ENV] = "1"
+    inference.allow_concurrent_forward_passes(os.cpu_count() or 1)
+    methods = _methods()
+    listener = Listener(address, family="AF_UNIX")
+    state = {"open": 0, "last": time.monotonic()}
+    guard = threading.Lock()
+
+    def handle(conn: Connection) -> None:
+        try:
+            while True:
+                try:
+                    method, args, kwargs = conn.recv()
+                except (EOFError, OSError):
+                    return
+                try:
+                    reply = ("ok", methods[method](*args, **kwargs))
+                except Exception as error:  # the job raises it as its own
+                    reply = ("error", error)
+                try:
+                    conn.send(reply)
+                except (TypeError, AttributeError, ValueError) as error:  # an exception pickle cannot carry
+                    conn.send(("error", RuntimeError(f"the model host failed: {reply[1]!r} ({error})")))
+        finally:
+            conn.close()
+            with guard:
+                state["open"] -= 1
+                state["last"] = time.monotonic()
+
+    def watch() -> None:
+        while True:
+            time.sleep(1.0)
+            with guard:
+                idle = state["open"] == 0 and time.monotonic() - state["last"] > idle_s
+            if idle:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(address)
+                used = resource.getrusage(resource.RUSAGE_SELF)
+                logging.getLogger(__name__).info(
+                    "no job for %.0f s: leaving after %.1f s of user CPU and %.1f s of system CPU",
+                    idle_s, used.ru_utime, used.ru_stime,
+                )  # fmt: skip
+                logging.shutdown()
+                os._exit(0)
+
+    threading.Thread(target=watch, daemon=True, name="voirdire-host-idle").start()
+    logging.getLogger(__name__).info("model host %s listening (pid %d)", host_key, os.getpid())
+    while True:
+        conn = listener.accept()
+        with guard:
+            state["open"] += 1
+            state["last"] = time.monotonic()
+        threading.Thread(target=handle, args=(conn,), daemon=True, name="voirdire-host-job").start()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--key", required=True)
+    parser.add_argument("--idle-s", type=float, default=IDLE_S)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    return serve(args.key, args.idle_s)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
