@@ -58,10 +58,12 @@ def embed(
     (and not at all when ``memo``, text -> embedding, already holds it; new ones are added)."""
     memo = {} if memo is None else memo
     new = [text for text in dict.fromkeys(texts) if text not in memo]
-    if new:
+    if new and model == MINILM:
         from ..llm.local import host  # the model host computes it in a workflow job that uses one
 
         memo.update(zip(new, host.answer("embed", encode, model, new, batch_size=batch_size)))
+    elif new:  # another model (a hub id or a path): in this process, as the job configured it
+        memo.update(zip(new, encode(model, new, batch_size=batch_size)))
     if not len(texts):
         return np.zeros((0, _encoder(model).get_sentence_embedding_dimension() or 0), dtype=np.float32)
     return np.stack([memo[text] for text in texts])
