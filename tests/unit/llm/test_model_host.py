@@ -122,7 +122,7 @@ def test_one_host_per_key_and_none_for_jobs_given_more_threads(private, monkeypa
             assert time.monotonic() < deadline and first.poll() is None
             time.sleep(0.05)
         second = subprocess.run([sys.executable, "-m", "voirdire.llm.local.host", "--key", key], timeout=60)
-        assert second.returncode == 1  # the first holds the key's lock
+        assert second.returncode == host.ANOTHER  # the first holds the key's lock
     finally:
         first.kill()
         first.wait()

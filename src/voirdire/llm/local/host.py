@@ -44,6 +44,8 @@ from pathlib import Path
 from typing import Any
 
 ENV = "VOIRDIRE_MODEL_HOST"
+ANOTHER = 3
+"""The host's exit status when another host runs (or starts) for its key."""
 IDLE_S = 60.0
 """The host leaves after this many seconds without a connected job (``$VOIRDIRE_MODEL_HOST_IDLE_S``)."""
 IDLE_ENV = "VOIRDIRE_MODEL_HOST_IDLE_S"
@@ -143,7 +145,7 @@ def connection() -> Connection:
         while found is None:
             if time.monotonic() > deadline:
                 raise Unavailable(f"no model host answered within {START_TIMEOUT_S:.0f} s (its log: {log_path})")
-            if process.poll() not in (None, 0):
+            if process.poll() not in (None, 0, ANOTHER):  # ANOTHER: a host another job started comes up
                 raise Unavailable(f"the model host exited with {process.returncode} (its log: {log_path})")
             time.sleep(0.05)
             found = _connect(address)
@@ -219,13 +221,14 @@ def _methods() -> dict[str, Any]:
 
 
 def serve(host_key: str, idle_s: float = IDLE_S) -> int:
-    """Run the host until it has had no job for ``idle_s`` seconds; 0, or 1 when another host holds the key."""
+    """Run the host until it has had no job for ``idle_s`` seconds; 0, or :data:`ANOTHER` when another
+    host holds the key."""
     address, lock_path, _ = _paths(host_key)
     lock = open(lock_path, "w")  # noqa: SIM115 - held for the host's lifetime
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
-        return 1  # another host runs (or starts) for this key
+        return ANOTHER
     lock.write(f"{os.getpid()}\n")
     lock.flush()
     with contextlib.suppress(FileNotFoundError):
