@@ -227,6 +227,6 @@ def test_label_sets_alone_end_to_end(tmp_path, dl19, capsys):
     assert not (out / "figures").exists()  # no Figure 3
     lojo = pd.read_csv(out / "audits/original/lojo_labels.csv").set_index("left_out")
     assert set(lojo.index) == judges and lojo.loc["contrarian", "without_it"] == "better"
-    from test_report import undocumented
+    from support.captions import undocumented
 
     assert undocumented(out) == {}  # every column of every table is in its caption

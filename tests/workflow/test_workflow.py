@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 import yaml
 from conftest import ROOT, snakemake
+from support.captions import undocumented
 
 
 def test_lint_is_clean_for_every_config():
@@ -211,6 +212,7 @@ def test_demo_end_to_end_then_nothing_to_do(tmp_path):
     assert set(variants["group"]) == {"assessors"}
     for figure in ("swap", "pad", "injection", "persona_heatmap", "persona_chart", "prompt_sensitivity_chart"):
         assert (out / f"audits/original/{figure}.png").stat().st_size > 5_000
+    assert undocumented(out) == {}  # every column of every table the demo writes is in its caption
     # the demo's SmolLM2 budget: the prompt tokens of every distinct call its stores hold
     # (judging, the sample, probes, paddings, rewrites, the gamed system; a call copied from
     # another job's store counts once; the rankers keep no store)
