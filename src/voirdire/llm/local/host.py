@@ -204,10 +204,7 @@ def _methods() -> dict[str, Any]:
 
         return run
 
-    def load_llm(*args: Any, cache_dir: Any = None, **_: Any) -> None:
-        inference.load(cache_dir)
-
-    def load_llm_positional(conversations: Any, candidates: Any, cache_dir: Any = None, **_: Any) -> None:
+    def load_llm(*_: Any, cache_dir: Any = None, **__: Any) -> None:
         inference.load(cache_dir)
 
     def load_encoder(model: str, *_: Any, **__: Any) -> None:
@@ -215,7 +212,7 @@ def _methods() -> dict[str, Any]:
 
     return {
         "generate": warmed(load_llm, inference.generate_here),
-        "next_token_logprobs": warmed(load_llm_positional, inference.next_token_logprobs_here),
+        "next_token_logprobs": warmed(load_llm, inference.next_token_logprobs_here),
         "embed": warmed(load_encoder, dense.encode),
     }
 
@@ -224,11 +221,12 @@ def serve(host_key: str, idle_s: float = IDLE_S) -> int:
     """Run the host until it has had no job for ``idle_s`` seconds; 0, or :data:`ANOTHER` when another
     host holds the key."""
     address, lock_path, _ = _paths(host_key)
-    lock = open(lock_path, "w")  # noqa: SIM115 - held for the host's lifetime
+    lock = open(lock_path, "a")  # noqa: SIM115 - held for the host's lifetime; "w" would empty the holder's pid
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         return ANOTHER
+    lock.truncate(0)
     lock.write(f"{os.getpid()}\n")
     lock.flush()
     with contextlib.suppress(FileNotFoundError):

@@ -474,7 +474,7 @@ def next_token_logprobs(
 
     conversations = [_normalise(c) for c in conversations]
     return host.answer("next_token_logprobs", next_token_logprobs_here, conversations, list(candidates),
-                       cache_dir, batch_size=batch_size)  # fmt: skip
+                       cache_dir=cache_dir, batch_size=batch_size)  # fmt: skip
 
 
 def next_token_logprobs_here(
