@@ -27,6 +27,7 @@ import functools
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import ir_measures
+import numpy as np
 import pandas as pd
 from ir_measures import nDCG
 from ir_measures.measures.base import Measure
@@ -51,19 +52,25 @@ CUT_FIRST = frozenset({"RR"})
 """Measures whose value at cutoff k is, by definition, the measure without a cutoff on the run's
 top k: RR@k is 1/rank of the first relevant document among the top k, 0 if there is none."""
 
+TOP_K_ONLY = frozenset({"nDCG", "AP", "P", "R", "Success"})
+"""Measures whose value at cutoff k trec_eval computes from the run's top k alone and the qrels
+(``ndcg_cut``, ``map_cut``, ``P``, ``recall``, ``success``): pytrec_eval is handed the top k in
+trec_eval's order, the same value from k lines a query instead of the evaluation depth's."""
+
 
 def route(measure: Measure) -> tuple[Measure, int | None]:
     """How a measure is computed: (what pytrec_eval computes, the cutoff the run is cut at
     first in trec_eval's order, or None). pytrec_eval computes the measure itself when it
-    supports it at its cutoff; an ``RR@k`` is computed as RR on the run's top k. A measure
-    neither route computes raises ValueError."""
-    if ir_measures.pytrec_eval.supports(measure):
-        return measure, None
+    supports it at its cutoff (a measure of :data:`TOP_K_ONLY` on the run's top k); an ``RR@k``
+    is computed as RR on the run's top k. A measure neither route computes raises ValueError."""
     cutoff = measure.params.get("cutoff")
-    if measure.NAME in CUT_FIRST and isinstance(cutoff, int) and cutoff > 0:
+    cut_at = cutoff if isinstance(cutoff, int) and cutoff > 0 else None
+    if ir_measures.pytrec_eval.supports(measure):
+        return measure, cut_at if measure.NAME in TOP_K_ONLY else None
+    if measure.NAME in CUT_FIRST and cut_at is not None:
         whole = type(measure)(**{k: v for k, v in measure.params.items() if k != "cutoff"})
         if ir_measures.pytrec_eval.supports(whole):
-            return whole, cutoff
+            return whole, cut_at
     raise ValueError(f"neither pytrec_eval nor a cut of the run computes {measure}")
 
 
@@ -153,6 +160,138 @@ def _calc(evaluator, texts: Mapping[Measure, list[str]], run: dict) -> Iterator[
             yield names[id(measure)], query_id, measure.DEFAULT
 
 
+def _within_query(queries: np.ndarray) -> np.ndarray:
+    """Each line's position within its query (0 first), for lines whose queries are contiguous."""
+    index = np.arange(len(queries))
+    if not len(queries):
+        return index
+    starts = np.flatnonzero(np.r_[True, queries[1:] != queries[:-1]])
+    return index - np.repeat(starts, np.diff(np.r_[starts, len(queries)]))
+
+
+class _Run:
+    """One run as it is scored: its lines for the scored queries, cut at the evaluation depth (then
+    in trec_eval's order), as whole columns, and where each line comes in trec_eval's order. The
+    pytrec_eval dict of a cutoff that does not depend on the judge is kept once made: a run scored
+    under twenty judges is cut and converted once, not twenty times."""
+
+    def __init__(self, run: pd.DataFrame, wanted: set[str], depth: int | None) -> None:
+        run = run[run["query_id"].isin(wanted)]
+        if depth is not None:
+            run = cut(run, depth)
+        self.query = run["query_id"].to_numpy(dtype=object)
+        self.doc = run["doc_id"].to_numpy(dtype=object)
+        self.score = run["score"].to_numpy()
+        self.key_query = run["query_id"].astype(str).to_numpy(dtype=object)  # as judged_only compares
+        self.key_doc = run["doc_id"].astype(str).to_numpy(dtype=object)
+        # the lines in trec_eval's order, for a measure cut first at its own cutoff
+        self.order = np.arange(len(run)) if depth is not None else _in_trec_eval_order(run)
+        self.pairs = np.empty(0, dtype=np.int64)  # the (query, document) codes; set by _Runs
+        self.dicts: dict[int | None, dict] = {}
+
+    def lines(self, at: int | None, judged: np.ndarray | None) -> np.ndarray:
+        """The lines pytrec_eval is handed for a measure cut first at ``at`` (None: the run as it
+        is), of the ``judged`` pairs only (sorted codes) unless None: unjudged lines leave before
+        the cut."""
+        lines = np.arange(len(self.query)) if at is None else self.order
+        if judged is not None:
+            pairs = self.pairs[lines]
+            found = np.searchsorted(judged, pairs)
+            lines = lines[(found < len(judged)) & (judged[np.minimum(found, len(judged) - 1)] == pairs)]
+        if at is not None:
+            lines = lines[_within_query(self.query[lines]) < at]
+        return lines
+
+    def as_dict(self, lines: np.ndarray) -> dict[str, dict[str, float]]:
+        """These lines as pytrec_eval reads a run (:func:`run_dict`'s dict)."""
+        return _nested(self.query[lines].tolist(), self.doc[lines].tolist(), self.score[lines].tolist())
+
+
+def _in_trec_eval_order(run: pd.DataFrame) -> np.ndarray:
+    """The positions of a run's lines in trec_eval's order (:func:`voirdire.formats.trec_eval_order`)."""
+    return trec_eval_order(run.assign(_line=np.arange(len(run))))["_line"].to_numpy()
+
+
+def _nested(queries: list, docs: list, values: list) -> dict:
+    """query -> document -> value in the lines' order (a later line of a pair wins)."""
+    found: dict = {}
+    for query, doc, value in zip(queries, docs, values, strict=True):
+        inner = found.get(query)
+        if inner is None:
+            inner = found[query] = {}
+        inner[doc] = value
+    return found
+
+
+class _Runs:
+    """Every system's runs (an oracle's several draws) prepared once to be scored under one judge
+    or many: each run filtered to the scored queries and cut at the evaluation depth once, its
+    (query, document) pairs coded as integers so that a judge's judged-only cut is one array
+    lookup, its judge-free pytrec_eval dicts kept."""
+
+    def __init__(self, runs: Mapping[str, list[pd.DataFrame]], query_ids: Iterable[str], depth: int | None) -> None:
+        self.qids = [str(q) for q in query_ids]
+        wanted = set(self.qids)
+        self.systems = {system: [_Run(run, wanted, depth) for run in draws] for system, draws in runs.items()}
+        every = [run for draws in self.systems.values() for run in draws]
+        self._queries = pd.Index(pd.unique(np.array(self.qids, dtype=object)))
+        self._docs = pd.Index(pd.unique(np.concatenate([run.key_doc for run in every]))) if every else pd.Index([])
+        for run in every:
+            run.pairs = self._codes(run.key_query, run.key_doc)
+
+    def _codes(self, queries: np.ndarray, docs: np.ndarray) -> np.ndarray:
+        """Each (query, document) pair as one integer; a pair of a query not scored or a document
+        in no run: -1."""
+        query = self._queries.get_indexer(queries).astype(np.int64)
+        doc = self._docs.get_indexer(docs).astype(np.int64)
+        return np.where((query >= 0) & (doc >= 0), query * len(self._docs) + doc, -1)
+
+    def values(self, qrels: pd.DataFrame, measures: Sequence[str], binary_threshold: int) -> dict:
+        """system -> measure (as written) -> its value for each query of ``qids``, the mean over
+        the system's draws. A query a run does not answer, or without qrels, scores 0 (as
+        trec_eval ``-c``)."""
+        qrels = qrels[qrels["query_id"].isin(set(self.qids))][["query_id", "doc_id", "relevance"]]
+        routes: dict[tuple[int | None, bool], dict[Measure, list[str]]] = {}
+        for text in measures:
+            computed, at = route(for_judge(text, binary_threshold))
+            judged = at is not None and bool(computed["judged_only"])  # unjudged documents leave before the cut
+            routes.setdefault((at, judged), {}).setdefault(computed, []).append(text)
+        judged_pairs = None
+        if any(judged for _, judged in routes):
+            codes = self._codes(
+                qrels["query_id"].astype(str).to_numpy(object), qrels["doc_id"].astype(str).to_numpy(object)
+            )
+            judged_pairs = np.unique(codes[codes >= 0])
+        evaluators: dict = {}  # this judge's qrels, converted once for every run
+        found: dict[str, dict[str, np.ndarray]] = {}
+        for system, draws in self.systems.items():
+            scored = []
+            for run in draws:
+                values: dict[str, dict[str, float]] = {text: {} for text in measures}
+                if len(run.query) and len(qrels):
+                    for (at, judged), texts in routes.items():
+                        if judged:
+                            handed = run.as_dict(run.lines(at, judged_pairs))
+                        elif (handed := run.dicts.get(at)) is None:
+                            handed = run.dicts[at] = run.as_dict(run.lines(at, None))
+                        if not handed:
+                            continue
+                        key = tuple(texts)
+                        if (evaluator := evaluators.get(key)) is None:  # what ir_measures' iter_calc builds
+                            evaluator = evaluators[key] = ir_measures.pytrec_eval.evaluator(
+                                list(texts), qrels_dict(qrels)
+                            )
+                        for names, query_id, value in _calc(evaluator, texts, handed):
+                            for text in names:
+                                values[text][query_id] = value
+                scored.append({text: np.array([values[text].get(q, 0.0) for q in self.qids]) for text in measures})
+            # the mean of the draws as a sum of DataFrames computes it: ((d0 + d1) + d2) / 3
+            found[system] = {
+                text: sum((s[text] for s in scored[1:]), scored[0][text]) / len(scored) for text in measures
+            }
+        return found
+
+
 def per_query_scores(
     run: pd.DataFrame,
     qrels: pd.DataFrame,
@@ -161,52 +300,38 @@ def per_query_scores(
     *,
     binary_threshold: int = 2,
     depth: int | None = None,
-    evaluators: dict | None = None,
 ) -> pd.DataFrame:
     """Wide table: one row per query in ``query_ids``, one column per measure (as written).
 
     A query the run does not answer, or with no qrels under this judge, scores 0 (as
     trec_eval ``-c``), so every system is averaged over the same queries. ``depth`` cuts every
     query of the run in trec_eval's order before any measure (the evaluation depth); each
-    measure is then computed as :func:`route` says. ``evaluators``: a dict that keeps
-    ir_measures' evaluators (the qrels converted once) for further runs scored with the same
-    qrels, query ids, measures and threshold (:func:`evaluate_measures` passes one).
+    measure is then computed as :func:`route` says.
     """
-    qids = [str(q) for q in query_ids]
-    wanted = set(qids)
-    run = run[run["query_id"].isin(wanted)]
-    if depth is not None:
-        run = cut(run, depth)
-    qrels = qrels[qrels["query_id"].isin(wanted)]
-    routes: dict[tuple[int | None, bool], dict[Measure, list[str]]] = {}
-    for text in measures:
-        computed, at = route(for_judge(text, binary_threshold))
-        judged = at is not None and bool(computed["judged_only"])  # unjudged documents leave before the cut
-        routes.setdefault((at, judged), {}).setdefault(computed, []).append(text)
-    values: dict[str, dict[str, float]] = {text: {} for text in measures}
-    if len(run) and len(qrels):
-        qrels = qrels[["query_id", "doc_id", "relevance"]]
-        for (at, judged), texts in routes.items():
-            ranked = judged_only(run, qrels) if judged else run
-            if at is not None:  # a run cut at the depth is in trec_eval's order already: no second sort
-                ranked = cut(ranked, at) if depth is None else ranked.groupby("query_id", sort=False).head(at)
-            if not len(ranked):
-                continue
-            key = tuple(texts)
-            evaluator = evaluators.get(key) if evaluators is not None else None
-            if evaluator is None:  # what ir_measures.pytrec_eval.iter_calc builds for one run
-                evaluator = ir_measures.pytrec_eval.evaluator(list(texts), qrels_dict(qrels))
-                if evaluators is not None:
-                    evaluators[key] = evaluator
-            for names, query_id, value in _calc(evaluator, texts, run_dict(ranked)):
-                for text in names:
-                    values[text][query_id] = value
-    return pd.DataFrame({text: [values[text].get(q, 0.0) for q in qids] for text in measures}, index=qids)
+    prepared = _Runs({"": [run]}, query_ids, depth)
+    values = prepared.values(qrels, measures, binary_threshold)[""]
+    return pd.DataFrame({text: values[text] for text in measures}, index=prepared.qids)
 
 
 def per_query_ndcg(run: pd.DataFrame, qrels: pd.DataFrame, query_ids: Iterable[str]) -> pd.Series:
     """Judged-only nDCG@10 for each query in ``query_ids`` (the paper's measure)."""
     return per_query_scores(run, qrels, query_ids)[str(MEASURE)].rename(str(MEASURE))
+
+
+def _long(prepared: _Runs, qrels: pd.DataFrame, measures: Sequence[str], binary_threshold: int) -> pd.DataFrame:
+    """The long table (measure, system, query_id, value) of prepared runs under one judge."""
+    found = prepared.values(qrels, measures, binary_threshold)
+    if not found:
+        return pd.DataFrame({"measure": pd.Series(dtype=str), "system": pd.Series(dtype=str),
+                             "query_id": pd.Series(dtype=str), "value": pd.Series(dtype=float)})  # fmt: skip
+    blocks = [(system, text) for system in found for text in measures]
+    size = len(prepared.qids)
+    return pd.DataFrame({
+        "measure": np.repeat(np.array([text for _, text in blocks], dtype=object), size),
+        "system": np.repeat(np.array([system for system, _ in blocks], dtype=object), size),
+        "query_id": np.tile(np.array(prepared.qids, dtype=object), len(blocks)),
+        "value": np.concatenate([found[system][text] for system, text in blocks]).astype(float),
+    })  # fmt: skip
 
 
 def evaluate_measures(
@@ -223,21 +348,7 @@ def evaluate_measures(
     A system given several runs (an oracle with random tie-break, one run per draw) scores
     the mean over its draws, per query. No runs: no rows.
     """
-    qids = [str(q) for q in query_ids]
-    frames = []
-    evaluators: dict = {}  # one judge's qrels, converted once for every run
-    for system, system_runs in runs.items():
-        draws = [per_query_scores(r, qrels, qids, measures, binary_threshold=binary_threshold, depth=depth,
-                                  evaluators=evaluators) for r in system_runs]  # fmt: skip
-        mean = sum(draws[1:], draws[0]) / len(draws)
-        for text in measures:
-            frames.append(
-                pd.DataFrame({"measure": text, "system": system, "query_id": qids, "value": mean[text].values})
-            )
-    if not frames:
-        return pd.DataFrame({"measure": pd.Series(dtype=str), "system": pd.Series(dtype=str),
-                             "query_id": pd.Series(dtype=str), "value": pd.Series(dtype=float)})  # fmt: skip
-    return pd.concat(frames, ignore_index=True)
+    return _long(_Runs(runs, query_ids, depth), qrels, measures, binary_threshold)
 
 
 def evaluate_systems(
@@ -274,11 +385,11 @@ def scores_table(
     of ``labels``; ``human@pool``'s (last) are the human labels restricted to ``pairs`` (the
     needed pairs), at the humans' threshold. No runs: no rows.
     """
-    qids = [str(q) for q in query_ids]
+    prepared = _Runs(runs, query_ids, depth)  # every run cut and coded once, for every judge
     frames = []
     for judge, qrels in [*labels.items(), (POOL, restrict(labels[HUMAN], pairs))]:
         threshold = thresholds[HUMAN if judge == POOL else judge]
-        scores = evaluate_measures(runs, qrels, qids, measures, binary_threshold=threshold, depth=depth)
+        scores = _long(prepared, qrels, measures, threshold)
         scores.insert(0, "judge", judge)
         scores.insert(0, "dataset", dataset)
         frames.append(scores)

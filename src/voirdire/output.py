@@ -14,10 +14,11 @@ import contextlib
 import functools
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+import numpy as np
 import pandas as pd
 
 from .formats import atomic_write
@@ -118,6 +119,9 @@ MAX_COLUMNS = 12
 """The widest Markdown table a person reads; the CSV keeps every column."""
 MAX_CELL = 80
 """A view's longer text cells lose their parenthetical remarks (the CSV keeps the full text)."""
+MAX_ROWS = 1000
+"""The longest Markdown table a person reads, per dataset; the CSV keeps every row. The paired
+tests of every pair of 100 systems under 20 judges and 4 measures are 424,200 rows."""
 
 
 class IntervalCell(NamedTuple):
@@ -146,9 +150,15 @@ def write_table(
     manifest: str | None = None,
     empty: str = "no judge besides the human labels is configured",
     view: View | None = None,
+    first: tuple[str, Callable[[pd.DataFrame], pd.Series]] | None = None,
+    max_rows: int = MAX_ROWS,
 ) -> None:
     """Write the table as ``<stem>.csv`` and ``<stem>.md`` (one Markdown section per dataset);
     ``path`` is either file or their common stem.
+
+    A dataset of more than ``max_rows`` rows shows ``max_rows`` of them in the Markdown and says
+    so: those ``first`` picks (what they are, and a function of the rows giving a boolean mask),
+    then the others, each in the table's order.
 
     The CSV keeps every column. The Markdown is the view a person reads: a statistic and its
     interval share one cell (``0.482 [0.360, 0.588]``, from ``<x>``, ``<x>_ci_low`` and
@@ -169,6 +179,9 @@ def write_table(
     if frame.empty:
         lines.append(f"(no rows: {empty})")
     for dataset, block in frame.groupby("dataset", sort=False) if not frame.empty else []:
+        note = None
+        if len(block) > max_rows:
+            block, note = _rows_shown(block, first, max_rows, f"{base.name}.csv")
         shown = _counts_as_integers(block.drop(columns="dataset"))
         cells = [c for c in view or [] if isinstance(c, IntervalCell) and {c.low, c.high} <= set(shown.columns)]
         shown = _with_intervals(shown.assign(**{c.name: _interval_cells(shown, c, floatfmt) for c in cells}), floatfmt)
@@ -183,11 +196,27 @@ def write_table(
                 shown[column] = shown[column].where(shown[column].notna(), "")
         with _tabulate_memoized():
             markdown = shown.to_markdown(index=False, floatfmt=floatfmt, missingval="n/a")
-        lines += [f"## {dataset}", "", markdown, ""]
+        lines += [f"## {dataset}", "", *([note, ""] if note else []), markdown, ""]
     if view is not None and not frame.empty:
         lines.append(f"{len(frame.columns)} columns in all: `{base.name}.csv` has every one.")
     with atomic_write(f"{base}.md") as fh:
         fh.write("\n".join(lines))
+
+
+def _rows_shown(
+    block: pd.DataFrame, first: tuple[str, Callable[[pd.DataFrame], pd.Series]] | None, max_rows: int, csv: str
+) -> tuple[pd.DataFrame, str]:
+    """The ``max_rows`` rows of a long dataset's block the Markdown shows, and the line that says
+    which: ``first``'s rows, then the others, each in the table's order."""
+    if first is None:
+        return block.head(max_rows), f"{max_rows:,} of {len(block):,} rows shown, in order; `{csv}` has every row."
+    what, pick = first
+    picked = pick(block).fillna(False).astype(bool).to_numpy()
+    order = np.r_[np.flatnonzero(picked), np.flatnonzero(~picked)][:max_rows]
+    shown = min(int(picked.sum()), max_rows)
+    note = (f"{max_rows:,} of {len(block):,} rows shown: {what} first ({shown:,} of {int(picked.sum()):,} shown), "
+            f"then the others in order; `{csv}` has every row.")  # fmt: skip
+    return block.iloc[order], note
 
 
 TABULATE_PURE = ("_type", "_more_generic", "_afterpoint")

@@ -15,6 +15,7 @@ from voirdire.judges import HUMAN
 from voirdire.manifest import sha256
 from voirdire.output import write_table
 from voirdire.paper import table1
+from voirdire.stats import disagreeing
 from voirdire.verdict import NO_SYSTEMS
 
 log = start(snakemake)
@@ -95,6 +96,8 @@ write_table(
     empty=NO_SYSTEMS if not params.systems else "no judge besides the human labels is configured",
     floatfmt=".4g",
     manifest=manifest,
+    # a person reads the pairs where the judge's test and the humans' part ways
+    first=("the pairs where the judge's test and the humans' disagree", disagreeing),
     view=[
         "judge",
         "measure",

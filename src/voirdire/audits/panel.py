@@ -32,7 +32,6 @@ A *panel* ranks systems by their mean nDCG@10 over judges (each judge's mean ove
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
@@ -46,7 +45,6 @@ from ..stats import (
     kendall_tau,
     per_query_confusion,
     query_mean_test,
-    query_picks,
     query_resamples,
 )
 
@@ -67,11 +65,17 @@ def query_cube(per_query: pd.DataFrame, judges: Sequence[str], systems: Sequence
 
 
 def resampled_means(cube: np.ndarray, resamples: int, seed: int) -> np.ndarray:
-    """resample x system x judge means over queries drawn with replacement (the engine's draws)."""
-    picks = query_picks(cube.shape[0], resamples, seed)
-    with np.errstate(invalid="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # a cell no resampled query scores: NaN
-        return np.nanmean(cube[picks], axis=1)
+    """resample x system x judge means over queries drawn with replacement (the engine's draws):
+    each cell's sum over the drawn queries it scores over their number (NaN where none is), as
+    products of the draws' multiplicities with the cube, not a (resample x query x system x judge)
+    copy of it (800 MB at 1,000 draws of 50 queries, 100 systems and 20 judges)."""
+    queries, *shape = cube.shape
+    times = query_resamples(queries, resamples, seed)
+    flat = cube.reshape(queries, -1)
+    scored = ~np.isnan(flat)
+    sums, counts = times @ np.where(scored, flat, 0.0), times @ scored.astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(counts > 0, sums / counts, np.nan).reshape(resamples, *shape)
 
 
 def leave_one_judge_out(

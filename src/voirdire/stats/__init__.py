@@ -38,6 +38,7 @@ from .paired import (
     compare_significance,
     difference_in_differences,
     direction,
+    disagreeing,
     paired_shift,
     paired_tests,
     query_mean_test,
@@ -63,7 +64,7 @@ from .significance import TESTS, asl_curve, discriminative_power, randomization_
 __all__ = [
     "CORRECTIONS", "KAPPAS", "RANK_STATISTICS", "SHIFT_COLUMNS", "TESTS", "asl_curve", "discriminative_power",
     "max_drop", "randomization_tests", "significance_tests", "tau_ap", "top_k", "tukey_tests", "Interval", "adjust", "block_permutations", "permutation_p", "cluster_sums", "clustered_homogeneity",
-    "clustered_mean", "clustered_rate", "compare_significance", "difference_in_differences", "direction",
+    "clustered_mean", "clustered_rate", "compare_significance", "difference_in_differences", "disagreeing", "direction",
     "expected_false_flags", "interval", "kappa_from_counts", "kappa_intervals", "kappas", "kendall_tau",
     "kendall_tau_rows", "majority", "mean_interval", "ordering", "paired_shift", "paired_tests", "per_query_confusion",
     "percentile_interval", "query_mean_test", "query_picks", "query_resamples", "ratio_interval", "rbo", "rbo_floor",

@@ -80,6 +80,16 @@ def compare_significance(
     return merged
 
 
+DISAGREEMENTS = ("missed", "spurious", "flipped")
+"""How the judge's paired test of a pair can part ways with the humans' (:func:`compare_significance`)."""
+
+
+def disagreeing(compared: pd.DataFrame) -> pd.Series:
+    """The rows of :func:`compare_significance` where the judge's test and the humans' part ways:
+    missed, spurious or flipped."""
+    return compared[list(DISAGREEMENTS)].astype(bool).any(axis=1)
+
+
 def difference_in_differences(
     human: pd.DataFrame, judge: pd.DataFrame, alpha: float = 0.05, *, correction: str = "none"
 ) -> pd.DataFrame:

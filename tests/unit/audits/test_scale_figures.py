@@ -345,3 +345,24 @@ def test_rbo_and_max_drop_rows_equal_the_row_by_row_walks_to_the_bit(systems):
     np.testing.assert_array_equal(max_drop_rows(reference, judge), expected)
     if systems > 2:
         assert np.isnan(expected).sum() > 0 and (~np.isnan(expected)).sum() > 100
+
+
+def test_resampled_means_are_the_nan_means_of_the_drawn_queries():
+    """leave-one-judge-out's bootstrap means, from the draws' multiplicities, equal the mean of
+    each cell over the queries each draw picks (the same draws), NaN cells left out and a cell
+    no drawn query scores NaN."""
+    from voirdire.audits.panel import resampled_means
+    from voirdire.stats import query_picks
+
+    cube = RNG.random((12, 5, 3))
+    cube[RNG.random(cube.shape) < 0.2] = np.nan
+    cube[:, 4, 2] = np.nan  # a cell no query scores
+    cube[1:, 3, 1] = np.nan  # scored by one query only
+    found = resampled_means(cube, 300, 9)
+    picks = query_picks(12, 300, 9)
+    with np.errstate(invalid="ignore"), pytest.warns(RuntimeWarning):
+        expected = np.nanmean(cube[picks], axis=1)
+    assert found.shape == expected.shape == (300, 5, 3)
+    assert np.array_equal(np.isnan(found), np.isnan(expected)) and np.isnan(found[:, 4, 2]).all()
+    assert np.allclose(found, expected, rtol=1e-12, atol=0, equal_nan=True)
+    assert 0 < np.isnan(found[:, 3, 1]).mean() < 1  # undefined exactly where query 0 is not drawn

@@ -118,3 +118,41 @@ def test_a_measure_no_route_computes_is_refused_and_rr_at_k_is_not():
     for text in ("Judged@10", "ERR@10", "nDCG(dcg='exp-log2')@10"):
         with pytest.raises(ConfigError, match="cannot be computed"):
             parse_measure(text, key="evaluation.measures[0]")
+
+
+@pytest.mark.parametrize("depth", [None, 25])
+def test_the_scores_table_of_many_runs_under_many_judges_is_ir_measures_run_by_run(depth):
+    """scores_table cuts and converts every run once for every judge: each judge's values (its own
+    judged documents, its own threshold), a system's two draws averaged, and human@pool's equal
+    ir_measures' default pipeline on each run and judge alone (RR@k on the untied cut, as above)."""
+    from voirdire.evaluation import POOL, scores_table
+
+    run_a, human, qids = random_inputs(seed=2)
+    run_b, judged_b, _ = random_inputs(seed=3)
+    draw, judged_c, _ = random_inputs(seed=4)
+    runs = {"A": [run_a], "B": [run_b, draw.assign(score=draw["score"] + 0.5)]}
+    labels = {"human": human, "j1": judged_b, "j2": judged_c.assign(relevance=judged_c["relevance"].clip(0, 1))}
+    thresholds = {"human": 2, "j1": 3, "j2": 1}
+    pairs = human.iloc[::3][["query_id", "doc_id"]]
+    measures = ["nDCG(judged_only=True)@10", "nDCG@10", "AP@100", "RR@10", "P@5", "R@20", "Success@3"]
+    table = scores_table("d", runs, labels, thresholds, pairs, [*qids, "none"], measures, depth=depth)
+    assert list(table["judge"].unique()) == ["human", "j1", "j2", POOL]
+    pool = human.merge(pairs, on=["query_id", "doc_id"])
+    wrong = []
+    for judge, qrels in [*labels.items(), (POOL, pool)]:
+        threshold = thresholds["human" if judge == POOL else judge]
+        for system, draws in runs.items():
+            for text in measures:
+                measure = for_judge(text, threshold)
+                per_draw = []
+                for run in draws:
+                    scored = run if depth is None else cut(run, depth)
+                    if measure.NAME == "RR":
+                        scored = untied(scored)
+                    reference = default_pipeline(measure, qrels, scored)
+                    per_draw.append(np.array([reference.get(q, 0.0) for q in [*qids, "none"]]))
+                expected = sum(per_draw[1:], per_draw[0]) / len(per_draw)
+                rows = table[(table["judge"] == judge) & (table["system"] == system) & (table["measure"] == text)]
+                if rows["value"].to_numpy() != pytest.approx(expected, abs=1e-12):
+                    wrong.append((judge, system, text))
+    assert wrong == [] and len(table) == 4 * 2 * len(measures) * (len(qids) + 1)

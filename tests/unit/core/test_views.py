@@ -338,3 +338,35 @@ def test_interval_cells_and_short_reasons(tmp_path):
     # without a view every column is shown and no text is cut
     write_table(frame, tmp_path / "all", title="all", floatfmt=".2f")
     assert long in (tmp_path / "all.md").read_text(encoding="utf-8")
+
+
+def test_a_long_table_shows_its_disagreements_first_and_the_csv_keeps_every_row(tmp_path):
+    """The paired tests of every pair of many systems: the Markdown shows max_rows rows per
+    dataset, the pairs where the judge's test and the humans' part ways first (in order), says
+    so, and the CSV has every row."""
+    from voirdire.stats import compare_significance, disagreeing, paired_tests
+
+    rng = np.random.default_rng(5)
+    human = pd.DataFrame(rng.normal(size=(30, 12)) + np.linspace(0, 1, 12), columns=[f"s{i:02d}" for i in range(12)])
+    judge = human + rng.normal(scale=0.6, size=human.shape)
+    rows = compare_significance(paired_tests(human), paired_tests(judge)).assign(dataset="dl19")
+    rows = pd.concat([rows, rows.assign(dataset="dl20")], ignore_index=True)
+    picked = disagreeing(rows)
+    per_dataset = len(rows) // 2
+    assert 0 < picked.sum() / 2 < 20 < per_dataset  # some disagreements, fewer than shown; more rows than shown
+    write_table(rows, tmp_path / "significance", title="t", first=("the disagreements", disagreeing), max_rows=20)
+    csv = pd.read_csv(tmp_path / "significance.csv")
+    assert len(csv) == len(rows)
+    text = (tmp_path / "significance.md").read_text()
+    for dataset in ("dl19", "dl20"):
+        section = text.split(f"## {dataset}")[1].split("## ")[0]
+        body = [line for line in section.splitlines() if line.startswith("|")][2:]  # header and rule
+        block = rows[rows["dataset"] == dataset]
+        wanted = pd.concat([block[disagreeing(block)], block[~disagreeing(block)]]).head(20)
+        cells = [[cell.strip() for cell in line.split("|")[1:3]] for line in body]
+        assert cells == [[a, b] for a, b in zip(wanted["system_a"], wanted["system_b"], strict=True)]
+        disagreements = int(disagreeing(block).sum())
+        assert (
+            f"20 of {per_dataset:,} rows shown: the disagreements first ({disagreements} of {disagreements} shown)"
+            in section
+        )
