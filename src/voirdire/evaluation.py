@@ -35,6 +35,7 @@ from ir_measures.measures.base import Measure
 from .errors import ConfigError
 from .formats import trec_eval_order
 from .judges import HUMAN, restrict
+from .parallel import in_processes
 
 MEASURE = nDCG(judged_only=True) @ 10
 DEFAULT_MEASURES = (str(MEASURE),)
@@ -362,8 +363,30 @@ def evaluate_systems(
 ) -> pd.DataFrame:
     """Long table (query_id, system, ndcg) for every system under one judge and one measure
     (the primary measure: judged-only nDCG@10 unless configured otherwise)."""
-    scores = evaluate_measures(runs, qrels, query_ids, [measure], binary_threshold=binary_threshold, depth=depth)
-    return scores.rename(columns={"value": "ndcg"})[["query_id", "system", "ndcg"]]
+    return evaluate_systems_under(runs, {"": qrels}, {"": binary_threshold}, query_ids, measure=measure, depth=depth)[
+        ""
+    ]
+
+
+def evaluate_systems_under(
+    runs: Mapping[str, list[pd.DataFrame]],
+    labels: Mapping[str, pd.DataFrame],
+    thresholds: Mapping[str, int],
+    query_ids: Iterable[str],
+    *,
+    measure: str = str(MEASURE),
+    depth: int | None = None,
+) -> dict[str, pd.DataFrame]:
+    """:func:`evaluate_systems` of the same runs under each of several label sets (name -> its
+    qrels, binarized at ``thresholds[name]``): name -> its long table (query_id, system, ndcg).
+    Every run is cut and coded once for all of them."""
+    prepared = _Runs(runs, query_ids, depth)
+    return {
+        name: _long(prepared, qrels, [measure], thresholds[name]).rename(columns={"value": "ndcg"})[
+            ["query_id", "system", "ndcg"]
+        ]
+        for name, qrels in labels.items()
+    }
 
 
 def scores_table(
@@ -376,6 +399,7 @@ def scores_table(
     measures: Sequence[str] = DEFAULT_MEASURES,
     *,
     depth: int | None = None,
+    processes: int = 1,
 ) -> pd.DataFrame:
     """Every system under every judge for every measure, and under ``human@pool``: the long
     table (dataset, judge, measure, system, query_id, value) of one dataset and provenance.
@@ -383,16 +407,19 @@ def scores_table(
     ``labels`` maps each judge (the humans first) to its qrels, ``thresholds`` each judge to its
     binary threshold. Each judge's rows are :func:`evaluate_measures` of its labels, in the order
     of ``labels``; ``human@pool``'s (last) are the human labels restricted to ``pairs`` (the
-    needed pairs), at the humans' threshold. No runs: no rows.
+    needed pairs), at the humans' threshold. No runs: no rows. ``processes``: the judges are
+    scored in that many processes (:func:`voirdire.parallel.in_processes`; the same table).
     """
     prepared = _Runs(runs, query_ids, depth)  # every run cut and coded once, for every judge
-    frames = []
-    for judge, qrels in [*labels.items(), (POOL, restrict(labels[HUMAN], pairs))]:
-        threshold = thresholds[HUMAN if judge == POOL else judge]
-        scores = _long(prepared, qrels, measures, threshold)
+
+    def under(judge_qrels: tuple[str, pd.DataFrame]) -> pd.DataFrame:
+        judge, qrels = judge_qrels
+        scores = _long(prepared, qrels, measures, thresholds[HUMAN if judge == POOL else judge])
         scores.insert(0, "judge", judge)
         scores.insert(0, "dataset", dataset)
-        frames.append(scores)
+        return scores
+
+    frames = in_processes(under, [*labels.items(), (POOL, restrict(labels[HUMAN], pairs))], processes)
     return pd.concat(frames, ignore_index=True)[SCORE_COLUMNS]
 
 

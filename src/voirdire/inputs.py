@@ -194,6 +194,18 @@ class Inputs:
     def system_runs(self, wildcards) -> dict:
         return self.system_runs_of(wildcards.dataset, wildcards.provenance)
 
+    RUNS_PER_PROCESS = 25
+    """A job that reads or scores every run (``recorded_runs``, ``scores``) asks a thread (a
+    forked process, :mod:`voirdire.parallel`) per this many runs: a big folder of runs gets the
+    cores nothing else can use yet; a demo's few runs stay one thread, never waiting for two
+    free cores beside a model's job."""
+
+    def runs_threads(self, wildcards) -> int:
+        """Threads of a job that reads or scores every run: one per :data:`RUNS_PER_PROCESS`
+        runs, 1 to 8 (Snakemake gives no more than ``--cores``)."""
+        runs = sum(len(files) for files in self.system_runs_of(wildcards.dataset, "original").values())
+        return max(1, min(8, runs // self.RUNS_PER_PROCESS))
+
     def original_runs(self, wildcards=None) -> dict:
         """Dataset -> system -> its run files of the original collection."""
         return {d: self.system_runs_of(d, "original") for d in self.plan.datasets}

@@ -38,6 +38,24 @@ def test_fast_and_checked_run_readers_agree(write):
     assert list(fast["doc_id"]) == ["d1", "d2", "d3", "d1"]
 
 
+def test_fast_run_reader_parses_every_number_text_as_python_does(write):
+    """The C-parsed reader's numbers (Arrow's parser) are float()'s to the bit, in every way a
+    run writes a score: shortest repr, 17 digits, fixed, exponent, negative, integer; the ids
+    come back as str; a text that is no number goes to the line-by-line reader."""
+    rng = np.random.default_rng(4)
+    values = rng.normal(size=400) * 10.0 ** rng.integers(-6, 7, 400)
+    texts = [repr(float(v)) for v in values[:100]] + [f"{v:.17g}" for v in values[100:200]]
+    texts += [f"{v:.6f}" for v in values[200:300]] + [f"{v:.12e}" for v in values[300:]] + ["-0.0", "7", "1e-320"]
+    path = write("many.txt", "".join(f"q{i % 3} Q0 d{i} {i + 1} {t} tag\n" for i, t in enumerate(texts)))
+    fast, slow = read_run(path), _read_run_checked(path)
+    assert fast["score"].tolist() == [float(t) for t in texts] == slow["score"].tolist()
+    assert np.array_equal(np.signbit(fast["score"]), np.signbit([float(t) for t in texts]))
+    assert fast["query_id"].dtype == slow["query_id"].dtype == "str" and fast["doc_id"].dtype == "str"
+    bad = write("bad.txt", "q1 Q0 d1 1 3.0 t\nq1 Q0 d2 2 3.O t\n")
+    with pytest.raises(InputError, match=r"bad.txt:2"):
+        read_run(bad)
+
+
 def test_gzip_runs_and_qrels_are_read(tmp_path):
     (tmp_path / "run.txt.gz").write_bytes(gzip.compress(RUN.encode()))
     (tmp_path / "qrels.gz").write_bytes(gzip.compress(QRELS.encode()))

@@ -6,7 +6,8 @@
 rule audits:
     input:
         unpack(INPUTS.audit_inputs),
-        per_query=L.table(P, "per_query", "parquet"),
+        # the scores tables themselves, not Table 1's job: the audits run beside agreement
+        scores=INPUTS.all_scores,
         manifest=L.manifest(),
     output:
         # every table and figure, declared once in voirdire.audits.declared

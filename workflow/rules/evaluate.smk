@@ -17,6 +17,8 @@ rule scores:
         L.benchmark("{dataset}/{provenance}/scores")
     conda:
         "../../envs/voirdire.yaml"
+    # the judges are scored in processes where there are many runs
+    threads: INPUTS.runs_threads
     params:
         judges=INPUTS.judges_meta,
         measures=PLAN.measures,

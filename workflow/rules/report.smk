@@ -40,11 +40,12 @@ rule tables:
         "../scripts/tables.py"
 
 
-# Figure 3 and the ASL curves of Table 2's tests (one job: both are drawn from the tables)
+# Figure 3 and the ASL curves of Table 2's tests (one job), drawn from the scores and the tests
+# themselves: it runs beside the tables job, not after it
 rule figure3:
     input:
-        table1=L.table(P, "table1", "csv"),
-        significance=L.table(P, "significance", "csv"),
+        scores=INPUTS.all_scores,
+        significance=INPUTS.all_datasets(L.agreement(D, P, "significance")),
     output:
         png=in_report(L.figure(P, "figure3", "png"), "figure3"),
         pdf=L.figure(P, "figure3", "pdf"),
@@ -57,6 +58,7 @@ rule figure3:
     conda:
         "../../envs/voirdire.yaml"
     params:
+        systems=[str(s) for s in PLAN.systems],
         measure=PLAN.measures[0],
         alpha=config["evaluation"]["alpha"],
     script:

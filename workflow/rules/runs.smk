@@ -18,6 +18,8 @@ if PLAN.recorded:
             L.benchmark("{dataset}/recorded_runs")
         conda:
             "../../envs/voirdire.yaml"
+        # a big folder of runs is read in processes (none else can run yet)
+        threads: INPUTS.runs_threads
         params:
             systems=INPUTS.recorded_params,
             depth=PLAN.depth,

@@ -15,6 +15,7 @@ from voirdire.audits.figures import (
     lojo_chart,
 )
 from voirdire.audits.run import DatasetInputs, audit_tables
+from voirdire.evaluation import PRIMARY_COLUMNS, primary_scores, read_scores
 from voirdire.formats import read_pairs, read_qrels, read_run, read_topics
 from voirdire.jobscript import grouped, start
 from voirdire.judges import HUMAN, restrict
@@ -27,7 +28,8 @@ log = start(snakemake)
 params, out = snakemake.params, snakemake.output
 files = grouped(snakemake.input)
 manifest = sha256(snakemake.input.manifest)
-per_query = pd.read_parquet(snakemake.input.per_query)
+scores = read_scores(snakemake.input.scores)  # every dataset's; none without systems
+per_query = primary_scores(scores, params.measure) if len(scores) else pd.DataFrame(columns=PRIMARY_COLUMNS)
 ALPHA = params.alpha
 SYSTEMS = params.systems  # any listed: without, only the label sets are audited
 

@@ -4,6 +4,7 @@ import json
 
 from voirdire.formats import atomic_write, read_run, read_topics, write_run
 from voirdire.jobscript import start
+from voirdire.parallel import in_processes
 from voirdire.runs import normalise_run
 
 log = start(snakemake)
@@ -11,8 +12,11 @@ topics = read_topics(snakemake.input.topics)
 depth = snakemake.params.depth
 with open(snakemake.input.data) as fh:
     set_aside = json.load(fh).get("set_aside", [])
-summaries = []
-for name, spec in snakemake.params.systems.items():
+
+
+def read_and_cut(name_spec: tuple) -> dict:
+    """One recorded run read, cut and written; its summary."""
+    name, spec = name_spec
     path = snakemake.input[spec["input"]]
     run, summary = normalise_run(
         read_run(path),
@@ -24,7 +28,12 @@ for name, spec in snakemake.params.systems.items():
         set_aside=set_aside,
     )
     write_run(run, snakemake.output[spec["output"]], tag=name)
-    summaries.append(summary)
+    return summary
+
+
+# a big folder in processes (the job's threads); the summaries and the log in the runs' order
+summaries = in_processes(read_and_cut, list(snakemake.params.systems.items()), snakemake.threads)
+for name, summary in zip(snakemake.params.systems, summaries, strict=True):
     if summary["unknown_queries_dropped"]:
         log.warning("%s: dropped %d lines of %d queries that are not topics", name, summary["lines_dropped_unknown"],
                     summary["unknown_queries_dropped"])  # fmt: skip

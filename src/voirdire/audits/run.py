@@ -13,7 +13,7 @@ from functools import partial
 
 import pandas as pd
 
-from ..evaluation import MEASURE, cut, evaluate_systems, parse_measure
+from ..evaluation import MEASURE, cut, evaluate_systems_under, parse_measure
 from ..judges import HUMAN, Scale, restrict
 from .calibration import calibration_curve
 from .circularity import HUMAN_POOL, circularity_table, judge_ranking
@@ -56,20 +56,6 @@ class DatasetInputs:
         return Scale(meta["min"], meta["max"], meta["binary_threshold"])
 
 
-def _scored(
-    runs: Mapping[str, list[pd.DataFrame]],
-    labels: pd.DataFrame,
-    binary_threshold: int,
-    *,
-    topics: Mapping[str, str],
-    measure: str,
-    depth: int | None,
-) -> pd.DataFrame:
-    """Systems under one judge's labels as Table 2 scores them: every run cut at the evaluation
-    ``depth``, the measure binarized at that judge's ``binary_threshold``."""
-    return evaluate_systems(runs, labels, topics, measure=measure, binary_threshold=binary_threshold, depth=depth)
-
-
 TABLES = ("label_test", "lojo", "lojo_labels", "self_preference", "length", "length_systems", "deciles", "drift",
           "control_chart", "circularity", "calibration")  # fmt: skip
 
@@ -107,12 +93,14 @@ def audit_tables(
         threshold = {j: data.scale(j).binary_threshold for j in judges}
         scoring = dict(data.labels) | {HUMAN_POOL: human}
         threshold[HUMAN_POOL] = threshold[HUMAN]
-        scored = partial(_scored, topics=data.topics, measure=measure, depth=depth)
+        # systems under several label sets, as Table 2 scores them: every run cut at the evaluation
+        # depth, the measure binarized at each label set's judge's threshold
+        under_each = partial(evaluate_systems_under, query_ids=data.topics, measure=measure, depth=depth)
         systems = bool(data.runs)
         if data.base is not None:
             # every judge (the humans too) as a ranker of the base run, scored under every judge and human@pool
             rankings = {j: [judge_ranking(data.base, labels, depth)] for j, labels in data.labels.items()}
-            under = {j: scored(rankings, labels, threshold[j]) for j, labels in scoring.items()}
+            under = under_each(rankings, scoring, threshold)
             scores = pd.DataFrame({j: frame.groupby("system")["ndcg"].mean() for j, frame in under.items()})
             scores = scores.loc[judges, [*judges, HUMAN_POOL]]
             per_query = {ranker: pd.DataFrame({j: frame[frame["system"] == ranker].set_index("query_id")["ndcg"]
@@ -133,9 +121,9 @@ def audit_tables(
             sets = data.label_sets.get(judge, {})
             if len(sets) >= 2:
                 # each label set's query x system scores, for tau between the runs and its CI
-                tables = {name: scored(data.runs, labels, threshold[judge])
-                          .pivot_table(index="query_id", columns="system", values="ndcg")
-                          for name, labels in sets.items()} if systems else None  # fmt: skip
+                tables = {name: frame.pivot_table(index="query_id", columns="system", values="ndcg")
+                          for name, frame in under_each(data.runs, sets, dict.fromkeys(sets, threshold[judge])).items()
+                          } if systems else None  # fmt: skip
                 rows["drift"].append(drift(sets, scale, tables, seed=seed).assign(dataset=dataset, judge=judge))
                 rows["control_chart"].append(
                     paired_shift(sets, alpha=alpha, seed=seed).assign(dataset=dataset, judge=judge)

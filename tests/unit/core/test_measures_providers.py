@@ -156,3 +156,16 @@ def test_the_scores_table_of_many_runs_under_many_judges_is_ir_measures_run_by_r
                 if rows["value"].to_numpy() != pytest.approx(expected, abs=1e-12):
                     wrong.append((judge, system, text))
     assert wrong == [] and len(table) == 4 * 2 * len(measures) * (len(qids) + 1)
+
+
+def test_the_scores_table_is_the_same_bits_in_one_process_or_three():
+    from voirdire.evaluation import scores_table
+
+    runs = {name: [random_inputs(seed=seed)[0]] for seed, name in enumerate("ABCDE")}
+    _, human, qids = random_inputs(seed=9)
+    labels = {"human": human, **{f"j{i}": random_inputs(seed=20 + i)[1] for i in range(4)}}
+    args = ("d", runs, labels, dict.fromkeys(labels, 2), human.iloc[::2][["query_id", "doc_id"]], qids,
+            ["nDCG(judged_only=True)@10", "AP@100", "RR@10"])  # fmt: skip
+    one, three = scores_table(*args, depth=30), scores_table(*args, depth=30, processes=3)
+    pd.testing.assert_frame_equal(one, three, check_exact=True)
+    assert list(dict.fromkeys(three["judge"])) == ["human", "j0", "j1", "j2", "j3", "human@pool"]
