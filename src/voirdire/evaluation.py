@@ -53,25 +53,24 @@ CUT_FIRST = frozenset({"RR"})
 """Measures whose value at cutoff k is, by definition, the measure without a cutoff on the run's
 top k: RR@k is 1/rank of the first relevant document among the top k, 0 if there is none."""
 
-TOP_K_ONLY = frozenset({"nDCG", "AP", "P", "R", "Success"})
-"""Measures whose value at cutoff k trec_eval computes from the run's top k alone and the qrels
-(``ndcg_cut``, ``map_cut``, ``P``, ``recall``, ``success``): pytrec_eval is handed the top k in
-trec_eval's order, the same value from k lines a query instead of the evaluation depth's."""
-
 
 def route(measure: Measure) -> tuple[Measure, int | None]:
     """How a measure is computed: (what pytrec_eval computes, the cutoff the run is cut at
     first in trec_eval's order, or None). pytrec_eval computes the measure itself when it
-    supports it at its cutoff (a measure of :data:`TOP_K_ONLY` on the run's top k); an ``RR@k``
-    is computed as RR on the run's top k. A measure neither route computes raises ValueError."""
-    cutoff = measure.params.get("cutoff")
-    cut_at = cutoff if isinstance(cutoff, int) and cutoff > 0 else None
+    supports it at its cutoff; an ``RR@k`` is computed as RR on the run's top k. A measure
+    neither route computes raises ValueError.
+
+    A measure pytrec_eval computes at its cutoff is handed the whole run, never a top k cut
+    here: trec_eval ranks by the score as a single-precision float (then document id), so
+    scores that differ only beyond float precision (0.99999988206414 and 0.99999988206413,
+    as LLM rerankers' probabilities do) tie for it and may swap across the cutoff."""
     if ir_measures.pytrec_eval.supports(measure):
-        return measure, cut_at if measure.NAME in TOP_K_ONLY else None
-    if measure.NAME in CUT_FIRST and cut_at is not None:
+        return measure, None
+    cutoff = measure.params.get("cutoff")
+    if measure.NAME in CUT_FIRST and isinstance(cutoff, int) and cutoff > 0:
         whole = type(measure)(**{k: v for k, v in measure.params.items() if k != "cutoff"})
         if ir_measures.pytrec_eval.supports(whole):
-            return whole, cut_at
+            return whole, cutoff
     raise ValueError(f"neither pytrec_eval nor a cut of the run computes {measure}")
 
 

@@ -354,10 +354,11 @@ def test_resampled_means_are_the_nan_means_of_the_drawn_queries():
     from voirdire.audits.panel import resampled_means
     from voirdire.stats import query_picks
 
-    cube = RNG.random((12, 5, 3))
-    cube[RNG.random(cube.shape) < 0.2] = np.nan
+    rng = np.random.default_rng(12)
+    cube = rng.random((12, 5, 3))
+    cube[rng.random(cube.shape) < 0.2] = np.nan
     cube[:, 4, 2] = np.nan  # a cell no query scores
-    cube[1:, 3, 1] = np.nan  # scored by one query only
+    cube[0, 3, 1], cube[1:, 3, 1] = 0.5, np.nan  # scored by query 0 only
     found = resampled_means(cube, 300, 9)
     picks = query_picks(12, 300, 9)
     with np.errstate(invalid="ignore"), pytest.warns(RuntimeWarning):

@@ -169,3 +169,18 @@ def test_the_scores_table_is_the_same_bits_in_one_process_or_three():
     one, three = scores_table(*args, depth=30), scores_table(*args, depth=30, processes=3)
     pd.testing.assert_frame_equal(one, three, check_exact=True)
     assert list(dict.fromkeys(three["judge"])) == ["human", "j0", "j1", "j2", "j3", "human@pool"]
+
+
+def test_scores_apart_only_beyond_single_precision_rank_as_trec_eval_ranks_them():
+    """trec_eval ranks by the score as a single-precision float, then document id descending:
+    two probabilities an LLM reranker tells apart in the 14th digit tie for it. Every measure
+    pytrec_eval cuts itself is handed the whole run, so it agrees with ir_measures (Rank1-7B's
+    DL19 run has such ties across rank 10)."""
+    run = pd.DataFrame({"query_id": ["q"] * 3, "doc_id": ["a", "z", "m"],
+                        "score": [0.99999988206414, 0.99999988206413, 0.5]})  # fmt: skip
+    qrels = pd.DataFrame({"query_id": ["q"] * 3, "doc_id": ["a", "z", "m"], "relevance": [3, 0, 1]})
+    measures = ["nDCG@1", "P(rel=1)@1", "nDCG(judged_only=True)@1", "AP(rel=1)@1", "R(rel=1)@1", "Success(rel=1)@1"]
+    ours = per_query_scores(run, qrels, ["q"], measures, depth=3).loc["q"]
+    expected = {text: default_pipeline(for_judge(text, 2), qrels, run)["q"] for text in measures}
+    assert np.float32(run["score"][0]) == np.float32(run["score"][1])  # tied for trec_eval: z (id desc) first
+    assert expected["nDCG@1"] == 0.0 and ours.to_dict() == pytest.approx(expected, abs=1e-12)
