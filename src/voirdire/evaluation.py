@@ -119,26 +119,13 @@ def run_dict(run: pd.DataFrame) -> dict[str, dict[str, float]]:
     """A run as pytrec_eval reads it (query -> document -> score): the dict ir_measures builds from
     a DataFrame row by row (the same keys in the same order; a later line of a pair wins), built
     from whole columns, many times faster on runs of thousands of lines."""
-    found: dict[str, dict[str, float]] = {}
-    for query, doc, score in zip(run["query_id"].tolist(), run["doc_id"].tolist(), run["score"].tolist(), strict=True):
-        docs = found.get(query)
-        if docs is None:
-            docs = found[query] = {}
-        docs[doc] = score
-    return found
+    return _nested(run["query_id"].tolist(), run["doc_id"].tolist(), run["score"].tolist())
 
 
 def qrels_dict(qrels: pd.DataFrame) -> dict[str, dict[str, int]]:
     """Qrels as pytrec_eval reads them (query -> document -> grade): the dict ir_measures builds
     from a DataFrame row by row, built from whole columns (as :func:`run_dict`)."""
-    found: dict[str, dict[str, int]] = {}
-    columns = (qrels["query_id"].tolist(), qrels["doc_id"].tolist(), qrels["relevance"].tolist())
-    for query, doc, grade in zip(*columns, strict=True):
-        docs = found.get(query)
-        if docs is None:
-            docs = found[query] = {}
-        docs[doc] = grade
-    return found
+    return _nested(qrels["query_id"].tolist(), qrels["doc_id"].tolist(), qrels["relevance"].tolist())
 
 
 def _calc(evaluator, texts: Mapping[Measure, list[str]], run: dict) -> Iterator[tuple[list[str], str, float]]:
