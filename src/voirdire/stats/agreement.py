@@ -270,10 +270,7 @@ def rbo_rows(a: np.ndarray, b: np.ndarray, p: float = 0.9) -> np.ndarray:
     if k == 0 or rows == 0:
         return out
     index = np.arange(rows)[:, None]
-    position_a, position_b = np.empty((rows, k), dtype=np.int64), np.empty((rows, k), dtype=np.int64)
-    position_a[index, np.argsort(-x, axis=1, kind="stable")] = np.arange(k)
-    position_b[index, np.argsort(-y, axis=1, kind="stable")] = np.arange(k)
-    joined = np.maximum(position_a, position_b)  # both prefixes hold the item from depth joined + 1
+    joined = np.maximum(_positions(x), _positions(y))  # both prefixes hold the item from depth joined + 1
     overlap = np.cumsum(np.bincount((joined + index * k).ravel(), minlength=rows * k).reshape(rows, k), axis=1)
     depth = np.arange(1, k + 1)
     powers = np.array([p**d for d in range(1, k + 1)])
@@ -342,8 +339,9 @@ def tau_ap_rows(reference: np.ndarray, judge: np.ndarray, chunk: int = 512) -> n
         r, m = ref[start : start + chunk], mine[start : start + chunk]
         order = np.argsort(-m, axis=1, kind="stable")
         walked = np.take_along_axis(r, order, axis=1)
-        higher = (walked[:, None, :] > walked[:, :, None]) & below
-        shares = higher.sum(axis=2) @ weights
+        higher = walked[:, None, :] > walked[:, :, None]
+        higher &= below  # in place: no second (chunk, n, n) array
+        shares = np.count_nonzero(higher, axis=2) @ weights
         value = 2.0 / (n - 1) * shares - 1.0
         value[_tied_rows(r) | _tied_rows(m)] = np.nan
         out[start : start + chunk] = value
@@ -372,12 +370,20 @@ def max_drop_rows(reference: np.ndarray, judge: np.ndarray) -> np.ndarray:
     rows, n = ref.shape
     if n < 2:
         return out
-    rank_ref = np.argsort(np.argsort(-ref, axis=1, kind="stable"), axis=1, kind="stable")
-    rank_mine = np.argsort(np.argsort(-mine, axis=1, kind="stable"), axis=1, kind="stable")
+    rank_ref, rank_mine = _positions(ref), _positions(mine)
     drop = np.maximum(0, (rank_mine - rank_ref).max(axis=1)).astype(float)
     defined = ~(_close_rows(ref) | _close_rows(mine))  # as max_drop: NaN where either ties (NaN alone is no tie)
     out[defined] = drop[defined]
     return out
+
+
+def _positions(values: np.ndarray) -> np.ndarray:
+    """Each item's position in its row's descending stable order (0 first): the inverse of the
+    ordering, the integers ``argsort(argsort(-values))`` gives, with one sort."""
+    order = np.argsort(-values, axis=1, kind="stable")
+    positions = np.empty_like(order)
+    positions[np.arange(len(values))[:, None], order] = np.arange(values.shape[1])
+    return positions
 
 
 RANK_STATISTICS = ("tau_all", "tau_oracles", "rbo_all", "tau_ap", "tau_top", "max_drop")
