@@ -169,8 +169,6 @@ class _Run:
         self.query = run["query_id"].to_numpy(dtype=object)
         self.doc = run["doc_id"].to_numpy(dtype=object)
         self.score = run["score"].to_numpy()
-        self.key_query = run["query_id"].astype(str).to_numpy(dtype=object)  # as judged_only compares
-        self.key_doc = run["doc_id"].astype(str).to_numpy(dtype=object)
         # the lines in trec_eval's order, for a measure cut first at its own cutoff
         self.order = np.arange(len(run)) if depth is not None else _in_trec_eval_order(run)
         self.pairs = np.empty(0, dtype=np.int64)  # the (query, document) codes; set by _Runs
@@ -199,6 +197,11 @@ def _in_trec_eval_order(run: pd.DataFrame) -> np.ndarray:
     return trec_eval_order(run.assign(_line=np.arange(len(run))))["_line"].to_numpy()
 
 
+def _as_text(values) -> np.ndarray:
+    """Ids as text, an object array (the same strings for ids read as text)."""
+    return pd.Series(values, dtype=object).astype(str).to_numpy(dtype=object)
+
+
 def _nested(queries: list, docs: list, values: list) -> dict:
     """query -> document -> value in the lines' order (a later line of a pair wins)."""
     found: dict = {}
@@ -222,15 +225,17 @@ class _Runs:
         self.systems = {system: [_Run(run, wanted, depth) for run in draws] for system, draws in runs.items()}
         every = [run for draws in self.systems.values() for run in draws]
         self._queries = pd.Index(pd.unique(np.array(self.qids, dtype=object)))
-        self._docs = pd.Index(pd.unique(np.concatenate([run.key_doc for run in every]))) if every else pd.Index([])
-        for run in every:
-            run.pairs = self._codes(run.key_query, run.key_doc)
+        docs = [_as_text(run.doc) for run in every]
+        self._docs = pd.Index(pd.unique(np.concatenate(docs))) if every else pd.Index([])
+        for run, doc in zip(every, docs, strict=True):
+            run.pairs = self._codes(run.query, doc)
 
-    def _codes(self, queries: np.ndarray, docs: np.ndarray) -> np.ndarray:
-        """Each (query, document) pair as one integer; a pair of a query not scored or a document
-        in no run: -1."""
-        query = self._queries.get_indexer(queries).astype(np.int64)
-        doc = self._docs.get_indexer(docs).astype(np.int64)
+    def _codes(self, queries, docs) -> np.ndarray:
+        """Each (query, document) pair as one integer, the ids compared as text (as
+        :func:`judged_only` compares them); a pair of a query not scored or a document in no
+        run: -1."""
+        query = self._queries.get_indexer(_as_text(queries)).astype(np.int64)
+        doc = self._docs.get_indexer(_as_text(docs)).astype(np.int64)
         return np.where((query >= 0) & (doc >= 0), query * len(self._docs) + doc, -1)
 
     def values(self, qrels: pd.DataFrame, measures: Sequence[str], binary_threshold: int) -> dict:
@@ -245,9 +250,7 @@ class _Runs:
             routes.setdefault((at, judged), {}).setdefault(computed, []).append(text)
         judged_pairs = None
         if any(judged for _, judged in routes):
-            codes = self._codes(
-                qrels["query_id"].astype(str).to_numpy(object), qrels["doc_id"].astype(str).to_numpy(object)
-            )
+            codes = self._codes(qrels["query_id"], qrels["doc_id"])
             judged_pairs = np.unique(codes[codes >= 0])
         evaluators: dict = {}  # this judge's qrels, converted once for every run
         found: dict[str, dict[str, np.ndarray]] = {}
