@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from voirdire.evaluation import POOL, primary_scores, read_scores
+from voirdire.evaluation import POOL, PRIMARY_COLUMNS, primary_scores, read_scores
 from voirdire.fingerprint import fingerprint
 from voirdire.formats import atomic_write
 from voirdire.jobscript import grouped, start
@@ -24,7 +24,7 @@ params = snakemake.params
 manifest = sha256(snakemake.input.manifest)
 scores = read_scores(snakemake.input.scores)  # every dataset's; none without systems
 per_query = (primary_scores(scores, params.measures[0]) if len(scores)
-             else pd.DataFrame(columns=["dataset", "judge", "query_id", "system", "ndcg"]))  # fmt: skip
+             else pd.DataFrame(columns=PRIMARY_COLUMNS))  # fmt: skip
 judges = [HUMAN] + [j for j in dict.fromkeys(per_query["judge"]) if j != HUMAN]
 with atomic_write(out.per_query, "wb") as fh:
     per_query.to_parquet(fh, index=False)
