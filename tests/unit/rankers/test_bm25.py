@@ -2,6 +2,7 @@
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 
@@ -59,3 +60,29 @@ def test_not_an_index(tmp_path):
 
     with pytest.raises(InputError, match="not a Lucene index"):
         bm25.pyserini_searcher(str(tmp_path), prebuilt=False, k1=0.9, b=0.4)
+
+
+def test_the_searcher_answers_as_pyserinis_lucene_searcher_on_the_demo(tmp_path):
+    """voirdire calls Anserini's searcher class itself (importing Pyserini's searcher module
+    imports its dense encoders); Pyserini's own LuceneSearcher on the same index, with the same
+    BM25 parameters, must rank, score and store exactly the same."""
+    from pyserini.search.lucene import LuceneSearcher
+
+    from voirdire.formats import read_topics
+
+    demo = Path(__file__).resolve().parents[3] / "resources" / "demo"
+    bm25.build_index(demo / "corpus.jsonl", tmp_path / "index")
+    topics = read_topics(demo / "topics.tsv")
+    ours = bm25.pyserini_searcher(str(tmp_path / "index"), prebuilt=False, k1=0.82, b=0.68)
+    run = bm25.search(ours, topics, depth=50, threads=2)
+    reference = LuceneSearcher(str(tmp_path / "index"))
+    reference.set_bm25(0.82, 0.68)
+    hits = reference.batch_search(list(topics.values()), list(topics), k=50, threads=1)
+    expected = [(q, h.docid, r, float(h.score)) for q in topics for r, h in enumerate(hits[q], start=1)]
+    assert list(run.itertuples(index=False, name=None)) == expected
+    assert len(run) > 10 * len(topics) and run["query_id"].nunique() == len(topics)
+    docids = sorted(set(run["doc_id"]))
+    texts = bm25.passage_texts(ours, docids)
+    assert texts == {d: json.loads(reference.doc(d).raw())["contents"] for d in docids}
+    assert bm25.passage_texts(ours, ["no-such-passage"], strict=False) == {}
+    assert reference.doc("no-such-passage") is None
