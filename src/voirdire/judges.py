@@ -11,6 +11,8 @@ made by :mod:`voirdire.llm_judge`). Every judge turns the set of pairs that eval
 
 from __future__ import annotations
 
+import statistics
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -317,3 +319,14 @@ def with_texts(pairs: pd.DataFrame, texts: Mapping[str, str], *, judge: str, log
             judge, len(missing), len(pairs), shown, " ..." if len(missing) > 5 else "",
         )  # fmt: skip
     return pairs[has_text].reset_index(drop=True)
+
+
+def majority(labels: Sequence[int]) -> int | None:
+    """One label from a judge's k samples: the most frequent, ties by the lower median; None
+    when no sample parsed (never 0). (Here, not in :mod:`voirdire.stats`: a judging job needs it
+    and not SciPy, whose import is a second of every such job's start.)"""
+    if not labels:
+        return None
+    counts = Counter(labels).most_common()
+    top = [label for label, n in counts if n == counts[0][1]]
+    return top[0] if len(top) == 1 else statistics.median_low(labels)

@@ -7,10 +7,9 @@ from collections.abc import Iterable
 
 import pandas as pd
 
-from ..judges import LLMJudge
+from ..judges import LLMJudge, majority
 from ..llm.calls import UNPARSED, RunStats
 from ..llm.store import Record
-from ..stats import majority
 from .tasks import passage_text
 
 JUDGMENT_COLUMNS = [

@@ -12,8 +12,6 @@
 from __future__ import annotations
 
 import math
-import statistics
-from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
@@ -21,7 +19,7 @@ import pandas as pd
 from scipy import stats
 from sklearn.metrics import cohen_kappa_score
 
-from ..judges import Scale
+from ..judges import Scale, majority  # noqa: F401 - majority: voirdire.stats exports it
 from .resample import LEVEL, RESAMPLES, SEED, interval, query_resamples
 
 
@@ -51,16 +49,6 @@ def _kappa(a: pd.Series, b: pd.Series, labels: list[int], weights: str | None = 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # one grade on both sides: 0/0, NaN
         return float(cohen_kappa_score(np.asarray(a), np.asarray(b), labels=labels, weights=weights))
-
-
-def majority(labels: Sequence[int]) -> int | None:
-    """One label from a judge's k samples: the most frequent, ties by the lower median; None
-    when no sample parsed (never 0)."""
-    if not labels:
-        return None
-    counts = Counter(labels).most_common()
-    top = [label for label, n in counts if n == counts[0][1]]
-    return top[0] if len(top) == 1 else statistics.median_low(labels)
 
 
 def kappa_from_counts(counts: np.ndarray, weights: np.ndarray) -> np.ndarray:
