@@ -18,6 +18,8 @@ rule sample:
         L.log("{dataset}/sample"),
     benchmark:
         L.benchmark("{dataset}/sample")
+    # the pool judge asks ahead what its sample job will ask: it waits for this (its priority)
+    priority: 50
     conda:
         "../../envs/voirdire.yaml"
     resources:

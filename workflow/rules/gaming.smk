@@ -16,6 +16,8 @@ rule gaming_passages:
         L.log("{dataset}/gaming/passages"),
     benchmark:
         L.benchmark("{dataset}/gaming/passages")
+    # the pool judge asks ahead what the gamed system's judges will ask: it waits for these
+    priority: 50
     conda:
         "../../envs/voirdire.yaml"
     params:

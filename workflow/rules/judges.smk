@@ -11,6 +11,9 @@ rule needed_pairs:
         L.log("{dataset}/{provenance}/needed_pairs"),
     benchmark:
         L.benchmark("{dataset}/{provenance}/needed_pairs")
+    # the pool judge's prerequisite: a rule's priority is not passed on to the jobs it waits
+    # for, so its chain (these pairs, the gamed system's passages) asks the same
+    priority: 50
     conda:
         "../../envs/voirdire.yaml"
     params:
@@ -114,7 +117,7 @@ rule llm_judge:
     wildcard_constraints:
         judge=INPUTS.judges_of_kind("llm"),
     # usually the longest job and on the critical path (the rewritten collection's judging and
-    # every table wait for it): start it before the rankers
+    # every table wait for it): start it, and what it waits for, before the assistants' branch
     priority: 50
     conda:
         "../../envs/voirdire.yaml"

@@ -12,6 +12,8 @@ rule oracle:
         L.log("{dataset}/{provenance}/oracle-{oracle}"),
     benchmark:
         L.benchmark("{dataset}/{provenance}/oracle-{oracle}")
+    # the judge probes' sample draws from every system's run (the rankers' priority)
+    priority: 40
     conda:
         "../../envs/voirdire.yaml"
     params:

@@ -27,6 +27,10 @@ rule rerank:
         L.benchmark("{dataset}/{provenance}/rerank-{ranker}")
     wildcard_constraints:
         ranker=INPUTS.ranker_names(),
+    # the judge probes' sample draws from every system's run, and their chain overlaps the
+    # pool judge only when these come first (before the assistants' branch; the pool judge
+    # itself, at 50, first of all)
+    priority: 40
     conda:
         "../../envs/voirdire.yaml"
     threads: lambda wildcards: caller_threads(PLAN.system(wildcards.ranker))
