@@ -106,6 +106,9 @@ rule probe_judge:
         L.benchmark("{dataset}/probes/judge-{judge}")
     wildcard_constraints:
         judge=one_of(PLAN.probe_judges),
+    # the judge's second longest job, and the probes' tables wait for it: as soon as it can
+    # (the pool judge's priority)
+    priority: 50
     conda:
         "../../envs/voirdire.yaml"
     threads: lambda wildcards: caller_threads(PLAN.judge(wildcards.dataset, wildcards.judge))
