@@ -228,14 +228,14 @@ class _Runs:
         docs = [_as_text(run.doc) for run in every]
         self._docs = pd.Index(pd.unique(np.concatenate(docs))) if every else pd.Index([])
         for run, doc in zip(every, docs, strict=True):
-            run.pairs = self._codes(run.query, doc)
+            run.pairs = self._codes(_as_text(run.query), doc)
 
-    def _codes(self, queries, docs) -> np.ndarray:
-        """Each (query, document) pair as one integer, the ids compared as text (as
+    def _codes(self, queries: np.ndarray, docs: np.ndarray) -> np.ndarray:
+        """Each (query, document) pair as one integer, from ids as text (:func:`_as_text`: as
         :func:`judged_only` compares them); a pair of a query not scored or a document in no
         run: -1."""
-        query = self._queries.get_indexer(_as_text(queries)).astype(np.int64)
-        doc = self._docs.get_indexer(_as_text(docs)).astype(np.int64)
+        query = self._queries.get_indexer(queries).astype(np.int64)
+        doc = self._docs.get_indexer(docs).astype(np.int64)
         return np.where((query >= 0) & (doc >= 0), query * len(self._docs) + doc, -1)
 
     def values(self, qrels: pd.DataFrame, measures: Sequence[str], binary_threshold: int) -> dict:
@@ -250,7 +250,7 @@ class _Runs:
             routes.setdefault((at, judged), {}).setdefault(computed, []).append(text)
         judged_pairs = None
         if any(judged for _, judged in routes):
-            codes = self._codes(qrels["query_id"], qrels["doc_id"])
+            codes = self._codes(_as_text(qrels["query_id"]), _as_text(qrels["doc_id"]))
             judged_pairs = np.unique(codes[codes >= 0])
         evaluators: dict = {}  # this judge's qrels, converted once for every run
         found: dict[str, dict[str, np.ndarray]] = {}
