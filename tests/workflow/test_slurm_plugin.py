@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import math
 import re
 from dataclasses import dataclass, field
 from importlib.metadata import version
@@ -193,3 +194,41 @@ def test_every_call_of_an_upstream_method_binds_to_its_signature():
             )
         checked.add(name)
     assert {"format_job_exec", "run_job", "get_partition_arg", "report_job_error", "cancel_jobs"} <= checked
+
+
+# -- 5. the wait before the next status check ------------------------------------------------------
+
+
+def seen_done(duration_s: float, first_wait_s: float, capped: bool) -> tuple[float, int]:
+    """(when a job of ``duration_s`` submitted at 0 is seen done, status checks until then) under
+    upstream's schedule (the first check after ``first_wait_s``, then 10 s longer after each check
+    that finds it running, up to 180 s), with or without the plugin's cap."""
+    from snakemake_executor_plugin_voirdire_slurm import next_check_s
+
+    now, wait, checks = 0.0, first_wait_s, 0
+    while True:
+        now += wait
+        checks += 1
+        if now >= duration_s:
+            return now, checks
+        wait = min(wait + 10, 180)
+        if capped:
+            wait = next_check_s(wait, first_wait_s, [now])
+
+
+def test_the_next_check_is_within_a_share_of_the_youngest_jobs_age():
+    from snakemake_executor_plugin_voirdire_slurm import YOUNGEST_SHARE, ExecutorSettings, next_check_s
+
+    assert "init_seconds_before_status_checks" in ExecutorSettings.__dataclass_fields__  # the plugin reads it
+    assert next_check_s(32, 2, []) == 32  # nothing running: upstream's wait
+    assert next_check_s(32, 2, [400, 20]) == YOUNGEST_SHARE * 20  # the youngest job decides
+    assert next_check_s(32, 2, [1]) == 2  # never below the first wait
+    assert next_check_s(12, 2, [400]) == 12  # never longer than upstream's
+    for duration in (3, 10, 22, 60, 300, 3600):
+        seen, checks = seen_done(duration, 2, capped=True)
+        assert seen <= duration * (1 + YOUNGEST_SHARE) + 2, duration
+        # a few more checks than upstream's: the waits grow by a factor, not by 10 s
+        more = checks - seen_done(duration, 2, capped=False)[1]
+        assert 0 <= more <= 4 + math.log(duration / 2) / math.log(1 + YOUNGEST_SHARE), duration
+    # upstream's schedule alone sees the profile's 22 s group job 14 s late
+    assert seen_done(22, 2, capped=False)[0] - 22 > 10 > seen_done(22, 2, capped=True)[0] - 22
