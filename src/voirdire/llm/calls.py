@@ -20,6 +20,8 @@ acceptance rule (:data:`Accept`: does the answer parse, are logprobs present?).
 This package is the only one that imports litellm (lazily, through :mod:`voirdire.llm.env`).
 The local model (``local/...``) is called in this process without it
 (:func:`voirdire.llm.local.provider.acompletion`): a job of the local model never imports litellm.
+A workflow job hands its API calls to the call host (:mod:`voirdire.llm.callhost`), which
+imports litellm once for all the jobs of a run.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import callhost
 from .endpoint import Endpoint
 from .env import import_litellm
 from .request import Request
@@ -246,10 +249,22 @@ def _is_local(model: str) -> bool:
     return is_local(model)
 
 
+def _ask_litellm(method: str, here: Callable[..., Any], /, *args: Any) -> Any:
+    """``here(litellm, *args)``: in the call host (its ``method``) when this job uses one, else
+    with litellm imported here."""
+    relay = callhost.relay()
+    if relay is not None:
+        try:
+            return relay.request(method, *args)
+        except callhost.HOST_GONE as gone:
+            callhost.forget(gone)
+    return here(_litellm(), *args)
+
+
 def price_known(model: str) -> bool:
     """Whether ``model`` has a known price: litellm's cost map prices it, or it is the local
     model (free). A self-hosted model: no."""
-    return _is_local(model) or has_price(_litellm(), model)
+    return _is_local(model) or _ask_litellm("has_price", has_price, model)
 
 
 def estimated_cost(model: str, prompt_tokens: int, completion_tokens: int) -> float | None:
@@ -257,8 +272,9 @@ def estimated_cost(model: str, prompt_tokens: int, completion_tokens: int) -> fl
     has no price for ``model``."""
     if _is_local(model):
         return 0.0
-    litellm = _litellm()
-    return token_cost(litellm, model, prompt_tokens, completion_tokens) if has_price(litellm, model) else None
+    if not _ask_litellm("has_price", has_price, model):
+        return None
+    return _ask_litellm("token_cost", token_cost, model, prompt_tokens, completion_tokens)
 
 
 def count_tokens(model: str, messages: list[dict]) -> int:
@@ -270,15 +286,31 @@ def count_tokens(model: str, messages: list[dict]) -> int:
         return sum(len(m["content"]) for m in messages) // 4
 
 
-def _transport(model: str) -> tuple[Callable[..., Any], Any]:
-    """The coroutine that sends one request, and litellm (None for the local model, which is
-    answered in this process without it)."""
+def _transport(model: str) -> tuple[Callable[..., Any], Callable[[int, int], float]]:
+    """The coroutine that sends one request, and the price of (prompt, completion) tokens.
+
+    The local model answers in this process without litellm, for free. An API is called
+    through the call host (:mod:`voirdire.llm.callhost`) when this is a workflow job, else (or
+    when the host goes away) through litellm imported here.
+    """
     if _is_local(model):
         from .local.provider import acompletion
 
-        return acompletion, None
-    litellm = import_litellm()
-    return litellm.acompletion, litellm
+        return acompletion, lambda prompt_tokens, completion_tokens: 0.0
+
+    async def complete(**kwargs: Any) -> Any:
+        relay = callhost.relay()
+        if relay is not None:
+            try:
+                return await relay.acompletion(**kwargs)
+            except callhost.HOST_GONE as gone:
+                callhost.forget(gone)
+        return await _litellm().acompletion(**kwargs)
+
+    def cost(prompt_tokens: int, completion_tokens: int) -> float:
+        return _ask_litellm("token_cost", token_cost, model, prompt_tokens, completion_tokens)
+
+    return complete, cost
 
 
 def redact(text: str, secret: str | None) -> str:
@@ -385,7 +417,7 @@ async def _call_missing(
     accept: Accept, reasks: int, max_in_flight: int | None, progress: bool, desc: str | None,
     transport_attempts: int, config_key: str | None,
 ) -> None:  # fmt: skip
-    complete, litellm = _transport(endpoint.model)
+    complete, price = _transport(endpoint.model)
     secret = endpoint.api_key(key=config_key)
     connection = endpoint.connection(secret)
     slots = min(endpoint.concurrency, max_in_flight or endpoint.concurrency)
@@ -436,7 +468,7 @@ async def _call_missing(
                 verdict = accept(answer)
                 if verdict.ok:
                     break
-            cost = 0.0 if litellm is None else token_cost(litellm, endpoint.model, prompt_tokens, completion_tokens)
+            cost = price(prompt_tokens, completion_tokens)
             latency = time.perf_counter() - started
             stats.stored += store.put(
                 _record(

@@ -34,6 +34,7 @@ import fcntl
 import hashlib
 import logging
 import os
+import pickle
 import resource
 import subprocess
 import sys
@@ -44,6 +45,8 @@ from pathlib import Path
 from typing import Any
 
 ENV = "VOIRDIRE_MODEL_HOST"
+MODELS, CALLS = "model", "call"
+"""The two kinds of host: the local models' (this module) and the API calls' (:mod:`voirdire.llm.callhost`)."""
 ANOTHER = 3
 """The host's exit status when another host runs (or starts) for its key."""
 IDLE_S = 60.0
@@ -108,49 +111,59 @@ def _paths(host_key: str) -> tuple[str, Path, Path]:
 
 _connection: Connection | None = None
 _connection_lock = threading.Lock()
-_started = False
+_started: set[str] = set()  # the keys of the hosts this process started
 
 
 def _connect(address: str) -> Connection | None:
+    """A connection to the host at ``address``; None when none listens there."""
     try:
         return Client(address, family="AF_UNIX")
     except (FileNotFoundError, ConnectionRefusedError):
         return None
+    except OSError as error:  # e.g. a path longer than a Unix socket's 107 bytes
+        raise Unavailable(f"cannot reach a host at {address}: {error}") from error
 
 
-def _start(host_key: str, log_path: Path) -> subprocess.Popen:
+def _start(host_key: str, log_path: Path, kind: str) -> subprocess.Popen:
     env = {**os.environ, ENV: "0"}
     idle = os.environ.get(IDLE_ENV)
+    # not `-m voirdire.llm.local.host`: importing voirdire.llm imports this module before runpy ran it
+    entry = "import sys; from voirdire.llm.local.host import main; sys.exit(main())"
+    command = [sys.executable, "-c", entry, "--key", host_key, "--kind", kind]
     with open(log_path, "ab") as out:
         return subprocess.Popen(
-            [sys.executable, "-m", "voirdire.llm.local.host", "--key", host_key, *(["--idle-s", idle] if idle else [])],
+            [*command, *(["--idle-s", idle] if idle else [])],
             stdin=subprocess.DEVNULL, stdout=out, stderr=out, env=env, start_new_session=True,
         )  # fmt: skip
 
 
-def connection() -> Connection:
-    """This process's connection to the host, starting one when none runs (raises :class:`Unavailable`)."""
-    global _connection, _started
-    if _connection is not None:
-        return _connection
-    host_key = key()
+def open_connection(host_key: str, kind: str = MODELS) -> Connection:
+    """A new connection to the host ``host_key`` (of ``kind``: :data:`MODELS` or :data:`CALLS`),
+    starting one when none answers; :class:`Unavailable` when none can be reached or started."""
     address, _, log_path = _paths(host_key)
     found = _connect(address)
     if found is None:
-        if _started:
-            raise Unavailable("the model host this job started is gone")
-        _started = True
-        process = _start(host_key, log_path)
+        if host_key in _started:
+            raise Unavailable(f"the {kind} host this job started is gone")
+        _started.add(host_key)
+        process = _start(host_key, log_path, kind)
         deadline = time.monotonic() + START_TIMEOUT_S
         while found is None:
             if time.monotonic() > deadline:
-                raise Unavailable(f"no model host answered within {START_TIMEOUT_S:.0f} s (its log: {log_path})")
+                raise Unavailable(f"no {kind} host answered within {START_TIMEOUT_S:.0f} s (its log: {log_path})")
             if process.poll() not in (None, 0, ANOTHER):  # ANOTHER: a host another job started comes up
-                raise Unavailable(f"the model host exited with {process.returncode} (its log: {log_path})")
+                raise Unavailable(f"the {kind} host exited with {process.returncode} (its log: {log_path})")
             time.sleep(0.05)
             found = _connect(address)
-    _connection = found
     return found
+
+
+def connection() -> Connection:
+    """This process's connection to the model host, starting one when none runs (raises :class:`Unavailable`)."""
+    global _connection
+    if _connection is None:
+        _connection = open_connection(key(), MODELS)
+    return _connection
 
 
 def request(method: str, /, *args: Any, **kwargs: Any) -> Any:
@@ -217,7 +230,7 @@ def _methods() -> dict[str, Any]:
     }
 
 
-def serve(host_key: str, idle_s: float = IDLE_S) -> int:
+def serve(host_key: str, idle_s: float = IDLE_S, kind: str = MODELS) -> int:
     """Run the host until it has had no job for ``idle_s`` seconds; 0, or :data:`ANOTHER` when another
     host holds the key."""
     address, lock_path, _ = _paths(host_key)
@@ -231,14 +244,19 @@ def serve(host_key: str, idle_s: float = IDLE_S) -> int:
     lock.flush()
     with contextlib.suppress(FileNotFoundError):
         os.unlink(address)  # a killed host's socket
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the models are local files
-    # the jobs it serves run on one thread each; it runs their requests side by side
-    from . import inference
+    if kind == CALLS:
+        from .. import callhost
 
-    os.environ[inference.TORCH_THREADS_ENV] = "1"
-    inference.allow_concurrent_forward_passes(os.cpu_count() or 1)
-    methods = _methods()
-    listener = Listener(address, family="AF_UNIX")
+        methods = callhost.methods()
+    else:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the models are local files
+        # the jobs it serves run on one thread each; it runs their requests side by side
+        from . import inference
+
+        os.environ[inference.TORCH_THREADS_ENV] = "1"
+        inference.allow_concurrent_forward_passes(os.cpu_count() or 1)
+        methods = _methods()
+    listener = Listener(address, family="AF_UNIX", backlog=128)  # a job opens a connection per call in flight
     state = {"open": 0, "last": time.monotonic()}
     guard = threading.Lock()
 
@@ -249,14 +267,18 @@ def serve(host_key: str, idle_s: float = IDLE_S) -> int:
                     method, args, kwargs = conn.recv()
                 except (EOFError, OSError):
                     return
+                if kind == CALLS:  # an API call stops when its job hangs up (a job sends nothing else meanwhile)
+                    kwargs = {**kwargs, "hung_up": conn.poll}
                 try:
                     reply = ("ok", methods[method](*args, **kwargs))
                 except Exception as error:  # the job raises it as its own
                     reply = ("error", error)
                 try:
                     conn.send(reply)
-                except (TypeError, AttributeError, ValueError) as error:  # an exception pickle cannot carry
-                    conn.send(("error", RuntimeError(f"the model host failed: {reply[1]!r} ({error})")))
+                except (TypeError, AttributeError, ValueError, pickle.PicklingError) as error:  # pickle cannot carry it
+                    conn.send(("error", RuntimeError(f"the {kind} host failed: {reply[1]!r} ({error})")))
+                except OSError:  # the job left (or gave up on this request)
+                    return
         finally:
             conn.close()
             with guard:
@@ -280,7 +302,7 @@ def serve(host_key: str, idle_s: float = IDLE_S) -> int:
                 os._exit(0)
 
     threading.Thread(target=watch, daemon=True, name="voirdire-host-idle").start()
-    logging.getLogger(__name__).info("model host %s listening (pid %d)", host_key, os.getpid())
+    logging.getLogger(__name__).info("%s host %s listening (pid %d)", kind, host_key, os.getpid())
     while True:
         conn = listener.accept()
         with guard:
@@ -293,9 +315,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--key", required=True)
     parser.add_argument("--idle-s", type=float, default=IDLE_S)
+    parser.add_argument("--kind", choices=(MODELS, CALLS), default=MODELS)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    return serve(args.key, args.idle_s)
+    return serve(args.key, args.idle_s, args.kind)
 
 
 if __name__ == "__main__":
