@@ -115,7 +115,7 @@ class Relay:
     def __init__(self) -> None:
         self.key = key()
         self._sync = host.open_connection(self.key, host.CALLS)  # starts the host when none runs
-        self._address, _, _ = host._paths(self.key)
+        self._address = host.address(self.key)
         self._idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
         self._loop: asyncio.AbstractEventLoop | None = None  # the event loop the idle ones belong to
         self._lock = threading.Lock()

@@ -4,7 +4,8 @@ A workflow job that asks SmolLM2 or all-MiniLM-L6-v2 in its own process first st
 transformers (and sentence-transformers) and loads the weights: 7 to 10 CPU-seconds on a 2-core
 CPU, more than the work of most of the demo's sixteen such jobs. With the host, the first job
 that needs a local model starts it, and every later job hands its batches to it over a Unix
-socket and receives the answers; the job itself imports neither torch nor the models.
+socket and receives the answers; the job itself imports neither torch nor the models. (The same
+machinery, started with ``--kind call``, is the call host of :mod:`voirdire.llm.callhost`.)
 
 What the host computes is what the job would have computed: the same functions
 (:func:`voirdire.llm.local.inference.generate`, :func:`~voirdire.llm.local.inference.next_token_logprobs`,
@@ -96,7 +97,10 @@ def directory() -> Path:
     """The host's folder, private to this user."""
     runtime = os.environ.get("XDG_RUNTIME_DIR")
     base = Path(runtime) / "voirdire" if runtime else Path("/tmp") / f"voirdire-{os.getuid()}"
-    base.mkdir(mode=0o700, parents=True, exist_ok=True)
+    try:
+        base.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError as error:
+        raise Unavailable(f"cannot make the host folder {base}: {error}") from error
     if base.stat().st_uid != os.getuid() or base.stat().st_mode & 0o077:
         raise Unavailable(f"{base} is not private to this user")
     return base
@@ -105,6 +109,11 @@ def directory() -> Path:
 def _paths(host_key: str) -> tuple[str, Path, Path]:
     base = directory()
     return str(base / f"{host_key}.sock"), base / f"{host_key}.lock", base / f"{host_key}.log"
+
+
+def address(host_key: str) -> str:
+    """The Unix socket of the host ``host_key``."""
+    return _paths(host_key)[0]
 
 
 # ----------------------------------------------------------------------------- the job's side
