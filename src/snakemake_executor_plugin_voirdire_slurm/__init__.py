@@ -31,7 +31,7 @@ accounting and status checks), with five changes, all in this module:
    for. Here SIGTERM is turned into the same path as Ctrl-C (``scancel`` of every job of this
    run, by its job name, then exit), and the status thread wakes within a second on shutdown.
 5. **A short job is seen done soon after it ends.** Upstream waits 10 s longer at each status
-   check that finds nothing finished (up to 180 s), so a job of 20 s was seen done 15 s late,
+   check that finds nothing finished (up to 180 s), so a job of 22 s was seen done 14 s late,
    and every job after it started that much later. Here the wait is also at most a quarter of
    the youngest running job's time since its submission (:data:`YOUNGEST_SHARE`, never below
    the first wait the settings give): a job is seen done at most about a quarter of its
