@@ -66,8 +66,16 @@ _classes: dict[str, type[Exception]] = {}
 def as_raised(failure: Failed) -> Exception:
     """The host's error as this process raises it: an exception of the same class name (the call
     path classifies errors by name: :func:`voirdire.llm.calls.is_permanent`)."""
-    cls = _classes.setdefault(failure.name, type(failure.name, (Exception,), {"__module__": "litellm"}))
-    return cls(failure.message)
+    if failure.name not in _classes:
+        _classes[failure.name] = type(failure.name, (Exception,), {"__module__": "litellm"})
+    return _classes[failure.name](failure.message)
+
+
+def _answer(status: str, value: Any) -> Any:
+    """The host's reply (``("ok", value)`` or ``("error", exception)``) as a return or a raise."""
+    if status == "error":
+        raise as_raised(value) if isinstance(value, Failed) else value
+    return value
 
 
 def enabled() -> bool:
@@ -124,10 +132,8 @@ class Relay:
         """``method(*args)`` in the host, from synchronous code (prices)."""
         with self._lock:
             self._sync.send((method, args, {}))
-            status, value = self._sync.recv()
-        if status == "error":
-            raise as_raised(value) if isinstance(value, Failed) else value
-        return value
+            reply = self._sync.recv()
+        return _answer(*reply)
 
     async def _ask(self, method: str, *args: Any) -> Any:
         if self._loop is not asyncio.get_running_loop():  # a later asyncio.run: the old loop's are gone
@@ -144,9 +150,7 @@ class Relay:
             writer.close()
             raise
         self._idle.append((reader, writer))
-        if status == "error":
-            raise as_raised(value) if isinstance(value, Failed) else value
-        return value
+        return _answer(status, value)
 
     async def acompletion(self, **kwargs: Any) -> dict:
         return await self._ask("acompletion", kwargs)
