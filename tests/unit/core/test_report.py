@@ -43,6 +43,7 @@ def test_every_table_caption_exists():
     assert set(CAPTION_TABLES) <= stems, set(CAPTION_TABLES) - stems
 
 
+@pytest.mark.xdist_group("shared-runs")  # the fixture is asked for by name: conftest cannot see it
 @pytest.mark.parametrize("run", ["dl19_results", "dl19_runs_results"])
 def test_each_table_caption_explains_its_columns(run, request):
     """Every column of every table the DL19 runs write (judges; recorded runs and measures) is

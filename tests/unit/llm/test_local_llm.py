@@ -132,6 +132,8 @@ def test_number_format_is_detected_and_can_be_overridden(tmp_path, monkeypatch):
     from voirdire.fingerprint import local_model
     from voirdire.llm.local import inference
 
+    monkeypatch.delenv(inference.ONEDNN_ISA_ENV, raising=False)  # no kernel cap (an emulation's) here
+    monkeypatch.delenv(inference.ATEN_ISA_ENV, raising=False)
     with_bf16, without = tmp_path / "bf16", tmp_path / "plain"
     with_bf16.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx512f avx512_bf16 fma\n\n")
     without.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx512f fma\n\n")
@@ -150,6 +152,20 @@ def test_number_format_is_detected_and_can_be_overridden(tmp_path, monkeypatch):
             assert inference.number_format() == forced
             assert local_model()["dtype"] == forced
             assert local_model()["reason"].startswith(f"${inference.DTYPE_ENV}={forced}")
+    # kernels kept below the bfloat16 instructions (a site's setting, an emulated AVX2 CPU): float32
+    monkeypatch.setattr(inference, "cpu_bf16_flags", lambda: ("avx512_bf16",))
+    monkeypatch.setenv(inference.DTYPE_ENV, "auto")
+    for variable, value, capped in (
+        (inference.ONEDNN_ISA_ENV, "AVX2", True), (inference.ONEDNN_ISA_ENV, "avx512_core", True),
+        (inference.ONEDNN_ISA_ENV, "AVX512_CORE_BF16", False), (inference.ONEDNN_ISA_ENV, "ALL", False),
+        (inference.ATEN_ISA_ENV, "avx2", True), (inference.ATEN_ISA_ENV, "default", True),
+        (inference.ATEN_ISA_ENV, "avx512_bf16", False),
+    ):  # fmt: skip
+        monkeypatch.delenv(inference.ONEDNN_ISA_ENV, raising=False)
+        monkeypatch.delenv(inference.ATEN_ISA_ENV, raising=False)
+        monkeypatch.setenv(variable, value)
+        assert inference.number_format() == ("float32" if capped else "bfloat16"), (variable, value)
+        assert (f"${variable}={value}" in inference.number_format_reason()) == capped
     monkeypatch.setenv(inference.DTYPE_ENV, "float16")
     with pytest.raises(ValueError, match="VOIRDIRE_LOCAL_DTYPE is 'float16'"):
         inference.number_format()
@@ -200,6 +216,10 @@ def test_batches_of_one_width_give_one_by_one_answers(model_ready, monkeypatch, 
 
     if number_format == "bfloat16" and not inference.cpu_bf16_flags():
         pytest.skip("this CPU has no bfloat16 dot-product instructions; the workflow runs float32 here")
+    if number_format == "bfloat16" and inference.bf16_kernels_capped():
+        pytest.skip(
+            f"{inference.bf16_kernels_capped()} keeps torch from bfloat16 instructions; the workflow runs float32"
+        )
     monkeypatch.setenv(inference.DTYPE_ENV, number_format)
     model, tokenizer = local_llm.load()
     assert model.dtype == getattr(torch, number_format)
@@ -346,20 +366,26 @@ def test_concurrent_acompletion_is_batched_and_matches_sequential(litellm_regist
 
 @pytest.mark.slow
 def test_race_two_processes_convert_into_one_directory(tmp_path):
+    """Two processes convert at once; one renames its copy into place, the other adopts it. One
+    of them converts the way transformers does on its own (b: every part reading the GGUF again),
+    the other with one read (a): the files are byte-identical."""
     cache = tmp_path / "cache"
     go = tmp_path / "go"
     script = textwrap.dedent(
         """
-        import json, os, sys, time
+        import contextlib, hashlib, json, os, sys, time
         from pathlib import Path
         from voirdire.llm.local import weights
 
         cache, go, name = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
+        if name == "b":
+            weights._gguf_read_once = contextlib.nullcontext
         converted = []
         real_convert = weights._convert
         def recording_convert(*args):
-            converted.append(str(args[1]))
-            return real_convert(*args)
+            real_convert(*args)
+            files = sorted(p for p in args[1].iterdir() if p.name != weights._COMPLETE_MARKER)
+            converted.append({p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in files})
         weights._convert = recording_convert
         (go.parent / f"ready-{name}").touch()
         while not go.exists():   # start both conversions together
@@ -397,6 +423,9 @@ def test_race_two_processes_convert_into_one_directory(tmp_path):
     final = Path(path)
     # Both really converted, so one of them lost the rename and had to fall back.
     assert all(len(r["converted"]) == 1 for r in results)
+    # one read of the GGUF or transformers' three: the same bytes
+    assert results[0]["converted"] == results[1]["converted"]
+    assert any(name.endswith(".safetensors") for name in results[0]["converted"][0])
     assert weights._is_complete(final)
     leftovers = [p.name for p in final.parent.iterdir() if p != final]
     assert leftovers == []
