@@ -30,7 +30,7 @@ $(VENV)/.installed: pyproject.toml requirements.lock
 	# pandas, torch, litellm... again at its start (about 8 s a job on a 2-core AVX2 CPU)
 	$(BIN)/python -m compileall -q -j 0 -x '/(tests?|testing)/' src \
 	    "$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))')"
-	# the one-time conversion of SmolLM2's GGUF to safetensors (~30 s), here rather than in the demo
+	# the one-time conversion of SmolLM2's GGUF to safetensors (~17 s), here rather than in the demo
 	$(BIN)/python -c "from voirdire.llm.local.weights import model_dir; print('SmolLM2 ready:', model_dir())"
 	touch $@
 
