@@ -16,8 +16,6 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats
-from sklearn.metrics import cohen_kappa_score
 
 from ..judges import Scale, majority  # noqa: F401 - majority: voirdire.stats exports it
 from .resample import LEVEL, RESAMPLES, SEED, interval, query_resamples
@@ -45,6 +43,8 @@ def kappas(human: pd.Series, judge: pd.Series, human_scale: Scale, judge_scale: 
 
 def _kappa(a: pd.Series, b: pd.Series, labels: list[int], weights: str | None = None) -> float:
     import warnings
+
+    from sklearn.metrics import cohen_kappa_score  # here: importing sklearn and scipy.stats is a second of CPU
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # one grade on both sides: 0/0, NaN
@@ -120,6 +120,8 @@ def kendall_tau(a: Sequence[float], b: Sequence[float]) -> float:
     """Kendall's tau-b between two score vectors over the same systems."""
     if len(a) < 2:
         return math.nan
+    from scipy import stats
+
     return float(stats.kendalltau(a, b).statistic)
 
 

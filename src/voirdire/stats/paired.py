@@ -22,7 +22,6 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from .multiplicity import adjust
 from .resample import LEVEL, RESAMPLES, SEED, _factorize, cluster_sums, ratio_interval
@@ -47,6 +46,8 @@ def paired_tests(per_query: pd.DataFrame) -> pd.DataFrame:
     left, right = (np.array(side) for side in zip(*pairs, strict=True))
     diff = values[:, left] - values[:, right]
     same = np.isclose(diff, 0).all(axis=0)
+    from scipy import stats  # here: a job that imports the engine and tests nothing pays no scipy.stats
+
     with np.errstate(divide="ignore", invalid="ignore"):
         result = stats.ttest_rel(values[:, left], values[:, right], axis=0)
     t = np.where(same, 0.0, result.statistic)
@@ -112,6 +113,8 @@ def difference_in_differences(
     d = (j[:, left] - j[:, right]) - (h[:, left] - h[:, right])
     same = np.isclose(d, 0).all(axis=0)
     constant = np.isclose(np.ptp(d, axis=0), 0)
+    from scipy import stats
+
     with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         result = stats.ttest_1samp(d, 0.0, axis=0)
@@ -132,6 +135,8 @@ def sign_test_p(up: int, down: int) -> float:
     treats every pair as independent: descriptive only where pairs cluster by query."""
     if up + down == 0:
         return 1.0
+    from scipy import stats
+
     return float(stats.binomtest(int(up), int(up + down), 0.5).pvalue)
 
 
@@ -215,6 +220,8 @@ def clustered_homogeneity(before: np.ndarray, after: np.ndarray, clusters: Seque
     if rank == 0:
         return 0.0, 0, 1.0
     statistic = float(total @ np.linalg.pinv(v) @ total)
+    from scipy import stats
+
     return statistic, rank, float(stats.chi2.sf(statistic, rank))
 
 
