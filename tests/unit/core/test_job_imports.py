@@ -1,0 +1,50 @@
+"""What a job pays before it starts: the scripts that compute no statistic import no SciPy or
+scikit-learn (about a second of CPU for every such job on a 2-core machine; the suite runs
+hundreds). A new import chain that brings them back (the judging job once imported the
+statistics engine through the gamed-system probe) fails here, naming the script."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+
+from conftest import ROOT
+
+SCRIPTS = ROOT / "workflow" / "scripts"
+NO_STATISTICS = [
+    "llm_judge", "embedding_judge", "null_judge", "recorded_judges", "probe_judge", "rewrite", "rerank", "pad",
+    "plan", "gaming_passages", "gaming_llm_judge", "gaming_embedding_judge", "oracle", "needed_pairs", "scores",
+]  # fmt: skip
+HEAVY = ["scipy.stats", "sklearn"]
+
+
+def module_imports(script: str) -> str:
+    """The script's top-level import statements, as source."""
+    source = (SCRIPTS / f"{script}.py").read_text(encoding="utf-8")
+    tree = ast.parse(source)
+    return "\n".join(ast.unparse(node) for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom)))
+
+
+def test_jobs_that_compute_no_statistic_import_no_scipy_or_sklearn():
+    program = "import json, sys\n"
+    for script in NO_STATISTICS:
+        program += module_imports(script) + "\n"
+        program += f"print(json.dumps([{script!r}, [m for m in {HEAVY!r} if m in sys.modules]]))\n"
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=300, check=True)
+    found = dict(json.loads(line) for line in done.stdout.splitlines())
+    assert set(found) == set(NO_STATISTICS)
+    # the first script that brings one in is named (later ones inherit the module)
+    assert not any(found.values()), {s: m for s, m in found.items() if m}
+
+
+def test_the_check_sees_an_import_of_the_statistics_it_guards():
+    """The engine imported, nothing computed: no SciPy; a paired test computed: SciPy."""
+    program = "import sys\nimport voirdire.stats\nfrom voirdire.stats import paired_tests\n"
+    program += f"print([m for m in {HEAVY!r} if m in sys.modules])\n"
+    program += "import pandas as pd\npaired_tests(pd.DataFrame({'a': [0.1, 0.4, 0.3], 'b': [0.2, 0.1, 0.5]}))\n"
+    program += f"print([m for m in {HEAVY!r} if m in sys.modules])\n"
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=300, check=True)
+    before, after = done.stdout.splitlines()
+    assert before == "[]" and "scipy.stats" in after
