@@ -216,10 +216,8 @@ def test_batches_of_one_width_give_one_by_one_answers(model_ready, monkeypatch, 
 
     if number_format == "bfloat16" and not inference.cpu_bf16_flags():
         pytest.skip("this CPU has no bfloat16 dot-product instructions; the workflow runs float32 here")
-    if number_format == "bfloat16" and inference.bf16_kernels_capped():
-        pytest.skip(
-            f"{inference.bf16_kernels_capped()} keeps torch from bfloat16 instructions; the workflow runs float32"
-        )
+    if number_format == "bfloat16" and (capped := inference.bf16_kernels_capped()):
+        pytest.skip(f"{capped} keeps torch from bfloat16 instructions; the workflow runs float32")
     monkeypatch.setenv(inference.DTYPE_ENV, number_format)
     model, tokenizer = local_llm.load()
     assert model.dtype == getattr(torch, number_format)
