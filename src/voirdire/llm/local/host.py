@@ -45,6 +45,8 @@ from multiprocessing.connection import Client, Connection, Listener
 from pathlib import Path
 from typing import Any
 
+from .inference import ATEN_ISA_ENV, DTYPE_ENV, ONEDNN_ISA_ENV
+
 ENV = "VOIRDIRE_MODEL_HOST"
 MODELS, CALLS = "model", "call"
 """The two kinds of host: the local models' (this module) and the API calls' (:mod:`voirdire.llm.callhost`)."""
@@ -56,10 +58,10 @@ IDLE_ENV = "VOIRDIRE_MODEL_HOST_IDLE_S"
 START_TIMEOUT_S = 120.0
 """How long a job waits for a host it started (importing torch and transformers takes seconds)."""
 KEY_ENV = (
-    "VOIRDIRE_LOCAL_DTYPE",
+    DTYPE_ENV,
     "VOIRDIRE_CACHE",
-    "ATEN_CPU_CAPABILITY",
-    "ONEDNN_MAX_CPU_ISA",
+    ATEN_ISA_ENV,
+    ONEDNN_ISA_ENV,
     "MKL_ENABLE_INSTRUCTIONS",
     "MKL_CBWR",
 )
