@@ -9,7 +9,7 @@ processes that outlive the job that started them) and the kernel's and the VM ag
 escape it. This script prints the CPU each kind of process spent *during the run*: the model
 hosts, the call hosts, Snakemake itself, each rule's jobs (by the job script's name), pytest's
 workers, Java, kernel threads, everything else by name. It reads every process's command line
-and CPU time from ``/proc`` every ``--interval`` seconds. With ``--acct`` (root) it also turns
+and CPU time (psutil) every ``--interval`` seconds. With ``--acct`` (root) it also turns
 on the kernel's process accounting (``acct(2)``, to a temporary file, off again at the end),
 whose record of each process that exits gives its exact CPU time, where sampling alone misses
 a process's last interval (and a process shorter than one interval: accounted, it is named by
@@ -38,7 +38,8 @@ from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-TICK = os.sysconf("SC_CLK_TCK")
+import psutil
+
 ACCT_HZ = 100
 """The unit of the accounting records' CPU times (AHZ on Linux)."""
 ACCT_ENV = "PROCESS_CPU_ACCOUNTING"
@@ -67,59 +68,39 @@ class Seen:
         return self.last_s - (self.first_s if self.before else 0.0)
 
 
-def boot_time() -> float:
-    with open("/proc/stat", encoding="utf-8") as fh:
-        return float(next(line for line in fh if line.startswith("btime")).split()[1])
+def machine_counters() -> dict[str, float]:
+    """Core-seconds since boot: busy (user, nice, system, irq, softirq), idle (with iowait), steal."""
+    t = psutil.cpu_times()
+    return {"busy": t.user + t.nice + t.system + t.irq + t.softirq, "idle": t.idle + t.iowait, "steal": t.steal}
 
 
-BOOT = boot_time()
-
-
-def read_stat(pid: str) -> tuple[int, str, float, float] | None:
-    """(parent pid, name, CPU seconds, start time since the epoch) of one process; None when it is gone."""
+def _args(process: psutil.Process) -> str:
     try:
-        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as fh:
-            text = fh.read()
-    except (FileNotFoundError, ProcessLookupError, PermissionError):
-        return None
-    name = text[text.index("(") + 1 : text.rindex(")")]
-    fields = text[text.rindex(")") + 2 :].split()
-    return int(fields[1]), name, (int(fields[11]) + int(fields[12])) / TICK, BOOT + int(fields[19]) / TICK
-
-
-def read_args(pid: str) -> str:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as fh:
-            return fh.read().replace(b"\0", b" ").decode(errors="replace").strip()
-    except (FileNotFoundError, ProcessLookupError, PermissionError):
+        return " ".join(process.cmdline())
+    except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
         return ""
 
 
-def machine_counters() -> dict[str, float]:
-    """Core-seconds since boot: busy (user, nice, system, irq, softirq), idle (with iowait), steal."""
-    with open("/proc/stat", encoding="utf-8") as fh:
-        values = [int(v) / TICK for v in fh.readline().split()[1:9]]
-    user, nice, system, idle, iowait, irq, softirq, steal = values
-    return {"busy": user + nice + system + irq + softirq, "idle": idle + iowait, "steal": steal}
-
-
 def sample(seen: dict[tuple[int, float], Seen], me: int, before: bool) -> None:
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit() or int(pid) == me:
+    for process in psutil.process_iter():
+        if process.pid == me:
             continue
-        stat = read_stat(pid)
-        if stat is None:
+        try:
+            with process.oneshot():
+                times = process.cpu_times()
+                cpu, key = times.user + times.system, (process.pid, process.create_time())
+                entry = seen.get(key)
+                if entry is None:
+                    seen[key] = Seen(
+                        process.pid, process.ppid(), process.name(), _args(process), key[1], cpu, cpu, before
+                    )
+                elif cpu != entry.last_s:
+                    entry.last_s = cpu
+                    # a child's command line changes at exec, and is empty once it has exited
+                    entry.args = _args(process) or entry.args
+                    entry.comm = process.name()
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
             continue
-        ppid, comm, cpu, started = stat
-        key = (int(pid), started)
-        entry = seen.get(key)
-        if entry is None:
-            seen[key] = Seen(int(pid), ppid, comm, read_args(pid), started, cpu, cpu, before)
-        elif cpu != entry.last_s:
-            entry.last_s = cpu
-            # a child's command line changes at exec, and is empty once it has exited
-            entry.args = read_args(pid) or entry.args
-            entry.comm = comm
 
 
 def _comp(value: int) -> float:
@@ -198,8 +179,9 @@ def summarise(seen: dict[tuple[int, float], Seen], top: int) -> list[dict]:
     count: Counter[str] = Counter()
     for entry in seen.values():
         if entry.during_s > 0:
-            cpu[kind(entry)] += entry.during_s
-            count[kind(entry)] += 1
+            name = kind(entry)
+            cpu[name] += entry.during_s
+            count[name] += 1
     rows = [{"kind": k, "processes": count[k], "cpu_s": round(v, 1)} for k, v in cpu.most_common()]
     if len(rows) > top:
         rest = rows[top:]
