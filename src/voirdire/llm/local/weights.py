@@ -166,16 +166,17 @@ def _remove_stale_temps(target: Path) -> None:
             pass
 
 
-def model_dir(cache_dir: str | Path | None = None) -> Path:
+def model_dir(cache_dir: str | Path | None = None, source: str | Path | None = None) -> Path:
     """The float32 safetensors copy of the model, converting the GGUF on first use.
 
     The copy lives in ``<cache_dir>/models/smollm2-135m-<sha256[:12] of the GGUF>``, where
-    ``cache_dir`` defaults to :func:`default_cache_dir`. Safe when several processes race: each
+    ``cache_dir`` defaults to :func:`default_cache_dir` and the GGUF to the wheel's
+    (:func:`gguf_path`; ``source`` another file of the same kind, as the tests' cut of it). Safe when several processes race: each
     converts into its own temporary sibling directory and renames it into place; a loser (the
     rename fails because the target exists) deletes its temporary directory and uses the
     winner's. Only directories carrying a completion marker are ever returned.
     """
-    source = gguf_path()
+    source = Path(source) if source is not None else gguf_path()
     sha256 = _file_sha256(source)
     root = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
     target = root / "models" / f"{MODEL_ID}-{sha256[:12]}"
