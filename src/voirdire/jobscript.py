@@ -9,6 +9,7 @@ import os
 import sys
 import traceback
 
+from . import jobhost
 from .errors import InputError
 
 TORCH_THREADS_ENV = "VOIRDIRE_TORCH_THREADS"
@@ -56,7 +57,13 @@ def start(snakemake) -> logging.Logger:
     # A one-thread job hands its local-model work to the machine's model host (started by the
     # first job that needs it), unless $VOIRDIRE_MODEL_HOST=0: voirdire.llm.local.host
     os.environ.setdefault(MODEL_HOST_ENV, "1")
-    return logging.getLogger(f"voirdire.{snakemake.rule}")
+    log = logging.getLogger(f"voirdire.{snakemake.rule}")
+    why = os.environ.pop(jobhost.WHY_ENV, None)
+    if jobhost.in_copy():
+        log.info("run by a copy of the job host (pid %d; voirdire.jobhost)", os.getpid())
+    elif why:
+        log.info("run in its own process, not the job host's: %s", why)
+    return log
 
 
 @contextlib.contextmanager

@@ -1,6 +1,10 @@
 """The gamed system, step 1: every gamed system's top-k human-judged passages, modified by every
 method (``{doc_id}#{method}``; docs/probes.md)."""
 
+from voirdire.jobhost import hand_over
+
+hand_over(snakemake)  # the rest may run in the machine's job host (voirdire.jobhost)
+
 from voirdire.formats import atomic_write, read_pairs, read_passages, read_run, read_topics
 from voirdire.jobscript import grouped, start
 from voirdire.probes.gaming import items_to_modify, modified_texts

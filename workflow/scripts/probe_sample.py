@@ -1,6 +1,10 @@
 """Probes, step 1: every probe's seeded sample of one dataset's pool (swap pairs, result-list
 pairs, pad and injection passages, persona queries and pairs)."""
 
+from voirdire.jobhost import hand_over
+
+hand_over(snakemake)  # the rest may run in the machine's job host (voirdire.jobhost)
+
 import json
 
 from voirdire.formats import atomic_write, ranked, read_pairs, read_qrels, read_run

@@ -6,6 +6,10 @@ Table 2 computes them (:func:`voirdire.probes.tables.condition_scores`): the pri
 every run cut at the evaluation depth, binarized at the probed judge's binary threshold. Every
 table comes with why it may be empty (:class:`voirdire.probes.tables.Table`)."""
 
+from voirdire.jobhost import hand_over
+
+hand_over(snakemake)  # the rest may run in the machine's job host (voirdire.jobhost)
+
 import json
 from pathlib import Path
 

@@ -1,5 +1,9 @@
 """Stage 8: where the run's time went, from every job's Snakemake benchmark file."""
 
+from voirdire.jobhost import hand_over
+
+hand_over(snakemake)  # the rest may run in the machine's job host (voirdire.jobhost)
+
 from voirdire.jobscript import start
 from voirdire.output import write_table
 from voirdire.timing import read_benchmarks, slowest

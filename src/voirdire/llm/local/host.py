@@ -45,6 +45,7 @@ from multiprocessing.connection import Client, Connection, Listener
 from pathlib import Path
 from typing import Any
 
+from ...hostdir import private_directory
 from .inference import ATEN_ISA_ENV, DTYPE_ENV, ONEDNN_ISA_ENV
 
 ENV = "VOIRDIRE_MODEL_HOST"
@@ -96,16 +97,11 @@ def key() -> str:
 
 
 def directory() -> Path:
-    """The host's folder, private to this user."""
-    runtime = os.environ.get("XDG_RUNTIME_DIR")
-    base = Path(runtime) / "voirdire" if runtime else Path("/tmp") / f"voirdire-{os.getuid()}"
+    """The host's folder, private to this user (:func:`voirdire.hostdir.private_directory`)."""
     try:
-        base.mkdir(mode=0o700, parents=True, exist_ok=True)
+        return private_directory()
     except OSError as error:
-        raise Unavailable(f"cannot make the host folder {base}: {error}") from error
-    if base.stat().st_uid != os.getuid() or base.stat().st_mode & 0o077:
-        raise Unavailable(f"{base} is not private to this user")
-    return base
+        raise Unavailable(f"no host folder: {error}") from error
 
 
 def _paths(host_key: str) -> tuple[str, Path, Path]:

@@ -1,0 +1,193 @@
+"""The job host (voirdire.jobhost): a job's script run by a copy of the host gives what the job gives
+alone -- its output on the job's own streams, its exit status, its directory, environment, argv and
+temporary folder; a killed job ends its copy; the host holds no thread when it forks and never torch,
+litellm or Java; a host killed with copies still running is replaced; the host is keyed by what its
+imports read and nothing else. Real processes throughout, each test with a host folder of its own."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from voirdire import jobhost
+
+SCRIPT = textwrap.dedent(
+    """
+    import sys, types
+    snakemake = types.SimpleNamespace(threads=int(sys.argv[3]), rule="probe")
+    from voirdire.jobhost import hand_over
+    hand_over(snakemake)
+
+    import json, os, tempfile, time
+    from pathlib import Path
+    from voirdire import jobhost
+    mode, out = sys.argv[1], Path(sys.argv[2])
+    print("to the job's stdout", flush=True)
+    print("to the job's stderr", file=sys.stderr, flush=True)
+    facts = {"pid": os.getpid(), "ppid": os.getppid(), "copy": jobhost.in_copy(), "cwd": os.getcwd(),
+             "env": os.environ.get("ONLY_THIS_JOB"), "argv": sys.argv[1:], "tmp": tempfile.gettempdir(),
+             "why": os.environ.get(jobhost.WHY_ENV), "modules": sorted(m for m in jobhost.NEVER if m in sys.modules)}
+    out.write_text(json.dumps(facts))
+    if mode == "raise":
+        raise ValueError("a planted failure")
+    if mode == "sleep":
+        time.sleep(60)
+        out.with_suffix(".late").write_text("the copy outlived its job")
+    sys.exit(7 if mode == "exit7" else 0)
+    """
+)
+
+
+@pytest.fixture
+def host_folder(tmp_path, monkeypatch):
+    """A host folder of this test's own; hosts leave 2 s after their last job."""
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    monkeypatch.setenv(jobhost.IDLE_ENV, "2")
+    for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):  # as Snakemake runs a job
+        monkeypatch.setenv(name, "1")
+    monkeypatch.delenv(jobhost.ENV, raising=False)
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    script = tmp_path / "job.py"
+    script.write_text(SCRIPT)
+    (tmp_path / "work").mkdir()
+    (tmp_path / "tmp").mkdir()
+    yield runtime / "voirdire"
+    for lock in (runtime / "voirdire").glob("job-*.lock"):  # no host outlives its test
+        with contextlib.suppress(ProcessLookupError, ValueError, IndexError):
+            os.kill(int(lock.read_text().split()[0]), signal.SIGKILL)
+
+
+def job(tmp_path, mode="ok", threads=1, **env) -> tuple[subprocess.CompletedProcess, dict]:
+    out = tmp_path / f"{mode}-{threads}.json"
+    done = subprocess.run(
+        [sys.executable, str(tmp_path / "job.py"), mode, str(out), str(threads)],
+        cwd=tmp_path / "work", capture_output=True, text=True, timeout=120,
+        env={**os.environ, "ONLY_THIS_JOB": "yes", "TMPDIR": str(tmp_path / "tmp"), **env},
+    )  # fmt: skip
+    return done, json.loads(out.read_text())
+
+
+def host_pid(folder: Path) -> int:
+    (lock,) = folder.glob("job-*.lock")
+    return int(lock.read_text().split()[0])
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state != "Z"
+
+
+def wait_until(condition, within_s: float) -> bool:
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return condition()
+
+
+def test_a_copy_runs_the_job_as_the_job_would_on_its_streams_status_and_environment(tmp_path, host_folder):
+    for mode, code in (("ok", 0), ("exit7", 7)):
+        served, facts = job(tmp_path, mode)
+        alone, own = job(tmp_path, mode, **{jobhost.ENV: "0"})
+        assert served.returncode == alone.returncode == code, served.stderr
+        assert served.stdout == alone.stdout == "to the job's stdout\n"
+        assert served.stderr == alone.stderr == "to the job's stderr\n"
+        assert facts["copy"] and not own["copy"]
+        assert facts["ppid"] == host_pid(host_folder)  # forked by the host, not the job's child
+        assert own["why"] == f"${jobhost.ENV}=0" and facts["why"] is None
+        for name in ("cwd", "env", "argv", "tmp"):
+            assert facts[name] == own[name], name
+        assert facts["cwd"] == str(tmp_path / "work") and facts["tmp"] == str(tmp_path / "tmp")
+        assert facts["modules"] == []  # no torch, litellm or Java in the host
+    # the host forks from one thread (a thread's locks would be copied held), jemalloc's purger aside
+    tasks = Path(f"/proc/{host_pid(host_folder)}/task")
+    assert {(t / "comm").read_text().strip() for t in tasks.iterdir()} - {"python"} <= set(jobhost.FORK_SAFE_THREADS)
+    log = next(host_folder.glob("job-*.log"))
+    assert wait_until(lambda: "job.py: exit 7" in log.read_text(), 10)  # each copy reaped, its CPU logged
+    assert "listening after" in log.read_text() and log.read_text().count("job.py: exit 0") == 1
+
+
+def test_an_uncaught_error_fails_the_job_as_it_would_alone(tmp_path, host_folder):
+    served, facts = job(tmp_path, "raise")
+    alone, _ = job(tmp_path, "raise", **{jobhost.ENV: "0"})
+    assert facts["copy"] and served.returncode == alone.returncode == 1
+    assert served.stderr.splitlines()[-1] == alone.stderr.splitlines()[-1] == "ValueError: a planted failure"
+    assert "Traceback" in served.stderr
+
+
+def test_jobs_of_more_threads_or_under_slurm_run_themselves_and_say_why(tmp_path, host_folder):
+    _, two = job(tmp_path, "ok", threads=2)
+    assert not two["copy"] and two["why"] == "2 threads (the host's libraries run on one)"
+    _, slurm = job(tmp_path, "ok", SLURM_JOB_ID="7")
+    assert not slurm["copy"] and "Slurm" in slurm["why"]
+    assert not list(host_folder.glob("job-*.lock"))  # none of them started a host
+    # a host whose imports would start a thread pool (two BLAS threads) does not serve: the job runs itself
+    done, pooled = job(tmp_path, "ok", OMP_NUM_THREADS="2", OPENBLAS_NUM_THREADS="2")
+    assert done.returncode == 0 and not pooled["copy"] and "the job host exited with 1" in pooled["why"]
+    assert "not serving: the imports started threads" in next(host_folder.glob("job-*.log")).read_text()
+
+
+def test_a_killed_job_ends_its_copy_at_once(tmp_path, host_folder):
+    out = tmp_path / "sleep-1.json"
+    proc = subprocess.Popen([sys.executable, str(tmp_path / "job.py"), "sleep", str(out), "1"], cwd=tmp_path / "work",
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    assert wait_until(out.exists, 60), "the copy never started"
+    copy = json.loads(out.read_text())["pid"]
+    assert copy != proc.pid and alive(copy)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert wait_until(lambda: not alive(copy), 5), "the copy outlived its killed job"
+    assert not out.with_suffix(".late").exists()
+    log = next(host_folder.glob("job-*.log")).read_text()
+    assert f"hung up before its copy {copy} finished: the copy killed" in log
+
+
+def test_a_host_killed_under_a_running_copy_is_replaced_and_the_copy_still_ends_with_its_job(tmp_path, host_folder):
+    out = tmp_path / "sleep-1.json"
+    env = {**os.environ, "ONLY_THIS_JOB": "yes"}
+    sleeper = subprocess.Popen([sys.executable, str(tmp_path / "job.py"), "sleep", str(out), "1"],
+                               cwd=tmp_path / "work", env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        assert wait_until(out.exists, 60)
+        first = host_pid(host_folder)
+        os.kill(first, signal.SIGKILL)  # its copy lives on, an orphan, and holds no lock of the host's
+        assert wait_until(lambda: not alive(first), 5)
+        served, facts = job(tmp_path, "ok")
+        assert served.returncode == 0 and facts["copy"]
+        assert host_pid(host_folder) != first and facts["ppid"] == host_pid(host_folder)
+        orphan = json.loads(out.read_text())["pid"]
+        assert alive(orphan)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert wait_until(lambda: not alive(orphan), 5), "a copy whose host and job are gone lives on"
+    assert not out.with_suffix(".late").exists()
+    # and the host leaves when idle, taking its socket along
+    second = host_pid(host_folder)
+    assert wait_until(lambda: not alive(second), 30)
+    assert not list(host_folder.glob("job-*.sock"))
+    assert "no job for 2 s: leaving" in next(host_folder.glob("job-*.log")).read_text()
+
+
+def test_the_key_follows_what_the_imports_read_and_nothing_else():
+    base = {"PATH": "/usr/bin", "HOME": "/root", "OMP_NUM_THREADS": "1"}
+    same = jobhost.key(base)
+    assert jobhost.key({**base, "OPENAI_API_KEY": "sk-secret", "PYTEST_CURRENT_TEST": "x", "TMPDIR": "/t"}) == same
+    assert jobhost.key({**base, "VOIRDIRE_RESUME_TEST_KEY": "sk-other"}) == same
+    for changed in ({"OMP_NUM_THREADS": "2"}, {"MPLBACKEND": "pdf"}, {"PYTHONHASHSEED": "1"}, {"LC_ALL": "C"}):
+        assert jobhost.key({**base, **changed}) != same, changed
