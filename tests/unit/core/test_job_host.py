@@ -9,9 +9,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from pathlib import Path
@@ -49,9 +51,9 @@ SCRIPT = textwrap.dedent(
 
 @pytest.fixture
 def host_folder(tmp_path, monkeypatch):
-    """A host folder of this test's own; hosts leave 2 s after their last job."""
-    runtime = tmp_path / "run"
-    runtime.mkdir(mode=0o700)
+    """A host folder of this test's own (short: a socket's path holds 107 bytes at most, less than
+    a test's tmp_path under pytest-xdist); hosts leave 2 s after their last job."""
+    runtime = Path(tempfile.mkdtemp(prefix="jh-"))
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
     monkeypatch.setenv(jobhost.IDLE_ENV, "2")
     for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):  # as Snakemake runs a job
@@ -66,6 +68,7 @@ def host_folder(tmp_path, monkeypatch):
     for lock in (runtime / "voirdire").glob("job-*.lock"):  # no host outlives its test
         with contextlib.suppress(ProcessLookupError, ValueError, IndexError):
             os.kill(int(lock.read_text().split()[0]), signal.SIGKILL)
+    shutil.rmtree(runtime, ignore_errors=True)
 
 
 def job(tmp_path, mode="ok", threads=1, **env) -> tuple[subprocess.CompletedProcess, dict]:
