@@ -151,7 +151,23 @@ def merge(seen: dict[tuple[int, float], Seen], records: list[tuple[int, int, str
             seen[(pid, started)] = Seen(pid, ppid, name, "", started, 0.0, cpu, False)
 
 
+COPY = re.compile(r"^j:(\w+)$")
+"""A job host's copy running a job (voirdire.jobhost names it ``j:<rule>``, 15 bytes at most)."""
+RULES = sorted(p.stem for p in (Path(__file__).resolve().parents[1] / "workflow" / "scripts").glob("*.py"))
+
+
+def copy_rule(comm: str) -> str | None:
+    """The rule of a job host's copy from its process name (the rule's name may be cut short)."""
+    found = COPY.match(comm)
+    if not found:
+        return None
+    start = found.group(1)
+    matches = [rule for rule in RULES if rule.startswith(start)]
+    return start if start in RULES or len(matches) != 1 else matches[0]
+
+
 KINDS: list[tuple[str, re.Pattern[str]]] = [
+    ("job host", re.compile(r"voirdire\.jobhost")),
     ("model host", re.compile(r"voirdire\.llm\.local\.host.*--kind model")),
     ("call host", re.compile(r"voirdire\.llm\.local\.host.*--kind call")),
     ("job: {0}", re.compile(r"\.snakemake/scripts/tmp\w+\.(\w+)\.py")),
@@ -165,6 +181,9 @@ KINDS: list[tuple[str, re.Pattern[str]]] = [
 def kind(entry: Seen) -> str:
     """The process's kind: a named pattern of its command line, else its name (``kernel: name``
     for the kernel's threads, which have no command line)."""
+    rule = copy_rule(entry.comm)
+    if rule is not None:  # the job's own process, which handed it over, counts under the rule too
+        return f"job: {rule}"
     for label, pattern in KINDS:
         found = pattern.search(entry.args)
         if found:

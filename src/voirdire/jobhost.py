@@ -250,6 +250,17 @@ def _receive(conn: socket.socket) -> tuple[dict, list[int]]:
     return json.loads(body), fds
 
 
+COPY_PREFIX = "j:"
+"""A copy's process name (``comm``, 15 bytes): this and the start of its rule's name."""
+
+
+def copy_name(script: str) -> str:
+    """The process name of the copy running ``script`` (Snakemake's ``tmpXXXX.<rule>.py``)."""
+    parts = Path(script).name.split(".")
+    rule = parts[-2] if len(parts) >= 3 else parts[0]
+    return f"{COPY_PREFIX}{rule}"[:15]
+
+
 def _exit_code(error: SystemExit) -> int:
     code = error.code
     if code is None:
@@ -283,6 +294,8 @@ def _become_the_job(conn: socket.socket, request: dict, fds: list[int], finished
             os.dup2(fd, target)
             os.close(fd)
         threading.Thread(target=watch, daemon=True, name="voirdire-job-watch").start()
+        with contextlib.suppress(OSError):  # `ps`, `top` and bench/process_cpu.py tell the copies apart
+            Path("/proc/self/comm").write_text(copy_name(request["argv"][0]))
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update(request["env"])
@@ -362,6 +375,10 @@ def serve(host_key: str, idle_s: float = IDLE_S) -> int:
     except RuntimeError as error:
         log(f"not serving: {error}")
         return 1
+    import gc
+
+    gc.collect()
+    gc.freeze()  # the copies' collections skip what the imports made (no copy-on-write of all of it)
     with contextlib.suppress(FileNotFoundError):
         os.unlink(address)  # a killed host's socket
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

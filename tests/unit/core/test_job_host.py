@@ -37,7 +37,8 @@ SCRIPT = textwrap.dedent(
     print("to the job's stderr", file=sys.stderr, flush=True)
     facts = {"pid": os.getpid(), "ppid": os.getppid(), "copy": jobhost.in_copy(), "cwd": os.getcwd(),
              "env": os.environ.get("ONLY_THIS_JOB"), "argv": sys.argv[1:], "tmp": tempfile.gettempdir(),
-             "why": os.environ.get(jobhost.WHY_ENV), "modules": sorted(m for m in jobhost.NEVER if m in sys.modules)}
+             "why": os.environ.get(jobhost.WHY_ENV), "modules": sorted(m for m in jobhost.NEVER if m in sys.modules),
+             "comm": Path("/proc/self/comm").read_text().strip()}
     out.write_text(json.dumps(facts))
     if mode == "raise":
         raise ValueError("a planted failure")
@@ -117,6 +118,7 @@ def test_a_copy_runs_the_job_as_the_job_would_on_its_streams_status_and_environm
             assert facts[name] == own[name], name
         assert facts["cwd"] == str(tmp_path / "work") and facts["tmp"] == str(tmp_path / "tmp")
         assert facts["modules"] == []  # no torch, litellm or Java in the host
+        assert facts["comm"] == "j:job" and own["comm"] == "python"  # `ps` names the copy by its job
     # the host forks from one thread (a thread's locks would be copied held), jemalloc's purger aside
     tasks = Path(f"/proc/{host_pid(host_folder)}/task")
     assert {(t / "comm").read_text().strip() for t in tasks.iterdir()} - {"python"} <= set(jobhost.FORK_SAFE_THREADS)
