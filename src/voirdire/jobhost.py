@@ -60,6 +60,8 @@ START_TIMEOUT_S = 60.0
 """How long a job waits for a host it started (the host imports for a few seconds first)."""
 ANOTHER = 3
 """The host's exit status when another host holds its key."""
+TAKEN = b"T"
+"""A copy's first word to its job: it runs the job (until then the job may still run itself)."""
 KEY_ENV_PREFIXES = (
     "OMP_", "GOTO_", "OPENBLAS_", "MKL_", "VECLIB_", "NUMEXPR_", "BLIS_",  # thread counts, kernels
     "MPL", "HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME",  # matplotlib's backend, config and font cache
@@ -205,10 +207,13 @@ def hand_over(snakemake) -> None:
             for stream in (sys.stdout, sys.stderr):
                 stream.flush()
             _send(sock, {"argv": sys.argv, "cwd": os.getcwd(), "env": dict(os.environ), "path": sys.path}, [0, 1, 2])
+            if _read(sock, 1) != TAKEN:  # e.g. a host leaving idle with this job still in its queue
+                raise Unavailable("the job host left before it took the job")
         except Exception as error:  # noqa: BLE001 - whatever stops the hand-over, the job runs here
             why = str(error) or type(error).__name__
         else:
-            status = _status(sock)
+            data = _read(sock, 4)
+            status = struct.unpack("!i", data)[0] if len(data) == 4 else None
             if status is None:
                 print(f"voirdire: rule {snakemake.rule}: the job host's copy of this job died before it "
                       f"finished (the host's log: {_paths(key())[2]})", file=sys.stderr, flush=True)  # fmt: skip
@@ -217,16 +222,16 @@ def hand_over(snakemake) -> None:
     os.environ[WHY_ENV] = why
 
 
-def _status(sock: socket.socket) -> int | None:
-    """The copy's exit status, or None when the connection ends without one."""
+def _read(sock: socket.socket, size: int) -> bytes:
+    """``size`` bytes from ``sock``, or fewer when the connection ends first."""
     data = b""
     with contextlib.suppress(OSError):
-        while len(data) < 4:
-            chunk = sock.recv(4 - len(data))
+        while len(data) < size:
+            chunk = sock.recv(size - len(data))
             if not chunk:
-                return None
+                break
             data += chunk
-    return struct.unpack("!i", data)[0] if len(data) == 4 else None
+    return data
 
 
 # ----------------------------------------------------------------------------- the host's side
@@ -290,6 +295,7 @@ def _become_the_job(conn: socket.socket, request: dict, fds: list[int], finished
         os._exit(code if done.is_set() else 1)
 
     try:
+        conn.sendall(TAKEN)
         for target, fd in enumerate(fds):
             os.dup2(fd, target)
             os.close(fd)
@@ -413,7 +419,14 @@ def serve(host_key: str, idle_s: float = IDLE_S) -> int:
                 for stream in (sys.stdout, sys.stderr):
                     stream.flush()
                 finished_read, finished_write = os.pipe()
-                pid = os.fork()
+                try:
+                    pid = os.fork()
+                except OSError as error:  # the job, not told it was taken, runs itself
+                    log(f"cannot fork for {request['argv'][0]}: {error}")
+                    conn.close()
+                    for fd in [*fds, finished_read, finished_write]:
+                        os.close(fd)
+                    continue
                 if pid == 0:
                     listener.close()
                     lock.close()  # the lock is the host's, not its copies'

@@ -11,10 +11,12 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -187,6 +189,30 @@ def test_a_host_killed_under_a_running_copy_is_replaced_and_the_copy_still_ends_
     assert wait_until(lambda: not alive(second), 30)
     assert not list(host_folder.glob("job-*.sock"))
     assert "no job for 2 s: leaving" in next(host_folder.glob("job-*.log")).read_text()
+
+
+def test_a_host_that_leaves_without_taking_the_job_leaves_it_to_run_itself(tmp_path, host_folder):
+    """A host leaving idle may close with a job still in its queue: the job was not taken (no copy
+    said so), so it runs its script itself instead of failing."""
+    address = jobhost._paths(jobhost.key())[0]
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(address)
+    listener.listen(1)
+
+    def leave_with_the_job_queued() -> None:
+        conn, _ = listener.accept()
+        _, fds, _, _ = socket.recv_fds(conn, 4, 3)
+        for fd in fds:  # the job's streams: held here, its output would never end
+            os.close(fd)
+        conn.close()
+
+    leaving = threading.Thread(target=leave_with_the_job_queued)
+    leaving.start()
+    done, facts = job(tmp_path, "ok")
+    leaving.join(10)
+    listener.close()
+    assert done.returncode == 0 and not facts["copy"]
+    assert facts["why"] == "the job host left before it took the job"
 
 
 def test_the_key_follows_what_the_imports_read_and_nothing_else():
