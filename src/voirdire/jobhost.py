@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import fcntl
 import hashlib
 import json
 import os
@@ -47,7 +46,7 @@ import sys
 import time
 from pathlib import Path
 
-from .hostdir import private_directory
+from .hostdir import hold_lock, private_directory
 
 ENV = "VOIRDIRE_JOB_HOST"
 """``0`` turns the job host off; anything else (or unset) leaves it on where it applies."""
@@ -367,14 +366,9 @@ def serve(host_key: str, idle_s: float = IDLE_S) -> int:
         print(f"{time.strftime('%Y-%m-%d %H:%M:%S')} job host {host_key} (pid {os.getpid()}): {message}", flush=True)
 
     address, lock_path, _ = _paths(host_key)
-    lock = open(lock_path, "a")  # noqa: SIM115 - held for the host's lifetime
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
+    lock = hold_lock(lock_path)
+    if lock is None:
         return ANOTHER
-    lock.truncate(0)
-    lock.write(f"{os.getpid()}\n")
-    lock.flush()
     started = time.monotonic()
     try:
         _preload(log)

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import fcntl
 import hashlib
 import logging
 import os
@@ -45,7 +44,7 @@ from multiprocessing.connection import Client, Connection, Listener
 from pathlib import Path
 from typing import Any
 
-from ...hostdir import private_directory
+from ...hostdir import hold_lock, private_directory
 from .inference import ATEN_ISA_ENV, DTYPE_ENV, ONEDNN_ISA_ENV
 
 ENV = "VOIRDIRE_MODEL_HOST"
@@ -241,14 +240,9 @@ def serve(host_key: str, idle_s: float = IDLE_S, kind: str = MODELS) -> int:
     """Run the host until it has had no job for ``idle_s`` seconds; 0, or :data:`ANOTHER` when another
     host holds the key."""
     address, lock_path, _ = _paths(host_key)
-    lock = open(lock_path, "a")  # noqa: SIM115 - held for the host's lifetime; "w" would empty the holder's pid
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
+    lock = hold_lock(lock_path)
+    if lock is None:
         return ANOTHER
-    lock.truncate(0)
-    lock.write(f"{os.getpid()}\n")
-    lock.flush()
     with contextlib.suppress(FileNotFoundError):
         os.unlink(address)  # a killed host's socket
     if kind == CALLS:
