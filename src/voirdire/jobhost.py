@@ -116,6 +116,7 @@ def key(environ: dict[str, str] | None = None) -> str:
         with contextlib.suppress(OSError):
             digest.update("\0".join(sorted(os.listdir(folder))).encode())  # names carry the versions
     package = Path(__file__).resolve().parent
+    digest.update(f"\0{package}".encode())
     for path in sorted(package.rglob("*.py")):
         stat = path.stat()
         digest.update(f"\0{path.relative_to(package)}:{stat.st_size}:{stat.st_mtime_ns}".encode())
@@ -164,7 +165,17 @@ def _start(host_key: str, log_path: Path) -> subprocess.Popen:
     idle = os.environ.get(IDLE_ENV)
     # not `-m voirdire.jobhost`: the copies' scripts import voirdire.jobhost, which must be this module
     entry = "import sys; from voirdire.jobhost import main; sys.exit(main())"
-    command = [sys.executable, "-c", entry, "--key", host_key, *(["--idle-s", idle] if idle else [])]
+    package = str(Path(__file__).resolve().parent)  # the host must import the voirdire this job imports
+    command = [
+        sys.executable,
+        "-c",
+        entry,
+        "--key",
+        host_key,
+        "--package",
+        package,
+        *(["--idle-s", idle] if idle else []),
+    ]
     with open(log_path, "ab") as out:
         return subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out, stderr=out, cwd="/",
                                 start_new_session=True)  # fmt: skip
@@ -358,9 +369,9 @@ def _thread_names() -> list[str]:
     return names
 
 
-def serve(host_key: str, idle_s: float = IDLE_S) -> int:
-    """Serve jobs until none has come for ``idle_s`` seconds; 0, or :data:`ANOTHER` when another
-    host holds the key."""
+def serve(host_key: str, idle_s: float = IDLE_S, package: str | None = None) -> int:
+    """Serve jobs until none has come for ``idle_s`` seconds; 0, :data:`ANOTHER` when another
+    host holds the key, 1 when it cannot serve (its imports, or a voirdire other than ``package``)."""
 
     def log(message: str) -> None:
         print(f"{time.strftime('%Y-%m-%d %H:%M:%S')} job host {host_key} (pid {os.getpid()}): {message}", flush=True)
@@ -372,6 +383,9 @@ def serve(host_key: str, idle_s: float = IDLE_S) -> int:
     started = time.monotonic()
     try:
         _preload(log)
+        here = str(Path(__file__).resolve().parent)
+        if package is not None and here != package:
+            raise RuntimeError(f"it imports voirdire from {here}, its jobs from {package}")
     except RuntimeError as error:
         log(f"not serving: {error}")
         return 1
@@ -464,8 +478,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--key", required=True)
     parser.add_argument("--idle-s", type=float, default=IDLE_S)
+    parser.add_argument("--package", help="the voirdire package folder its jobs import")
     args = parser.parse_args(argv)
-    return serve(args.key, args.idle_s)
+    return serve(args.key, args.idle_s, args.package)
 
 
 if __name__ == "__main__":

@@ -147,6 +147,11 @@ def test_jobs_of_more_threads_or_under_slurm_run_themselves_and_say_why(tmp_path
     done, pooled = job(tmp_path, "ok", OMP_NUM_THREADS="2", OPENBLAS_NUM_THREADS="2")
     assert done.returncode == 0 and not pooled["copy"] and "the job host exited with 1" in pooled["why"]
     assert "not serving: the imports started threads" in next(host_folder.glob("job-*.log")).read_text()
+    # nor does a host that would import another voirdire than its jobs do
+    entry = "import sys; from voirdire.jobhost import main; sys.exit(main())"
+    other = subprocess.run([sys.executable, "-c", entry, "--key", "elsewhere", "--package", "/elsewhere/voirdire"],
+                           capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert other.returncode == 1 and "its jobs from /elsewhere/voirdire" in other.stdout
 
 
 def test_a_killed_job_ends_its_copy_at_once(tmp_path, host_folder):
@@ -175,7 +180,8 @@ def test_a_host_killed_under_a_running_copy_is_replaced_and_the_copy_still_ends_
         os.kill(first, signal.SIGKILL)  # its copy lives on, an orphan, and holds no lock of the host's
         assert wait_until(lambda: not alive(first), 5)
         served, facts = job(tmp_path, "ok")
-        assert served.returncode == 0 and facts["copy"]
+        logs = "\n".join(p.read_text() for p in host_folder.glob("job-*.log"))
+        assert served.returncode == 0 and facts["copy"], f"{facts['why']}\n{logs}"
         assert host_pid(host_folder) != first and facts["ppid"] == host_pid(host_folder)
         orphan = json.loads(out.read_text())["pid"]
         assert alive(orphan)
