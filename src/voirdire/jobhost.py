@@ -354,7 +354,11 @@ def _preload(log) -> None:
     held = [name for name in NEVER if name in sys.modules]
     if held:
         raise RuntimeError(f"the preloaded modules imported {', '.join(held)}: a fork would not carry them")
-    threads = [name for name in _thread_names() if name not in FORK_SAFE_THREADS]
+    for _ in range(20):  # a thread that ends soon (a cancelled timer) is waited for; a pool is not
+        threads = [name for name in _thread_names() if name not in FORK_SAFE_THREADS]
+        if not threads:
+            break
+        time.sleep(0.1)
     if threads:  # e.g. a BLAS pool: $OMP_NUM_THREADS was not 1 (Snakemake sets it to the job's threads)
         raise RuntimeError(f"the imports started threads a fork would copy mid-work: {', '.join(threads)}")
 
