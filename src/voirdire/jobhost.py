@@ -200,8 +200,10 @@ def connect(host_key: str) -> socket.socket:
 
 
 def _send(sock: socket.socket, payload: dict, fds: list[int]) -> None:
-    data = json.dumps(payload).encode()
-    socket.send_fds(sock, [struct.pack("!I", len(data)) + data], fds)
+    body = json.dumps(payload).encode()
+    message = struct.pack("!I", len(body)) + body
+    sent = socket.send_fds(sock, [message], fds)  # the descriptors travel with the first bytes
+    sock.sendall(message[sent:])  # a stream socket may take a long message in parts
 
 
 def hand_over(snakemake) -> None:
@@ -216,8 +218,14 @@ def hand_over(snakemake) -> None:
             sock = connect(key())
             for stream in (sys.stdout, sys.stderr):
                 stream.flush()
-            _send(sock, {"argv": sys.argv, "cwd": os.getcwd(), "env": dict(os.environ), "path": sys.path}, [0, 1, 2])
-            if _read(sock, 1) != TAKEN:  # e.g. a host leaving idle with this job still in its queue
+            try:
+                _send(
+                    sock, {"argv": sys.argv, "cwd": os.getcwd(), "env": dict(os.environ), "path": sys.path}, [0, 1, 2]
+                )
+                taken = _read(sock, 1) == TAKEN
+            except OSError:  # the host closed on the request (a broken pipe)
+                taken = False
+            if not taken:  # e.g. a host leaving idle with this job still in its queue
                 raise Unavailable("the job host left before it took the job")
         except Exception as error:  # noqa: BLE001 - whatever stops the hand-over, the job runs here
             why = str(error) or type(error).__name__
