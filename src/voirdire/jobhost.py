@@ -214,8 +214,9 @@ def hand_over(snakemake) -> None:
         return
     why = applies(int(getattr(snakemake, "threads", 1) or 1))
     if why is None:
+        host_key = key()
         try:
-            sock = connect(key())
+            sock = connect(host_key)
             for stream in (sys.stdout, sys.stderr):
                 stream.flush()
             try:
@@ -234,7 +235,7 @@ def hand_over(snakemake) -> None:
             status = struct.unpack("!i", data)[0] if len(data) == 4 else None
             if status is None:
                 print(f"voirdire: rule {snakemake.rule}: the job host's copy of this job died before it "
-                      f"finished (the host's log: {_paths(key())[2]})", file=sys.stderr, flush=True)  # fmt: skip
+                      f"finished (the host's log: {_paths(host_key)[2]})", file=sys.stderr, flush=True)  # fmt: skip
                 os._exit(1)
             os._exit(status)
     os.environ[WHY_ENV] = why
@@ -259,12 +260,7 @@ def _receive(conn: socket.socket) -> tuple[dict, list[int]]:
     conn.settimeout(10.0)
     header, fds, _, _ = socket.recv_fds(conn, 4, 3)
     size = struct.unpack("!I", header)[0] if len(header) == 4 else 0
-    body = b""
-    while len(body) < size:
-        chunk = conn.recv(size - len(body))
-        if not chunk:
-            break
-        body += chunk
+    body = _read(conn, size)  # a timeout ends it short, like a hang-up
     conn.settimeout(None)
     if len(fds) != 3 or len(body) != size or size == 0:
         for fd in fds:
@@ -278,7 +274,7 @@ COPY_PREFIX = "j:"
 
 
 def copy_name(script: str) -> str:
-    """The process name of the copy running ``script`` (Snakemake's ``tmpXXXX.<rule>.py``)."""
+    """The process name of the copy running ``script`` (Snakemake's ``tmp<random>.<rule>.py``)."""
     parts = Path(script).name.split(".")
     rule = parts[-2] if len(parts) >= 3 else parts[0]
     return f"{COPY_PREFIX}{rule}"[:15]
