@@ -5,8 +5,17 @@ from __future__ import annotations
 
 import fcntl
 import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import IO
+from typing import IO, TypeVar
+
+T = TypeVar("T")
+
+ANOTHER = 3
+"""A host's exit status when another host already holds its lock (and so answers its jobs)."""
 
 
 def private_directory() -> Path:
@@ -32,3 +41,36 @@ def hold_lock(path: Path) -> IO[str] | None:
     lock.write(f"{os.getpid()}\n")
     lock.flush()
     return lock
+
+
+def start_host(entry: str, args: list[str], idle_env: str, log_path: Path, **popen) -> subprocess.Popen:
+    """Start a host detached from the job (its own session, no stdin, its output appended to
+    ``log_path``): ``python -c entry`` with ``args``, and ``--idle-s`` from ``$idle_env`` when set."""
+    idle = os.environ.get(idle_env)
+    command = [sys.executable, "-c", entry, *args, *(["--idle-s", idle] if idle else [])]
+    with open(log_path, "ab") as out:
+        return subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
+                                start_new_session=True, **popen)  # fmt: skip
+
+
+def await_host(
+    process: subprocess.Popen,
+    attempt: Callable[[], T | None],
+    *,
+    what: str,
+    log_path: Path,
+    timeout_s: float,
+    poll_s: float,
+    error: type[Exception],
+) -> T:
+    """``attempt()``'s first answer but None, tried every ``poll_s`` seconds while the host
+    ``process`` (just started) comes up; ``error`` when it exits with a failure (not 0 nor
+    :data:`ANOTHER`: a host another job started then answers) or nothing answers in ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while (found := attempt()) is None:
+        if time.monotonic() > deadline:
+            raise error(f"no {what} answered within {timeout_s:.0f} s (its log: {log_path})")
+        if process.poll() not in (None, 0, ANOTHER):
+            raise error(f"the {what} exited with {process.returncode} (its log: {log_path})")
+        time.sleep(poll_s)
+    return found

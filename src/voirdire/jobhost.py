@@ -41,12 +41,11 @@ import select
 import signal
 import socket
 import struct
-import subprocess
 import sys
 import time
 from pathlib import Path
 
-from .hostdir import hold_lock, private_directory
+from .hostdir import ANOTHER, await_host, hold_lock, private_directory, start_host
 
 ENV = "VOIRDIRE_JOB_HOST"
 """``0`` turns the job host off; anything else (or unset) leaves it on where it applies."""
@@ -57,8 +56,6 @@ IDLE_S = 60.0
 """The host leaves after this many seconds without a job (``$VOIRDIRE_JOB_HOST_IDLE_S``)."""
 START_TIMEOUT_S = 60.0
 """How long a job waits for a host it started (the host imports for a few seconds first)."""
-ANOTHER = 3
-"""The host's exit status when another host holds its key."""
 TAKEN = b"T"
 """A copy's first word to its job: it runs the job (until then the job may still run itself)."""
 KEY_ENV_PREFIXES = (
@@ -161,42 +158,18 @@ def _connect(address: str) -> socket.socket | None:
     return sock
 
 
-def _start(host_key: str, log_path: Path) -> subprocess.Popen:
-    idle = os.environ.get(IDLE_ENV)
-    # not `-m voirdire.jobhost`: the copies' scripts import voirdire.jobhost, which must be this module
-    entry = "import sys; from voirdire.jobhost import main; sys.exit(main())"
-    package = str(Path(__file__).resolve().parent)  # the host must import the voirdire this job imports
-    command = [
-        sys.executable,
-        "-c",
-        entry,
-        "--key",
-        host_key,
-        "--package",
-        package,
-        *(["--idle-s", idle] if idle else []),
-    ]
-    with open(log_path, "ab") as out:
-        return subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out, stderr=out, cwd="/",
-                                start_new_session=True)  # fmt: skip
-
-
 def connect(host_key: str) -> socket.socket:
     """A connection to the job host ``host_key``, starting one when none answers."""
     address, _, log_path = _paths(host_key)
     sock = _connect(address)
     if sock is not None:
         return sock
-    process = _start(host_key, log_path)
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while sock is None:
-        if time.monotonic() > deadline:
-            raise Unavailable(f"no job host answered within {START_TIMEOUT_S:.0f} s (its log: {log_path})")
-        if process.poll() not in (None, 0, ANOTHER):  # ANOTHER: one another job started comes up
-            raise Unavailable(f"the job host exited with {process.returncode} (its log: {log_path})")
-        time.sleep(0.02)
-        sock = _connect(address)
-    return sock
+    # not `-m voirdire.jobhost`: the copies' scripts import voirdire.jobhost, which must be this module
+    entry = "import sys; from voirdire.jobhost import main; sys.exit(main())"
+    package = str(Path(__file__).resolve().parent)  # the host must import the voirdire this job imports
+    process = start_host(entry, ["--key", host_key, "--package", package], IDLE_ENV, log_path, cwd="/")
+    return await_host(process, lambda: _connect(address), what="job host", log_path=log_path,
+                      timeout_s=START_TIMEOUT_S, poll_s=0.02, error=Unavailable)  # fmt: skip
 
 
 def _send(sock: socket.socket, payload: dict, fds: list[int]) -> None:
@@ -227,7 +200,7 @@ def hand_over(snakemake) -> None:
             except OSError:  # the host closed on the request (a broken pipe)
                 taken = False
             if not taken:  # e.g. a host leaving idle with this job still in its queue
-                raise Unavailable("the job host left before it took the job")
+                raise Unavailable(f"the job host (pid {_peer_pid(sock)}) left before it took the job")
         except Exception as error:  # noqa: BLE001 - whatever stops the hand-over, the job runs here
             why = str(error) or type(error).__name__
         else:
@@ -239,6 +212,15 @@ def hand_over(snakemake) -> None:
                 os._exit(1)
             os._exit(status)
     os.environ[WHY_ENV] = why
+
+
+def _peer_pid(sock: socket.socket) -> int | None:
+    """The process at the other end: for a job, the one that made the host's listening socket."""
+    try:
+        creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    except OSError:
+        return None
+    return struct.unpack("3i", creds)[0]
 
 
 def _read(sock: socket.socket, size: int) -> bytes:
@@ -407,7 +389,8 @@ def serve(host_key: str, idle_s: float = IDLE_S, package: str | None = None) -> 
     listener.bind(address)
     listener.listen(128)
     log(f"listening after {time.monotonic() - started:.1f} s of imports")
-    copies: dict[int, list] = {}  # pid -> [the job's connection (None once it hung up), finished pipe, script, start]
+    # a copy's pid -> [its job's connection (None once it hung up), finished pipe, what (script, job, copy), start]
+    copies: dict[int, list] = {}
     last = time.monotonic()
 
     def reaped(pid: int, status: int, usage) -> None:
@@ -454,7 +437,8 @@ def serve(host_key: str, idle_s: float = IDLE_S, package: str | None = None) -> 
                 os.set_blocking(finished_read, False)
                 for fd in fds:
                     os.close(fd)
-                copies[pid] = [conn, finished_read, Path(request["argv"][0]).name, time.monotonic()]
+                copies[pid] = [conn, finished_read, f"{Path(request['argv'][0]).name} (job {_peer_pid(conn)}, copy {pid})",
+                               time.monotonic()]  # fmt: skip
             else:  # the job hung up: after its copy's status, or killed (and then so is its copy)
                 pid = watched[item]
                 item.close()
@@ -466,7 +450,7 @@ def serve(host_key: str, idle_s: float = IDLE_S, package: str | None = None) -> 
                 if not done:
                     with contextlib.suppress(ProcessLookupError):
                         os.kill(pid, signal.SIGKILL)
-                    log(f"the job of {copies[pid][2]} hung up before its copy {pid} finished: the copy killed")
+                    log(f"{copies[pid][2]}: the job hung up before its copy finished: the copy killed")
         while copies:
             try:
                 pid, status, usage = os.wait4(-1, os.WNOHANG)

@@ -36,7 +36,6 @@ import logging
 import os
 import pickle
 import resource
-import subprocess
 import sys
 import threading
 import time
@@ -44,14 +43,12 @@ from multiprocessing.connection import Client, Connection, Listener
 from pathlib import Path
 from typing import Any
 
-from ...hostdir import hold_lock, private_directory
+from ...hostdir import ANOTHER, await_host, hold_lock, private_directory, start_host
 from .inference import ATEN_ISA_ENV, DTYPE_ENV, ONEDNN_ISA_ENV
 
 ENV = "VOIRDIRE_MODEL_HOST"
 MODELS, CALLS = "model", "call"
 """The two kinds of host: the local models' (this module) and the API calls' (:mod:`voirdire.llm.callhost`)."""
-ANOTHER = 3
-"""The host's exit status when another host runs (or starts) for its key."""
 IDLE_S = 60.0
 """The host leaves after this many seconds without a connected job (``$VOIRDIRE_MODEL_HOST_IDLE_S``)."""
 IDLE_ENV = "VOIRDIRE_MODEL_HOST_IDLE_S"
@@ -130,38 +127,22 @@ def _connect(address: str) -> Connection | None:
         raise Unavailable(f"cannot reach a host at {address}: {error}") from error
 
 
-def _start(host_key: str, log_path: Path, kind: str) -> subprocess.Popen:
-    env = {**os.environ, ENV: "0"}
-    idle = os.environ.get(IDLE_ENV)
-    # not `-m voirdire.llm.local.host`: importing voirdire.llm imports this module before runpy ran it
-    entry = "import sys; from voirdire.llm.local.host import main; sys.exit(main())"
-    command = [sys.executable, "-c", entry, "--key", host_key, "--kind", kind]
-    with open(log_path, "ab") as out:
-        return subprocess.Popen(
-            [*command, *(["--idle-s", idle] if idle else [])],
-            stdin=subprocess.DEVNULL, stdout=out, stderr=out, env=env, start_new_session=True,
-        )  # fmt: skip
-
-
 def open_connection(host_key: str, kind: str = MODELS) -> Connection:
     """A new connection to the host ``host_key`` (of ``kind``: :data:`MODELS` or :data:`CALLS`),
     starting one when none answers; :class:`Unavailable` when none can be reached or started."""
     address, _, log_path = _paths(host_key)
     found = _connect(address)
-    if found is None:
-        if host_key in _started:
-            raise Unavailable(f"the {kind} host this job started is gone")
-        _started.add(host_key)
-        process = _start(host_key, log_path, kind)
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while found is None:
-            if time.monotonic() > deadline:
-                raise Unavailable(f"no {kind} host answered within {START_TIMEOUT_S:.0f} s (its log: {log_path})")
-            if process.poll() not in (None, 0, ANOTHER):  # ANOTHER: a host another job started comes up
-                raise Unavailable(f"the {kind} host exited with {process.returncode} (its log: {log_path})")
-            time.sleep(0.05)
-            found = _connect(address)
-    return found
+    if found is not None:
+        return found
+    if host_key in _started:
+        raise Unavailable(f"the {kind} host this job started is gone")
+    _started.add(host_key)
+    # not `-m voirdire.llm.local.host`: importing voirdire.llm imports this module before runpy ran it
+    entry = "import sys; from voirdire.llm.local.host import main; sys.exit(main())"
+    args = ["--key", host_key, "--kind", kind]
+    process = start_host(entry, args, IDLE_ENV, log_path, env={**os.environ, ENV: "0"})
+    return await_host(process, lambda: _connect(address), what=f"{kind} host", log_path=log_path,
+                      timeout_s=START_TIMEOUT_S, poll_s=0.05, error=Unavailable)  # fmt: skip
 
 
 def connection() -> Connection:
