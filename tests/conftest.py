@@ -162,19 +162,25 @@ def prp_shown(conversation: list[dict[str, str]]) -> tuple[str, str]:
     return text.split('Passage A: "')[1].split('"')[0], text.split('Passage B: "')[1].split('"')[0]
 
 
+LAUNCH_SNAKEMAKE = Path(__file__).parent / "support" / "launch_snakemake.py"
+
+
 def snakemake(*args: str, cwd: Path = ROOT, check: bool = True) -> subprocess.CompletedProcess:
-    """Run the workflow's Snakemake in a subprocess (the way a user runs it).
+    """Run the workflow's Snakemake in a subprocess (the way a user runs it), its command line
+    run by a copy of the job host that has imported Snakemake (``support/launch_snakemake.py``;
+    the tests that signal Snakemake start it themselves, as ``python -m snakemake``).
 
     ``--nolock``: the workflow tests run side by side in one working directory (each with its own
     results folder), and Snakemake's directory lock there is one set of numbered files they would
     race for (``.snakemake/locks/0.input.lock`` vanishing under another run).
     """
     result = subprocess.run(
-        [sys.executable, "-m", "snakemake", "--nolock", *args],
+        [sys.executable, str(LAUNCH_SNAKEMAKE), "--nolock", *args],
         cwd=cwd,
         capture_output=True,
         text=True,
         timeout=1800,
+        env={**os.environ, "VOIRDIRE_JOB_HOST_PRELOAD": "snakemake.cli"},
     )
     if check and result.returncode != 0:
         raise AssertionError(f"snakemake {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}")
