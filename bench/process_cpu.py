@@ -166,7 +166,10 @@ def copy_rule(comm: str) -> str | None:
     return start if start in RULES or len(matches) != 1 else matches[0]
 
 
+LAUNCHER = "launch_snakemake"
+"""The test suite's Snakemake command line (tests/support/launch_snakemake.py), run by a copy too."""
 KINDS: list[tuple[str, re.Pattern[str]]] = [
+    ("snakemake", re.compile(LAUNCHER + r"\.py")),
     ("job host", re.compile(r"voirdire\.jobhost")),
     ("model host", re.compile(r"voirdire\.llm\.local\.host.*--kind model")),
     ("call host", re.compile(r"voirdire\.llm\.local\.host.*--kind call")),
@@ -183,7 +186,7 @@ def kind(entry: Seen) -> str:
     for the kernel's threads, which have no command line)."""
     rule = copy_rule(entry.comm)
     if rule is not None:  # the job's own process, which handed it over, counts under the rule too
-        return f"job: {rule}"
+        return "snakemake" if LAUNCHER.startswith(rule) else f"job: {rule}"
     for label, pattern in KINDS:
         found = pattern.search(entry.args)
         if found:
