@@ -248,3 +248,20 @@ def test_the_key_follows_what_the_imports_read_and_nothing_else():
     assert jobhost.key({**base, "VOIRDIRE_RESUME_TEST_KEY": "sk-other"}) == same
     for changed in ({"OMP_NUM_THREADS": "2"}, {"MPLBACKEND": "pdf"}, {"PYTHONHASHSEED": "1"}, {"LC_ALL": "C"}):
         assert jobhost.key({**base, **changed}) != same, changed
+
+
+def test_the_suites_snakemake_runs_in_a_copy_that_imported_it_and_answers_as_snakemake_does(tmp_path, host_folder):
+    launcher = Path(__file__).parents[2] / "support" / "launch_snakemake.py"
+    env = {**os.environ, jobhost.PRELOAD_ENV: "snakemake.cli"}
+    served = subprocess.run([sys.executable, str(launcher), "--version"], capture_output=True, text=True,
+                            env=env, timeout=120)  # fmt: skip
+    alone = subprocess.run([sys.executable, "-m", "snakemake", "--version"], capture_output=True, text=True,
+                           timeout=120)  # fmt: skip
+    assert served.returncode == alone.returncode == 0 and served.stdout == alone.stdout != ""
+    log = next(host_folder.glob("job-*.log")).read_text()
+    assert re.search(r"launch_snakemake\.py \(job \d+, copy \d+\): exit 0", log), log
+    assert "not preloaded" not in log
+    # an unknown option: Snakemake's own error and status, from the copy as from itself
+    served = subprocess.run([sys.executable, str(launcher), "--no-such-option"], capture_output=True, text=True,
+                            env=env, timeout=120)  # fmt: skip
+    assert served.returncode == 2 and "unrecognized arguments: --no-such-option" in served.stderr
