@@ -107,10 +107,11 @@ def preflight(plan: Plan, *, keys: bool = True, write: bool = True) -> None:
             for rerun in judge.reruns:
                 read_qrels_counted(rerun, bounds, invalid=judge.invalid_labels)
             labels = read_qrels_counted(judge.qrels, bounds, invalid=judge.invalid_labels)[0]
-            if topics is not None and not topics & set(labels["query_id"]):
+            query_ids = set(labels["query_id"].unique())  # not set(column): a Python loop over every label
+            if topics is not None and not topics & query_ids:
                 raise InputError(
                     f"recorded judge {judge.name!r} has no label for any query of dataset {name!r} "
-                    f"(its query ids: {', '.join(sorted(set(labels['query_id']))[:3])}, ...; is it "
+                    f"(its query ids: {', '.join(sorted(query_ids)[:3])}, ...; is it "
                     "the qrels of another dataset?)",
                     path=judge.qrels,
                 )
