@@ -1,5 +1,6 @@
 """The private folder of the machine's helper processes (the model, call and job hosts): their
-sockets, locks and logs, in ``$XDG_RUNTIME_DIR/voirdire`` or ``/tmp/voirdire-UID``."""
+sockets, locks and logs, in ``$XDG_RUNTIME_DIR/voirdire`` or ``/tmp/voirdire-UID``; and how a job
+starts a host and waits for it to answer."""
 
 from __future__ import annotations
 

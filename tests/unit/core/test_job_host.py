@@ -246,7 +246,8 @@ def test_the_key_follows_what_the_imports_read_and_nothing_else():
     same = jobhost.key(base)
     assert jobhost.key({**base, "OPENAI_API_KEY": "sk-secret", "PYTEST_CURRENT_TEST": "x", "TMPDIR": "/t"}) == same
     assert jobhost.key({**base, "VOIRDIRE_RESUME_TEST_KEY": "sk-other"}) == same
-    for changed in ({"OMP_NUM_THREADS": "2"}, {"MPLBACKEND": "pdf"}, {"PYTHONHASHSEED": "1"}, {"LC_ALL": "C"}):
+    more = {jobhost.PRELOAD_ENV: "snakemake.cli"}  # a host that imports more is another host
+    for changed in ({"OMP_NUM_THREADS": "2"}, {"MPLBACKEND": "pdf"}, {"PYTHONHASHSEED": "1"}, {"LC_ALL": "C"}, more):
         assert jobhost.key({**base, **changed}) != same, changed
 
 
