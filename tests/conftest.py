@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from support import slurm as single_node
 
+from voirdire import jobhost
+
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DL19 = ROOT.parent / "shared" / "data" / "trec-dl-2019"
 
@@ -180,7 +182,7 @@ def snakemake(*args: str, cwd: Path = ROOT, check: bool = True) -> subprocess.Co
         capture_output=True,
         text=True,
         timeout=1800,
-        env={**os.environ, "VOIRDIRE_JOB_HOST_PRELOAD": "snakemake.cli"},
+        env={**os.environ, jobhost.PRELOAD_ENV: "snakemake.cli"},
     )
     if check and result.returncode != 0:
         raise AssertionError(f"snakemake {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}")

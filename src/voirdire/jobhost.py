@@ -58,11 +58,14 @@ START_TIMEOUT_S = 60.0
 """How long a job waits for a host it started (the host imports for a few seconds first)."""
 TAKEN = b"T"
 """A copy's first word to its job: it runs the job (until then the job may still run itself)."""
+PRELOAD_ENV = "VOIRDIRE_JOB_HOST_PRELOAD"
+"""More modules to import before serving, comma-separated (part of the key): the test suite's
+Snakemake runs in copies too, with ``snakemake.cli`` preloaded (``tests/support/launch_snakemake.py``)."""
 KEY_ENV_PREFIXES = (
     "OMP_", "GOTO_", "OPENBLAS_", "MKL_", "VECLIB_", "NUMEXPR_", "BLIS_",  # thread counts, kernels
     "MPL", "HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME",  # matplotlib's backend, config and font cache
     "PYTHON", "LANG", "LC_", "TZ",  # Python's path, flags and encoding (voirdire's modules read none on import)
-    "VOIRDIRE_JOB_HOST_PRELOAD",  # what else the host imports
+    PRELOAD_ENV,  # what else the host imports
 )  # fmt: skip
 """Environment variables read while the preloaded libraries import: the host's key. (Every other
 variable is the job's own in its copy: an API key, ``$TMPDIR``, voirdire's settings.)"""
@@ -81,9 +84,6 @@ PRELOAD = (
 )  # fmt: skip
 """What the host imports before it serves: the workflow scripts' libraries, none that starts threads
 (torch), a server (Java for Lucene) or a network client (litellm) a fork would not carry over."""
-PRELOAD_ENV = "VOIRDIRE_JOB_HOST_PRELOAD"
-"""More modules to import before serving, comma-separated (part of the key): the test suite's
-Snakemake runs in copies too, with ``snakemake.cli`` preloaded (``tests/support/launch_snakemake.py``)."""
 FORK_SAFE_THREADS = ("jemalloc_bg_thd",)
 """Threads the host may hold when it forks: pyarrow's jemalloc starts an idle purger on load, and
 jemalloc takes its own locks around a fork (its ``pthread_atfork`` handlers)."""
