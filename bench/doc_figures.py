@@ -4,7 +4,7 @@ Docs quote numbers from a run, never from memory: run the workflow, then paste w
 prints. It reads the run's results folder and prints, per provenance (``original`` by
 default):
 
-- Table 1: every system's mean score under the humans and each judge (the first measure
+- Table 1: every system's mean score under the humans and each judge, with its interval (the first measure
   of ``evaluation.measures`` unless ``--measure`` names another, or ``all``);
 - Table 2: each judge's Cohen's kappa (binary, graded, quadratic-weighted), Kendall's tau
   (all systems, oracles only) and coverage;
@@ -44,6 +44,16 @@ def number(value, fmt: str) -> str:
     return format(float(value), fmt)
 
 
+def with_interval(row, name: str, fmt: str) -> str:
+    """``row[name]`` and its interval (``<name>_ci_low``, ``<name>_ci_high``) as the run's Markdown
+    prints them (``0.4821 [0.3600, 0.5880]``); the value alone where the row has no bounds."""
+    value = number(row[name], fmt)
+    low, high = row.get(f"{name}_ci_low"), row.get(f"{name}_ci_high")
+    if value == "n/a" or any(b is None or (isinstance(b, float) and math.isnan(b)) for b in (low, high)):
+        return value
+    return f"{value} [{number(low, fmt)}, {number(high, fmt)}]"
+
+
 def markdown(header: list[str], rows: list[list[str]]) -> list[str]:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
     return lines + ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
@@ -65,7 +75,7 @@ def table1(results: Path, provenance: str, measure: str | None) -> list[str]:
     frame = pd.read_csv(path)
     measures = list(dict.fromkeys(frame["measure"]))
     chosen = measures if measure == "all" else [measure or measures[0]]
-    judges = [c for c in frame.columns if c not in NOT_JUDGES]
+    judges = [c for c in frame.columns if c not in NOT_JUDGES and not c.endswith(("_ci_low", "_ci_high"))]
     lines = []
     for dataset, block in frame.groupby("dataset", sort=False):
         for m in chosen:
@@ -75,7 +85,8 @@ def table1(results: Path, provenance: str, measure: str | None) -> list[str]:
                 continue
             lines += [f"**{dataset}**, {m}:", ""]
             lines += markdown(
-                ["system", *judges], [[r["system"], *(number(r[j], ".4f") for j in judges)] for _, r in rows.iterrows()]
+                ["system", *judges],
+                [[r["system"], *(with_interval(r, j, ".4f") for j in judges)] for _, r in rows.iterrows()],
             )
             lines.append("")
     return lines

@@ -34,15 +34,12 @@ from ir_measures.measures.base import Measure
 
 from .errors import ConfigError
 from .formats import trec_eval_order
-from .judges import HUMAN, restrict
+from .judges import HUMAN, POOL, restrict
 from .parallel import in_processes
 
 MEASURE = nDCG(judged_only=True) @ 10
 DEFAULT_MEASURES = (str(MEASURE),)
 
-POOL = "human@pool"
-"""The systems under the human labels of the needed pairs only: the reference a judge that copies
-the human labels matches exactly (Table 1's ``human@pool`` column, Table 2's ``_vs_pool``)."""
 SCORE_COLUMNS = ["dataset", "judge", "measure", "system", "query_id", "value"]
 """The scores table of one dataset and provenance (:func:`scores_table`), long."""
 PRIMARY_COLUMNS = ["dataset", "judge", "query_id", "system", "ndcg"]

@@ -25,6 +25,9 @@ from .llm.endpoint import Endpoint
 from .prompts import DEFAULT_PROMPT
 
 HUMAN = "human"
+POOL = "human@pool"
+"""The systems under the human labels of the needed pairs only: the reference a judge that copies
+the human labels matches exactly (Table 1's ``human@pool`` column, Table 2's ``_vs_pool``)."""
 
 
 @dataclass(frozen=True)

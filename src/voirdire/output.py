@@ -152,6 +152,7 @@ def write_table(
     view: View | None = None,
     first: tuple[str, Callable[[pd.DataFrame], pd.Series]] | None = None,
     max_rows: int = MAX_ROWS,
+    keep: Sequence[str] = (),
 ) -> None:
     """Write the table as ``<stem>.csv`` and ``<stem>.md`` (one Markdown section per dataset);
     ``path`` is either file or their common stem.
@@ -169,6 +170,10 @@ def write_table(
     printed under the Markdown title, so a table says which systems, judges and settings it was
     made from. Counts print as integers (see :func:`_counts_as_integers`), a missing number as
     ``n/a`` and a missing reason (a ``reason`` column: why a row has no result) as an empty cell.
+
+    A view wider than :data:`MAX_COLUMNS` is paged by column (:func:`_column_pages`): every page
+    repeats the ``keep`` columns (by default the first) and shows the next of the others, under a
+    heading that names them.
     """
     base = stem(path)
     with atomic_write(f"{base}.csv") as fh:
@@ -178,6 +183,7 @@ def write_table(
         lines += [f"manifest sha256: `{manifest}` (see fingerprint.json)", ""]
     if frame.empty:
         lines.append(f"(no rows: {empty})")
+    paged = False
     for dataset, block in frame.groupby("dataset", sort=False) if not frame.empty else []:
         note = None
         if len(block) > max_rows:
@@ -194,13 +200,30 @@ def write_table(
         for column in shown.columns:
             if _REASON.search(str(column)):
                 shown[column] = shown[column].where(shown[column].notna(), "")
-        with _tabulate_memoized():
-            markdown = shown.to_markdown(index=False, floatfmt=floatfmt, missingval="n/a")
-        lines += [f"## {dataset}", "", *([note, ""] if note else []), markdown, ""]
-    if view is not None and not frame.empty:
+        lines += [f"## {dataset}", "", *([note, ""] if note else [])]
+        kept, pages = _column_pages(list(shown.columns), keep)
+        paged = paged or len(pages) > 1
+        for number, columns in enumerate(pages, 1):
+            if len(pages) > 1:
+                lines += [f"### {columns[0]} to {columns[-1]} (columns, page {number} of {len(pages)})", ""]
+            with _tabulate_memoized():
+                lines += [shown[kept + columns].to_markdown(index=False, floatfmt=floatfmt, missingval="n/a"), ""]
+    if (view is not None or paged) and not frame.empty:
         lines.append(f"{len(frame.columns)} columns in all: `{base.name}.csv` has every one.")
     with atomic_write(f"{base}.md") as fh:
         fh.write("\n".join(lines))
+
+
+def _column_pages(columns: list[str], keep: Sequence[str] = ()) -> tuple[list[str], list[list[str]]]:
+    """The Markdown's columns in pages of at most :data:`MAX_COLUMNS`: the columns every page
+    repeats (``keep``'s that are present; by default the first column), and each page's others;
+    one page of the others when every column fits."""
+    if len(columns) <= MAX_COLUMNS:
+        return [], [columns]
+    kept = [c for c in keep if c in columns] or columns[:1]
+    others = [c for c in columns if c not in kept]
+    width = max(1, MAX_COLUMNS - len(kept))
+    return kept, [others[start : start + width] for start in range(0, len(others), width)]
 
 
 def _rows_shown(

@@ -13,10 +13,11 @@ from pathlib import Path
 import pandas as pd
 
 from .audits.labels import label_agreement
-from .judges import HUMAN, Scale
+from .judges import HUMAN, POOL, Scale
 from .output import add_key, grid, pyplot, save_figure, save_fitted, short_labels
 from .stats import (
     asl_curve,
+    column_mean_intervals,
     compare_significance,
     difference_in_differences,
     discriminative_power,
@@ -30,18 +31,42 @@ from .stats import (
     tau_ap,
     top_k,
 )
+from .stats.resample import SEED
+
+TABLE1_KEEP = ("system", "measure", HUMAN, POOL)
+"""The columns every page of Table 1's Markdown repeats when its judges do not fit on one
+(:func:`voirdire.output.write_table`'s ``keep``): a judge's mean is read beside the humans'."""
 
 
 def table1(
-    scores: pd.DataFrame, systems: Sequence[str], judges: Sequence[str], measures: Sequence[str] | None = None
+    scores: pd.DataFrame,
+    systems: Sequence[str],
+    judges: Sequence[str],
+    measures: Sequence[str] | None = None,
+    *,
+    resamples: int = 0,
+    seed: int = SEED,
 ) -> pd.DataFrame:
     """Mean score per (dataset, system, measure), one column per judge (paper Table 1, long
-    over measures). ``scores`` is long: dataset, judge, measure, system, query_id, value."""
-    measures = list(measures or dict.fromkeys(scores["measure"]))
-    means = scores.groupby(["dataset", "system", "measure", "judge"], sort=False)["value"].mean()
+    over measures). ``scores`` is long: dataset, judge, measure, system, query_id, value.
+
+    With ``resamples``, every mean carries its 95% percentile bootstrap interval over queries
+    (seeded; :func:`voirdire.stats.column_mean_intervals`) in ``<judge>_ci_low`` and
+    ``<judge>_ci_high``, after the judges' columns."""
+    measures = list(measures or scores["measure"].unique())
+    keys = ["dataset", "system", "measure", "judge"]
+    means = scores.groupby(keys, sort=False)["value"].mean()
+    if resamples:
+        means = pd.concat([means, _mean_intervals(scores, resamples, seed)], axis=1)
     wide = means.unstack("judge")
-    wide = wide[[j for j in judges if j in wide.columns]].reset_index()
-    wide["dataset"] = pd.Categorical(wide["dataset"], categories=list(dict.fromkeys(scores["dataset"])), ordered=True)
+    present = [j for j in judges if j in wide.columns.get_level_values(-1)]
+    if resamples:
+        wide.columns = [j if what == "value" else f"{j}_{what}" for what, j in wide.columns]
+        bounds = [f"{j}_{side}" for j in present for side in ("ci_low", "ci_high")]
+        wide = wide[present + bounds].reset_index()
+    else:
+        wide = wide[present].reset_index()
+    wide["dataset"] = pd.Categorical(wide["dataset"], categories=list(scores["dataset"].unique()), ordered=True)
     wide["system"] = pd.Categorical(wide["system"], categories=list(systems), ordered=True)
     wide["measure"] = pd.Categorical(wide["measure"], categories=measures, ordered=True)
     wide = wide.sort_values(["dataset", "measure", "system"])
@@ -49,6 +74,18 @@ def table1(
         wide[column] = wide[column].astype(str)
     wide.columns.name = None
     return wide.reset_index(drop=True)
+
+
+def _mean_intervals(scores: pd.DataFrame, resamples: int, seed: int) -> pd.DataFrame:
+    """The bootstrap interval over queries of every (dataset, system, measure, judge) mean: one
+    query-by-system matrix per dataset, measure and judge, every system's column at once."""
+    frames = []
+    for (dataset, measure, judge), block in scores.groupby(["dataset", "measure", "judge"], sort=False):
+        matrix = block.pivot(index="query_id", columns="system", values="value")
+        low, high = column_mean_intervals(matrix.to_numpy(dtype=float), resamples=resamples, seed=seed)
+        frames.append(pd.DataFrame({"dataset": dataset, "system": matrix.columns, "measure": measure,
+                                    "judge": judge, "ci_low": low, "ci_high": high}))  # fmt: skip
+    return pd.concat(frames, ignore_index=True).set_index(["dataset", "system", "measure", "judge"])
 
 
 def agreement_tables(

@@ -140,18 +140,12 @@ def test_demo_end_to_end_then_nothing_to_do(tmp_path):
     out = tmp_path / "results"
     snakemake("--cores", "2", "--config", f"results={out}")
     table1 = pd.read_csv(out / "tables/original/table1.csv")
-    assert list(table1.columns) == [
-        "dataset",
-        "system",
-        "measure",
-        "human",
-        "human@pool",
-        "smollm2",
-        "minilm",
-        "assessor-b",
-        "length",
-        "overlap",
-    ]
+    judges = ["human", "human@pool", "smollm2", "minilm", "assessor-b", "length", "overlap"]
+    bounds = [f"{judge}_{side}" for judge in judges for side in ("ci_low", "ci_high")]
+    assert list(table1.columns) == ["dataset", "system", "measure", *judges, *bounds]
+    for judge in judges:  # every mean inside its interval over queries
+        assert (table1[f"{judge}_ci_low"] <= table1[judge] + 1e-12).all()
+        assert (table1[judge] <= table1[f"{judge}_ci_high"] + 1e-12).all()
     assert list(table1["system"]) == [
         "BM25", "Perfect", "Swap[3]", "Swap[2]", "Swap[1]", "Swap[2,3]", "Swap[1,2]",
         "rg-smollm2", "prp-smollm2", "dense-minilm"]  # fmt: skip

@@ -35,6 +35,8 @@ rule tables:
         systems=[str(s) for s in PLAN.systems],
         measures=PLAN.measures,
         depth=PLAN.depth,
+        resamples=config["evaluation"]["resamples"],
+        seed=config["evaluation"]["seed"],
         config=as_plain(config),
     script:
         "../scripts/tables.py"

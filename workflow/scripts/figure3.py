@@ -17,7 +17,7 @@ log = start(snakemake)
 params = snakemake.params
 scores = read_scores(snakemake.input.scores)  # none without systems
 scores = scores[scores["measure"] == params.measure]
-judges = [HUMAN] + [j for j in dict.fromkeys(scores["judge"]) if j not in (HUMAN, POOL)]
+judges = [HUMAN] + [j for j in scores["judge"].unique() if j not in (HUMAN, POOL)]
 table = (table1(scores, params.systems, judges, [params.measure]).drop(columns="measure") if len(scores)
          else pd.DataFrame(columns=["dataset", "system", HUMAN]))  # fmt: skip
 figure3(table, judges, snakemake.output.png, snakemake.output.pdf)

@@ -18,7 +18,7 @@ from voirdire.jobscript import grouped, start
 from voirdire.judges import HUMAN
 from voirdire.manifest import sha256
 from voirdire.output import write_table
-from voirdire.paper import table1
+from voirdire.paper import TABLE1_KEEP, table1
 from voirdire.stats import disagreeing
 from voirdire.verdict import NO_SYSTEMS
 
@@ -29,7 +29,7 @@ manifest = sha256(snakemake.input.manifest)
 scores = read_scores(snakemake.input.scores)  # every dataset's; none without systems
 per_query = (primary_scores(scores, params.measures[0]) if len(scores)
              else pd.DataFrame(columns=PRIMARY_COLUMNS))  # fmt: skip
-judges = [HUMAN] + [j for j in dict.fromkeys(per_query["judge"]) if j != HUMAN]
+judges = [HUMAN] + [j for j in per_query["judge"].unique() if j != HUMAN]
 with atomic_write(out.per_query, "wb") as fh:
     per_query.to_parquet(fh, index=False)
 
@@ -39,13 +39,22 @@ if "set_aside" in datasets:  # the ids a `queries` list leaves out, as one reada
 write_table(datasets, out.datasets, title="Datasets: topics and qrels used, what a drop setting left out and a queries list set aside",
             manifest=manifest)  # fmt: skip
 write_table(
-    table1(scores, params.systems, [HUMAN, POOL, *judges[1:]], params.measures)
+    table1(
+        scores,
+        params.systems,
+        [HUMAN, POOL, *judges[1:]],
+        params.measures,
+        resamples=params.resamples,
+        seed=params.seed,
+    )
     if params.systems
     else pd.DataFrame(columns=["dataset", "system", "measure", HUMAN]),
     out.table1,
-    title=f"Table 1: mean score per system and measure under each judge (every system cut at depth {params.depth} "
-    "before any measure, the part its judges label; judged-only nDCG@10 is the paper's measure)",
+    title=f"Table 1: mean score per system and measure under each judge, with its 95% bootstrap interval over "
+    f"queries (every system cut at depth {params.depth} before any measure, the part its judges label; "
+    "judged-only nDCG@10 is the paper's measure)",
     manifest=manifest,
+    keep=TABLE1_KEEP,
     empty=f"{NO_SYSTEMS}; Table 2 has each judge's label agreement",
 )
 recorded = [row | {"dataset": json.loads(Path(p).read_text())["dataset"]}

@@ -52,6 +52,7 @@ from .resample import (
     Interval,
     cluster_sums,
     clustered_mean,
+    column_mean_intervals,
     interval,
     mean_interval,
     percentile_interval,
@@ -64,7 +65,7 @@ from .significance import TESTS, asl_curve, discriminative_power, randomization_
 __all__ = [
     "CORRECTIONS", "KAPPAS", "RANK_STATISTICS", "SHIFT_COLUMNS", "TESTS", "asl_curve", "discriminative_power",
     "max_drop", "randomization_tests", "significance_tests", "tau_ap", "top_k", "tukey_tests", "Interval", "adjust", "block_permutations", "permutation_p", "cluster_sums", "clustered_homogeneity",
-    "clustered_mean", "clustered_rate", "compare_significance", "difference_in_differences", "disagreeing", "direction",
+    "clustered_mean", "column_mean_intervals", "clustered_rate", "compare_significance", "difference_in_differences", "disagreeing", "direction",
     "expected_false_flags", "interval", "kappa_from_counts", "kappa_intervals", "kappas", "kendall_tau",
     "kendall_tau_rows", "majority", "mean_interval", "ordering", "paired_shift", "paired_tests", "per_query_confusion",
     "percentile_interval", "query_mean_test", "query_picks", "query_resamples", "ratio_interval", "rbo", "rbo_floor",

@@ -136,3 +136,29 @@ def mean_interval(
         return Interval(float(values[0]), float(values[0]), 0)
     times = query_resamples(len(values), resamples, seed)
     return interval(times @ values / len(values), level)
+
+
+def column_mean_intervals(
+    values: np.ndarray, *, resamples: int = RESAMPLES, seed: int = SEED, level: float = LEVEL
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`mean_interval` of every column of a (queries, k) array at once (one system's score
+    per query, a column per system): the same draws for every column, so each bound equals
+    ``mean_interval(column)``'s. A column with missing values is bootstrapped over its finite
+    ones alone, as its mean is taken over them; a column with none has NaN bounds."""
+    values = np.asarray(values, dtype=float)
+    if values.ndim != 2:
+        raise ValueError(f"column_mean_intervals needs a (queries, columns) array, not shape {values.shape}")
+    low, high = np.full(values.shape[1], math.nan), np.full(values.shape[1], math.nan)
+    whole = np.isfinite(values).all(axis=0)
+    if len(values) and whole.any():
+        block = values[:, whole]
+        times = query_resamples(len(values), resamples, seed)
+        tail = 100 * (1 - level) / 2
+        bounds = np.percentile(times @ block / len(values), [tail, 100 - tail], axis=0)
+        constant = np.ptp(block, axis=0) == 0  # the point itself, as mean_interval gives it
+        bounds[:, constant] = block[0, constant]
+        low[whole], high[whole] = bounds
+    for column in np.flatnonzero(~whole):
+        finite = values[:, column][np.isfinite(values[:, column])]
+        low[column], high[column] = mean_interval(finite, resamples=resamples, seed=seed, level=level)
+    return low, high

@@ -138,3 +138,35 @@ def test_corrections_flag_no_more_than_uncorrected_and_count_their_tests():
     order = np.argsort(p)
     by_hand = np.minimum(1, np.maximum.accumulate(p[order] * (len(p) - np.arange(len(p)))))
     assert adjust(p, "holm")[order] == pytest.approx(by_hand)
+
+
+def test_table1_means_carry_their_bootstrap_interval_over_queries():
+    """Each mean's interval is the engine's over that system's per-query scores under that judge
+    (queries in id order); it holds the mean, is wider for the noisier judge, and is absent
+    without resamples."""
+    from voirdire.paper import table1
+    from voirdire.stats import mean_interval
+
+    rng = np.random.default_rng(4)
+    rows = []
+    for judge, noise in (("human", 0.0), ("steady", 0.02), ("noisy", 0.3)):
+        for system, level in (("a", 0.6), ("b", 0.4)):
+            for q in range(25):
+                base = level + 0.1 * np.sin(q)
+                rows.append(("dl19", judge, NDCG, system, f"q{q:02d}", base + rng.normal(scale=noise)))
+    scores = frame(rows, ["dataset", "judge", "measure", "system", "query_id", "value"])
+    table = table1(scores, ["b", "a"], ["human", "steady", "noisy"], resamples=500, seed=3)
+    assert table.columns.tolist() == ["dataset", "system", "measure", "human", "steady", "noisy", "human_ci_low",
+                                      "human_ci_high", "steady_ci_low", "steady_ci_high", "noisy_ci_low",
+                                      "noisy_ci_high"]  # fmt: skip
+    assert table["system"].tolist() == ["b", "a"]
+    for _, row in table.iterrows():
+        for judge in ("human", "steady", "noisy"):
+            mine = scores[(scores["judge"] == judge) & (scores["system"] == row["system"])].sort_values("query_id")
+            expected = mean_interval(mine["value"].to_numpy(), resamples=500, seed=3)
+            assert (row[f"{judge}_ci_low"], row[f"{judge}_ci_high"]) == pytest.approx(tuple(expected), rel=1e-12)
+            assert row[f"{judge}_ci_low"] <= row[judge] <= row[f"{judge}_ci_high"]
+        assert (row["noisy_ci_high"] - row["noisy_ci_low"]) > (row["steady_ci_high"] - row["steady_ci_low"])
+    bare = table1(scores, ["b", "a"], ["human", "steady", "noisy"])
+    assert bare.columns.tolist() == ["dataset", "system", "measure", "human", "steady", "noisy"]
+    assert np.allclose(bare[["human", "steady", "noisy"]], table[["human", "steady", "noisy"]])

@@ -354,7 +354,9 @@ def test_a_long_table_shows_its_disagreements_first_and_the_csv_keeps_every_row(
     picked = disagreeing(rows)
     per_dataset = len(rows) // 2
     assert 0 < picked.sum() / 2 < 20 < per_dataset  # some disagreements, fewer than shown; more rows than shown
-    write_table(rows, tmp_path / "significance", title="t", first=("the disagreements", disagreeing), max_rows=20)
+    view = [c for c in rows.columns if c != "dataset"][:MAX_COLUMNS]
+    write_table(rows, tmp_path / "significance", title="t", first=("the disagreements", disagreeing), max_rows=20,
+                view=view)  # fmt: skip
     csv = pd.read_csv(tmp_path / "significance.csv")
     assert len(csv) == len(rows)
     text = (tmp_path / "significance.md").read_text()
@@ -370,3 +372,40 @@ def test_a_long_table_shows_its_disagreements_first_and_the_csv_keeps_every_row(
             f"20 of {per_dataset:,} rows shown: the disagreements first ({disagreements} of {disagreements} shown)"
             in section
         )
+
+
+def test_table1_with_many_judges_is_paged_by_judge_each_page_beside_the_humans(tmp_path):
+    """20 judges: every Markdown table has at most MAX_COLUMNS columns, every page repeats the
+    system, the measure, the humans and human@pool, every judge is shown once with its interval,
+    and the CSV keeps every judge and bound."""
+    from voirdire.paper import TABLE1_KEEP, table1
+
+    rng = np.random.default_rng(2)
+    judges = ["human", "human@pool", *(f"judge{j}" for j in range(20))]
+    rows = [("dl19", judge, measure, f"s{s}", f"q{q}", rng.random())
+            for judge in judges for measure in ("m1", "m2") for s in range(3) for q in range(8)]  # fmt: skip
+    scores = pd.DataFrame(rows, columns=["dataset", "judge", "measure", "system", "query_id", "value"])
+    table = table1(scores, ["s0", "s1", "s2"], judges, resamples=200)
+    write_table(table, tmp_path / "table1", title="t", keep=TABLE1_KEEP)
+    csv = pd.read_csv(tmp_path / "table1.csv")
+    assert len(csv.columns) == 3 + 3 * len(judges)
+    markdown = (tmp_path / "table1.md").read_text(encoding="utf-8")
+    pages = markdown.split("### ")[1:]
+    assert len(pages) == math.ceil(20 / (MAX_COLUMNS - len(TABLE1_KEEP)))
+    shown = []
+    for number_, page in enumerate(pages, 1):
+        lines = [line for line in page.splitlines() if line.startswith("|")]
+        header = [cell.strip() for cell in lines[0].strip()[1:-1].split("|")]
+        assert len(header) <= MAX_COLUMNS
+        assert header[: len(TABLE1_KEEP)] == list(TABLE1_KEEP)
+        others = header[len(TABLE1_KEEP) :]
+        assert page.startswith(f"{others[0]} to {others[-1]} (columns, page {number_} of {len(pages)})")
+        shown += others
+        body = [[cell.strip() for cell in line.strip()[1:-1].split("|")] for line in lines[2:]]
+        assert len(body) == 6  # 3 systems x 2 measures
+        assert all(with_interval(".4f").match(cell) for row in body for cell in row[2:])
+    assert shown == judges[2:]
+    assert f"{len(table.columns)} columns in all" in markdown
+    # a table that fits is not paged
+    write_table(table[table.columns[:12]], tmp_path / "narrow", title="t", keep=TABLE1_KEEP)
+    assert "###" not in (tmp_path / "narrow.md").read_text(encoding="utf-8")

@@ -147,3 +147,29 @@ def test_noise_compresses_a_wide_gap_but_does_not_reverse_it():
     assert table["disagrees"] and not table["reversed"]
     flipped = human[["weak", "strong"]].set_axis(["strong", "weak"], axis=1)  # the judge swaps them
     assert difference_in_differences(human, flipped).iloc[0]["reversed"]
+
+
+def test_column_mean_intervals_are_the_engines_mean_interval_of_each_column_and_near_scipys():
+    """Every column at once gives each column's own interval (the same draws); a constant column
+    its point, a column with missing values the interval of its finite ones; and the bounds are
+    those of scipy's percentile bootstrap of the mean, up to the draws."""
+    from voirdire.stats import column_mean_intervals, mean_interval
+
+    rng = np.random.default_rng(3)
+    values = rng.beta(2, 5, size=(43, 6))
+    values[:, 2] = 0.3
+    values[[4, 17], 5] = np.nan
+    low, high = column_mean_intervals(values, resamples=2000, seed=9)
+    for column in range(values.shape[1]):
+        finite = values[:, column][np.isfinite(values[:, column])]
+        expected = mean_interval(finite, resamples=2000, seed=9)
+        assert (low[column], high[column]) == pytest.approx((expected.low, expected.high), rel=1e-12)
+        assert low[column] - 1e-12 <= finite.mean() <= high[column] + 1e-12
+    assert (low[2], high[2]) == (0.3, 0.3)
+    reference = stats.bootstrap((values[:, 0],), np.mean, n_resamples=4000, method="percentile",
+                                random_state=np.random.default_rng(0)).confidence_interval  # fmt: skip
+    width = reference.high - reference.low
+    assert low[0] == pytest.approx(reference.low, abs=0.1 * width)
+    assert high[0] == pytest.approx(reference.high, abs=0.1 * width)
+    with pytest.raises(ValueError, match="queries, columns"):
+        column_mean_intervals(values[:, 0])
