@@ -177,7 +177,7 @@ def write_table(
     """
     base = stem(path)
     with atomic_write(f"{base}.csv") as fh:
-        frame.to_csv(fh, index=False, float_format="%.12g")
+        write_csv(frame, fh)
     lines = [f"# {title}", ""]
     if manifest:
         lines += [f"manifest sha256: `{manifest}` (see fingerprint.json)", ""]
@@ -212,6 +212,63 @@ def write_table(
         lines.append(f"{len(frame.columns)} columns in all: `{base.name}.csv` has every one.")
     with atomic_write(f"{base}.md") as fh:
         fh.write("\n".join(lines))
+
+
+CSV_FLOAT = "%.12g"
+"""How a table's CSV prints a float: 12 significant digits."""
+
+
+def write_csv(frame: pd.DataFrame, fh) -> None:
+    """``frame.to_csv(fh, index=False, float_format=CSV_FLOAT)``, the same text; a frame of
+    numbers, booleans and text (each column one of them) is formatted column by column and
+    joined here, several times faster than pandas' writer on the paired tests of every pair of
+    many systems (400,000 rows); any other column is left to pandas."""
+    text = _csv_text(frame)
+    if text is None:
+        frame.to_csv(fh, index=False, float_format=CSV_FLOAT)
+    else:
+        fh.write(text)
+
+
+_NEEDS_QUOTES = re.compile(r'[,"\n]')
+
+
+def _csv_field(text: str) -> str:
+    """A text field as the csv module's minimal quoting writes it (pandas' default)."""
+    return '"' + text.replace('"', '""') + '"' if _NEEDS_QUOTES.search(text) else text
+
+
+def _csv_text(frame: pd.DataFrame) -> str | None:
+    """The CSV of :func:`write_csv`, or None where a column is not float64, integer, boolean or
+    text (with missing values), or the frame has fewer than two columns (a lone empty field is
+    quoted) or duplicate column names."""
+    if frame.shape[1] < 2 or not frame.columns.is_unique or not all(isinstance(c, str) for c in frame.columns):
+        return None
+    columns = []
+    for name in frame.columns:
+        column = frame[name]
+        kind = column.dtype.kind if isinstance(column.dtype, np.dtype) else None
+        if kind == "f" and column.dtype == np.float64:
+            columns.append(["" if x != x else CSV_FLOAT % x for x in column.tolist()])
+        elif kind in ("i", "u"):
+            columns.append([str(x) for x in column.tolist()])
+        elif kind == "b":
+            columns.append(["True" if x else "False" for x in column.tolist()])
+        elif kind == "O" or pd.api.types.is_string_dtype(column.dtype):
+            values = column.tolist()
+            if not all(
+                isinstance(x, str) or x is None or x is pd.NA or (isinstance(x, float) and x != x) for x in values
+            ):
+                return None
+            texts = {x for x in values if isinstance(x, str)}
+            if any("\r" in x for x in texts):  # the csv module's own rule for a carriage return
+                return None
+            fields = {x: _csv_field(x) for x in texts}
+            columns.append([fields[x] if isinstance(x, str) else "" for x in values])
+        else:
+            return None
+    header = ",".join(_csv_field(name) for name in frame.columns)
+    return "\n".join([header, *(",".join(row) for row in zip(*columns, strict=True))]) + "\n"
 
 
 def _column_pages(columns: list[str], keep: Sequence[str] = ()) -> tuple[list[str], list[list[str]]]:

@@ -45,6 +45,8 @@ rule agreement:
         L.log("{dataset}/{provenance}/agreement"),
     benchmark:
         L.benchmark("{dataset}/{provenance}/agreement")
+    # on the way to the tables and the verdict (the audits beside it are not)
+    priority: 10
     conda:
         "../../envs/voirdire.yaml"
     params:

@@ -29,6 +29,8 @@ rule tables:
         L.log("{provenance}/tables"),
     benchmark:
         L.benchmark("{provenance}/tables")
+    # the verdict waits for the tables: they go before the figures and audits ready beside them
+    priority: 10
     conda:
         "../../envs/voirdire.yaml"
     params:

@@ -120,7 +120,8 @@ def difference_in_differences(
         result = stats.ttest_1samp(d, 0.0, axis=0)
     # no spread: no difference at all (p 1), or the same nonzero difference on every query (p 0)
     p = np.where(same, 1.0, np.where(constant, 0.0, result.pvalue))
-    t = np.where(same, 0.0, np.where(constant, np.sign(d.mean(axis=0)) * np.inf, result.statistic))
+    with np.errstate(invalid="ignore"):  # 0 * inf where the mean is 0: a cell `same` answers
+        t = np.where(same, 0.0, np.where(constant, np.sign(d.mean(axis=0)) * np.inf, result.statistic))
     adjusted = adjust(p, correction)
     gap_h, gap_j = (h[:, left] - h[:, right]).mean(axis=0), (j[:, left] - j[:, right]).mean(axis=0)
     return pd.DataFrame({"system_a": [columns[i] for i in left], "system_b": [columns[k] for k in right],

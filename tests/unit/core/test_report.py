@@ -88,11 +88,16 @@ def test_counts_print_as_integers(tmp_path):
     assert shown["flagged"].dtype == bool
     write_table(frame, tmp_path / "t", title="t", floatfmt=".4f")
     table = (tmp_path / "t.md").read_text(encoding="utf-8")
-    rows = [
-        [cell.strip() for cell in line.strip()[1:-1].split("|")] for line in table.splitlines() if line.startswith("|")
-    ]
-    header = {name: i for i, name in enumerate(rows[0])}
-    body = rows[2:]
+    assert "page 2 of 2" in table  # 14 columns: paged, the first column on every page
+    cells = {}  # column -> its cells, from every page
+    for page in table.split("### ")[1:]:
+        rows = [
+            [c.strip() for c in line.strip()[1:-1].split("|")] for line in page.splitlines() if line.startswith("|")
+        ]
+        for i, name in enumerate(rows[0]):
+            cells[name] = [r[i] for r in rows[2:]]
+    header = {name: i for i, name in enumerate(cells)}
+    body = [list(row) for row in zip(*cells.values(), strict=True)]
     assert [r[header["queries"]] for r in body] == ["14", "n/a", "3"]
     assert [r[header["unparsed_pairs"]] for r in body] == ["141", "n/a", "0"]
     assert [r[header["systems_of_family"]] for r in body] == ["1", "1", "n/a"]

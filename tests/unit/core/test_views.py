@@ -409,3 +409,34 @@ def test_table1_with_many_judges_is_paged_by_judge_each_page_beside_the_humans(t
     # a table that fits is not paged
     write_table(table[table.columns[:12]], tmp_path / "narrow", title="t", keep=TABLE1_KEEP)
     assert "###" not in (tmp_path / "narrow.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_csv_is_pandas_to_csv_to_the_byte(seed):
+    """write_csv's own writer gives pandas' text on frames of floats (NaN, infinities, -0.0,
+    tiny and huge), integers, booleans and text (quotes, commas, line breaks, missing values,
+    pandas' string dtype), and hands pandas every frame it does not write itself."""
+    import io
+
+    from voirdire.output import CSV_FLOAT, _csv_text, write_csv
+
+    rng = np.random.default_rng(seed)
+    n = 200
+    floats = rng.normal(size=n) * 10.0 ** rng.integers(-300, 300, n)
+    floats[rng.choice(n, 20)] = rng.choice([np.nan, np.inf, -np.inf, -0.0, 0.1, 1 / 3], 20)
+    words = np.array(["plain", "a,b", 'say "hi"', "two\nlines", "", " spaced ", "é ü", "p=0.05"], dtype=object)
+    text = words[rng.integers(0, len(words), n)]
+    text[rng.choice(n, 10)] = None
+    frame = pd.DataFrame({"x": floats, "text": text, "n": rng.integers(-5, 10**12, n), "flag": rng.random(n) < 0.5,
+                          "s": pd.array(text, dtype="string"), 'odd, "name"': rng.random(n)})  # fmt: skip
+    mine = _csv_text(frame)
+    assert mine is not None  # written here, not by pandas
+    assert mine == frame.to_csv(index=False, float_format=CSV_FLOAT)
+    # not written here, so by pandas: a lone column, a column of mixed objects, a carriage
+    # return, a nullable integer column
+    for other in (frame[["x"]], frame.assign(text=[1.5, "a"] * (n // 2)), frame.assign(text="cr\rx"),
+                  frame.assign(n=pd.array([1, None] * (n // 2), dtype="Int64"))):  # fmt: skip
+        assert _csv_text(other) is None
+        out = io.StringIO()
+        write_csv(other, out)
+        assert out.getvalue() == other.to_csv(index=False, float_format=CSV_FLOAT)
