@@ -37,6 +37,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import select
 import signal
 import socket
@@ -253,6 +254,24 @@ def _receive(conn: socket.socket) -> tuple[dict, list[int]]:
             os.close(fd)
         raise ValueError("an incomplete request")
     return json.loads(body), fds
+
+
+REAPED = re.compile(r": exit -?\d+ after [\d.]+ s, (?P<cpu>[\d.]+) CPU-s, ")
+"""A host log's line of a copy reaped (its job's script, job and copy pid first): its CPU."""
+
+
+def copies_cpu_s(log_text: str) -> float:
+    """The CPU seconds (user and system) of the copies a host's log says it reaped: the jobs'
+    work, which the jobs' own processes (waiting on their copies) do not show."""
+    return sum(float(found["cpu"]) for found in REAPED.finditer(log_text))
+
+
+def host_logs() -> list[Path]:
+    """The logs of this user's job hosts (one per key)."""
+    try:
+        return sorted(private_directory().glob("job-*.log"))
+    except OSError:
+        return []
 
 
 COPY_PREFIX = "j:"

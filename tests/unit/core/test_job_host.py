@@ -133,6 +133,10 @@ def test_a_copy_runs_the_job_as_the_job_would_on_its_streams_status_and_environm
     reaped = r"job\.py \(job \d+, copy (\d+)\): exit {} after"  # each copy reaped, its CPU logged
     assert wait_until(lambda: re.search(reaped.format(7), log.read_text()), 10)
     assert "listening after" in log.read_text() and len(re.findall(reaped.format(0), log.read_text())) == 1
+    # what the benchmarks add up: each copy's CPU seconds, from its line
+    cpu = [float(c) for c in re.findall(r": exit \d+ after [\d.]+ s, ([\d.]+) CPU-s", log.read_text())]
+    assert len(cpu) == 2 and jobhost.copies_cpu_s(log.read_text()) == pytest.approx(sum(cpu))
+    assert jobhost.copies_cpu_s("listening after 1.0 s of imports\n") == 0
 
 
 def test_an_uncaught_error_fails_the_job_as_it_would_alone(tmp_path, host_folder):
