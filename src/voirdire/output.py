@@ -205,7 +205,8 @@ def write_table(
         paged = paged or len(pages) > 1
         for number, columns in enumerate(pages, 1):
             if len(pages) > 1:
-                lines += [f"### {columns[0]} to {columns[-1]} (columns, page {number} of {len(pages)})", ""]
+                named = columns[0] if len(columns) == 1 else f"{columns[0]} to {columns[-1]}"
+                lines += [f"### {named} (columns, page {number} of {len(pages)})", ""]
             with _tabulate_memoized():
                 lines += [shown[kept + columns].to_markdown(index=False, floatfmt=floatfmt, missingval="n/a"), ""]
     if (view is not None or paged) and not frame.empty:

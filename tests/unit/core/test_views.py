@@ -406,6 +406,9 @@ def test_table1_with_many_judges_is_paged_by_judge_each_page_beside_the_humans(t
         assert all(with_interval(".4f").match(cell) for row in body for cell in row[2:])
     assert shown == judges[2:]
     assert f"{len(table.columns)} columns in all" in markdown
+    # a last page of one judge names it alone
+    write_table(table[table.columns[: 3 + 2 + 9]], tmp_path / "one", title="t", keep=TABLE1_KEEP)
+    assert "### judge8 (columns, page 2 of 2)" in (tmp_path / "one.md").read_text(encoding="utf-8")
     # a table that fits is not paged
     write_table(table[table.columns[:12]], tmp_path / "narrow", title="t", keep=TABLE1_KEEP)
     assert "###" not in (tmp_path / "narrow.md").read_text(encoding="utf-8")
