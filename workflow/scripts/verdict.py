@@ -9,6 +9,7 @@ import pandas as pd
 from voirdire.formats import atomic_write
 from voirdire.jobscript import start
 from voirdire.manifest import sha256
+from voirdire.output import write_csv
 from voirdire.verdict import DatasetTables, coverage_notes, fragment, html, markdown, verdict
 
 log = start(snakemake)
@@ -31,7 +32,7 @@ datasets = {dataset: DatasetTables(judges=judges, tables=tables, oracles=params.
 long = verdict(datasets)
 notes = coverage_notes(tables.get("table2", pd.DataFrame()))
 with atomic_write(out.csv) as fh:
-    long.to_csv(fh, index=False, float_format="%.12g")
+    write_csv(long, fh)  # as every table: CSV_FLOAT
 with atomic_write(out.md) as fh:
     fh.write(markdown(long, notes=notes, fingerprint=sha256(snakemake.input.manifest)))
 with atomic_write(out.html) as fh:
