@@ -26,6 +26,7 @@ from .stats import (
     max_drop,
     rbo_floor,
     rbo_scores,
+    reference_draws,
     significance_tests,
     system_agreement_intervals,
     tau_ap,
@@ -131,6 +132,8 @@ def agreement_tables(
             at_pool = at_pool.pivot(index="query_id", columns="system", values="value")
             reference["pool"] = at_pool.loc[human.index, human.columns]
         tests = {name: significance_tests(ref, test, **_seeded(test, seed)) for name, ref in reference.items()}
+        # each reference's bootstrap draws, sorted once for every judge compared with it
+        drawn = {name: reference_draws(ref, oracles, resamples=resamples, seed=seed) for name, ref in reference.items()}
         for judge in label_rows:
             other = wide[judge].loc[human.index, human.columns]
             row = {"dataset": dataset, "judge": judge, "measure": measure, "queries": len(human),
@@ -138,7 +141,8 @@ def agreement_tables(
             judge_tests = significance_tests(other, test, **_seeded(test, seed))
             for name, ref in reference.items():
                 suffix = "" if name == "human" else "_vs_pool"
-                row.update(_system_agreement(ref, other, oracles, rbo_p, suffix, resamples=resamples, seed=seed))
+                row.update(_system_agreement(ref, other, oracles, rbo_p, suffix, resamples=resamples, seed=seed,
+                                             reference=drawn[name]))  # fmt: skip
                 sig = compare_significance(tests[name], judge_tests, alpha, correction=correction)
                 for column in ("missed", "spurious", "flipped", "flipped_significant"):
                     row[column + suffix] = int(sig[column].sum())

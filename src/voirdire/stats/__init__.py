@@ -27,6 +27,7 @@ from .agreement import (
     rbo,
     rbo_floor,
     rbo_scores,
+    reference_draws,
     system_agreement_intervals,
     tau_ap,
     top_k,
@@ -69,5 +70,5 @@ __all__ = [
     "expected_false_flags", "interval", "kappa_from_counts", "kappa_intervals", "kappas", "kendall_tau",
     "kendall_tau_rows", "majority", "mean_interval", "ordering", "paired_shift", "paired_tests", "per_query_confusion",
     "percentile_interval", "query_mean_test", "query_picks", "query_resamples", "ratio_interval", "rbo", "rbo_floor",
-    "rbo_scores", "sign_flip_p", "sign_test_p", "stuart_maxwell", "system_agreement_intervals", "wilson",
+    "rbo_scores", "reference_draws", "sign_flip_p", "sign_test_p", "stuart_maxwell", "system_agreement_intervals", "wilson",
 ]  # fmt: skip

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -125,19 +126,22 @@ def kendall_tau(a: Sequence[float], b: Sequence[float]) -> float:
     return float(stats.kendalltau(a, b).statistic)
 
 
-def kendall_tau_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def kendall_tau_rows(a: np.ndarray | Ranked, b: np.ndarray) -> np.ndarray:
     """Kendall's tau-b between rows of two (rows, items) score arrays, vectorised (the same
-    statistic as ``scipy.stats.kendalltau``, ties included); NaN where a row is all ties.
+    statistic as ``scipy.stats.kendalltau``, ties included); NaN where a row is all ties. ``a``
+    may be :class:`Ranked` (its order reused: a reference compared with many judges).
 
     The pair counts are :func:`_pair_counts`'; they are integers, so the result is the same bits
     as the sum of sign products it replaces (:func:`_kendall_tau_rows_by_pairs`, still used for
     rows holding a value that is not finite, where the sign of a difference can be NaN)."""
+    walk = a.ascending if isinstance(a, Ranked) else None
+    a = a.values if isinstance(a, Ranked) else a
     a, b = np.atleast_2d(np.asarray(a, dtype=float)), np.atleast_2d(np.asarray(b, dtype=float))
     out = np.empty(len(a))
     finite = np.isfinite(a).all(axis=1) & np.isfinite(b).all(axis=1)
     if not finite.all():
         out[~finite] = _kendall_tau_rows_by_pairs(a[~finite], b[~finite])
-    difference, untied_a, untied_b = _pair_counts(a[finite], b[finite])
+    difference, untied_a, untied_b = _pair_counts(a[finite], b[finite], None if walk is None else walk[finite])
     with np.errstate(invalid="ignore", divide="ignore"):
         out[finite] = np.where((untied_a > 0) & (untied_b > 0),
                                difference.astype(float) / np.sqrt(untied_a * untied_b), math.nan)  # fmt: skip
@@ -162,7 +166,9 @@ def kendall_tau_each(a: Sequence[float], rows: np.ndarray) -> np.ndarray:
     return out
 
 
-def _pair_counts(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _pair_counts(
+    a: np.ndarray, b: np.ndarray, order: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For each row of two (rows, items) arrays without NaN: concordant minus discordant pairs,
     and the pairs each row leaves untied (integers, so exact).
 
@@ -171,12 +177,13 @@ def _pair_counts(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, 
     j), tied where ``b`` repeats; concordant are the pairs untied in ``b`` less the discordant.
     The pairs are compared k steps apart, k = 1 .. n - 1, every row at once: half the
     comparisons of a matrix, none of them masked. A row tied in ``a`` is counted by
-    :func:`_pair_counts_by_matrices`."""
+    :func:`_pair_counts_by_matrices`. ``order``: each row's ascending order of ``a``, when known
+    (any order of ties will do: a row tied in ``a`` is counted apart)."""
     rows, n = a.shape
     difference, untied_a, untied_b = (np.zeros(rows, dtype=np.int64) for _ in range(3))
     if rows == 0 or n < 2:
         return difference, untied_a, untied_b
-    order = np.argsort(a, axis=1)  # any order of ties will do: a row tied in a is counted apart
+    order = np.argsort(a, axis=1) if order is None else order
     walked_a = np.take_along_axis(a, order, axis=1)
     tied_a = (walked_a[:, 1:] == walked_a[:, :-1]).any(axis=1)
     if tied_a.any():
@@ -285,29 +292,30 @@ def rbo_scores(a: pd.Series | np.ndarray, b: pd.Series | np.ndarray, p: float = 
     return rbo(list(labels[np.argsort(-x, kind="stable")]), list(labels[np.argsort(-y, kind="stable")]), p=p)
 
 
-def rbo_rows(a: np.ndarray, b: np.ndarray, p: float = 0.9) -> np.ndarray:
+def rbo_rows(a: np.ndarray | Ranked, b: np.ndarray | Ranked, p: float = 0.9) -> np.ndarray:
     """:func:`rbo_scores` for each row of two (rows, systems) arrays (bootstrap draws), as
     whole-array operations, to the same bits: an item is in both depth-d prefixes when its lower
     position in the two orderings is above d, so the overlaps X_d are a cumulative count of
     those positions; the sum over depths is accumulated in the same order as :func:`rbo`'s loop
-    (``np.cumsum``), each term from the same float operations (the powers of p taken by Python)."""
-    x, y = np.atleast_2d(np.asarray(a, dtype=float)), np.atleast_2d(np.asarray(b, dtype=float))
-    if x.shape != y.shape:
-        raise ValueError(f"rankings {x.shape} and {y.shape} differ in shape")
+    (``np.cumsum``), each term from the same float operations (the powers of p taken by Python).
+    Either side may be :class:`Ranked`."""
+    x, y = ranked(a), ranked(b)
+    if x.values.shape != y.values.shape:
+        raise ValueError(f"rankings {x.values.shape} and {y.values.shape} differ in shape")
     if not 0 < p < 1:
         raise ValueError("p must lie in (0, 1)")
-    rows, k = x.shape
+    rows, k = x.values.shape
     out = np.full(rows, np.nan)
     if k == 0 or rows == 0:
         return out
     index = np.arange(rows)[:, None]
-    joined = np.maximum(_positions(x), _positions(y))  # both prefixes hold the item from depth joined + 1
+    joined = np.maximum(x.positions, y.positions)  # both prefixes hold the item from depth joined + 1
     overlap = np.cumsum(np.bincount((joined + index * k).ravel(), minlength=rows * k).reshape(rows, k), axis=1)
     depth = np.arange(1, k + 1)
     powers = np.array([p**d for d in range(1, k + 1)])
     total = np.cumsum(overlap / depth * powers, axis=1)[:, -1]
     value = overlap[:, -1] / k * powers[-1] + (1 - p) / p * total
-    defined = ~(_tied_rows(x) | _tied_rows(y))
+    defined = ~(x.tied | y.tied)
     out[defined] = value[defined]
     return out
 
@@ -342,40 +350,71 @@ def _close_rows(values: np.ndarray) -> np.ndarray:
     return np.isclose(np.diff(ordered, axis=1), 0.0, rtol=0, atol=1e-12).any(axis=1)
 
 
-def _tied_rows(values: np.ndarray) -> np.ndarray:
-    """:func:`_tied` for each row, and a row holding NaN counts as tied (its tau_AP and RBO are NaN too)."""
-    return _close_rows(values) | np.isnan(values).any(axis=1)
+@dataclass(frozen=True)
+class Ranked:
+    """One side's (rows, systems) bootstrap draws with what the rank statistics read of that side
+    alone, sorted once: a reference's draws are compared with every judge's, and a judge's with
+    the reference by four statistics. Build it with :func:`ranked`; the row functions of this
+    module take it wherever they take an array (the same bits either way)."""
+
+    values: np.ndarray
+    order: np.ndarray
+    """Each row's descending order, stable (ties in column order)."""
+    positions: np.ndarray
+    """Each item's position in its row's ``order`` (0 first): the inverse of the ordering, the
+    integers ``argsort(argsort(-values))`` gives, with one sort."""
+    close: np.ndarray
+    """Rows where two values lie within 1e-12 (:func:`_close_rows`)."""
+    tied: np.ndarray
+    """``close``, or a row holding NaN: :func:`_tied` for each row, and NaN counts as a tie (its
+    tau_AP and RBO are NaN too)."""
+
+    @property
+    def ascending(self) -> np.ndarray:
+        """An ascending order of each row (ties in any order; NaN first instead of last)."""
+        return self.order[:, ::-1]
 
 
-def _draw_rows(reference: np.ndarray, judge: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Two (rows, systems) arrays of bootstrap draws as floats, and a row of NaN per draw to fill."""
-    ref, mine = np.atleast_2d(np.asarray(reference, dtype=float)), np.atleast_2d(np.asarray(judge, dtype=float))
-    if ref.shape != mine.shape:
-        raise ValueError(f"reference {ref.shape} and judge {mine.shape} differ in shape")
-    return ref, mine, np.full(ref.shape[0], np.nan)
+def ranked(values: np.ndarray | Ranked) -> Ranked:
+    """``values`` (rows, systems) as :class:`Ranked` (returned as it is when it already is)."""
+    if isinstance(values, Ranked):
+        return values
+    values = np.atleast_2d(np.asarray(values, dtype=float))
+    order = np.argsort(-values, axis=1, kind="stable")
+    positions = np.empty_like(order)
+    positions[np.arange(len(values))[:, None], order] = np.arange(values.shape[1])
+    close = _close_rows(values)
+    return Ranked(values, order, positions, close, close | np.isnan(values).any(axis=1))
 
 
-def tau_ap_rows(reference: np.ndarray, judge: np.ndarray, chunk: int = 512) -> np.ndarray:
-    """:func:`tau_ap` for each row of two (rows, systems) arrays (bootstrap draws), as whole-array
-    operations: each row's reference scores in the judge's order, compared with every score above
-    them (a strictly lower triangle), ``chunk`` rows at a time to bound the memory."""
+def _draw_rows(reference: np.ndarray | Ranked, judge: np.ndarray | Ranked) -> tuple[Ranked, Ranked, np.ndarray]:
+    """Two (rows, systems) arrays of bootstrap draws as :class:`Ranked`, and a row of NaN per draw to fill."""
+    ref, mine = ranked(reference), ranked(judge)
+    if ref.values.shape != mine.values.shape:
+        raise ValueError(f"reference {ref.values.shape} and judge {mine.values.shape} differ in shape")
+    return ref, mine, np.full(ref.values.shape[0], np.nan)
+
+
+def tau_ap_rows(reference: np.ndarray | Ranked, judge: np.ndarray | Ranked, chunk: int = 512) -> np.ndarray:
+    """:func:`tau_ap` for each row of two (rows, systems) arrays (bootstrap draws, or
+    :class:`Ranked`), as whole-array operations: each row's reference scores in the judge's order;
+    the scores above each (earlier in the walk) that exceed it are counted k steps back, k = 1 ..
+    n - 1, ``chunk`` rows at a time (items down, rows across: two slices of one array a step)."""
     ref, mine, out = _draw_rows(reference, judge)
-    rows, n = ref.shape
+    rows, n = ref.values.shape
     if n < 2:
         return out
-    below = np.tril(np.ones((n, n), dtype=bool), k=-1)  # [i, k]: k is above i in the judge's order
     weights = np.zeros(n)
     weights[1:] = 1.0 / np.arange(1, n)
     for start in range(0, rows, chunk):
-        r, m = ref[start : start + chunk], mine[start : start + chunk]
-        order = np.argsort(-m, axis=1, kind="stable")
-        walked = np.take_along_axis(r, order, axis=1)
-        higher = walked[:, None, :] > walked[:, :, None]
-        higher &= below  # in place: no second (chunk, n, n) array
-        shares = np.count_nonzero(higher, axis=2) @ weights
-        value = 2.0 / (n - 1) * shares - 1.0
-        value[_tied_rows(r) | _tied_rows(m)] = np.nan
-        out[start : start + chunk] = value
+        step = slice(start, start + chunk)
+        walked = np.ascontiguousarray(np.take_along_axis(ref.values[step], mine.order[step], axis=1).T)
+        above = np.zeros(walked.shape, dtype=np.int64)  # [i, row]: scores above position i that exceed it
+        for k in range(1, n):
+            above[k:] += walked[:-k] > walked[k:]
+        value = 2.0 / (n - 1) * (np.ascontiguousarray(above.T) @ weights) - 1.0
+        value[ref.tied[step] | mine.tied[step]] = np.nan
+        out[step] = value
     return out
 
 
@@ -395,30 +434,54 @@ def max_drop(reference: Sequence[float], judge: Sequence[float]) -> float:
     return float(max(0, (rank_mine - rank_ref).max()))
 
 
-def max_drop_rows(reference: np.ndarray, judge: np.ndarray) -> np.ndarray:
-    """:func:`max_drop` for each row of two (rows, systems) arrays (bootstrap draws), at once."""
+def max_drop_rows(reference: np.ndarray | Ranked, judge: np.ndarray | Ranked) -> np.ndarray:
+    """:func:`max_drop` for each row of two (rows, systems) arrays (bootstrap draws, or
+    :class:`Ranked`), at once."""
     ref, mine, out = _draw_rows(reference, judge)
-    rows, n = ref.shape
+    rows, n = ref.values.shape
     if n < 2:
         return out
-    rank_ref, rank_mine = _positions(ref), _positions(mine)
-    drop = np.maximum(0, (rank_mine - rank_ref).max(axis=1)).astype(float)
-    defined = ~(_close_rows(ref) | _close_rows(mine))  # as max_drop: NaN where either ties (NaN alone is no tie)
+    drop = np.maximum(0, (mine.positions - ref.positions).max(axis=1)).astype(float)
+    defined = ~(ref.close | mine.close)  # as max_drop: NaN where either ties (NaN alone is no tie)
     out[defined] = drop[defined]
     return out
 
 
-def _positions(values: np.ndarray) -> np.ndarray:
-    """Each item's position in its row's descending stable order (0 first): the inverse of the
-    ordering, the integers ``argsort(argsort(-values))`` gives, with one sort."""
-    order = np.argsort(-values, axis=1, kind="stable")
-    positions = np.empty_like(order)
-    positions[np.arange(len(values))[:, None], order] = np.arange(values.shape[1])
-    return positions
-
-
 RANK_STATISTICS = ("tau_all", "tau_oracles", "rbo_all", "tau_ap", "tau_top", "max_drop")
 """The statistics :func:`system_agreement_intervals` gives intervals of."""
+
+
+@dataclass(frozen=True)
+class ReferenceDraws:
+    """What :func:`system_agreement_intervals` computes of the reference alone, once for every
+    judge compared with it (:func:`reference_draws`): the bootstrap's query multiplicities, the
+    systems (columns), the reference's mean of each draw (all systems, the oracles, the top half)
+    and their orders."""
+
+    queries: int
+    systems: tuple[str, ...]
+    resamples: int
+    seed: int
+    times: np.ndarray
+    all: Ranked
+    picked: list[int]
+    oracles: Ranked | None
+    top: np.ndarray
+    best: Ranked
+
+
+def reference_draws(
+    human: pd.DataFrame, oracles: Sequence[str], *, resamples: int = RESAMPLES, seed: int = SEED
+) -> ReferenceDraws:
+    """The reference side of :func:`system_agreement_intervals` (a query x system table): pass it
+    as ``reference=`` to compare many judges with one reference, each sorted once."""
+    times = query_resamples(len(human), resamples, seed)
+    systems = list(human.columns)
+    mean_h = times @ human[systems].to_numpy(float) / len(human)
+    picked = [systems.index(s) for s in oracles if s in systems]
+    top = np.argsort(-human[systems].to_numpy(float).mean(axis=0), kind="stable")[: top_k(systems)]
+    return ReferenceDraws(len(human), tuple(systems), resamples, seed, times, ranked(mean_h), picked,
+                          ranked(mean_h[:, picked]) if len(picked) >= 2 else None, top, ranked(mean_h[:, top]))  # fmt: skip
 
 
 def system_agreement_intervals(
@@ -430,28 +493,36 @@ def system_agreement_intervals(
     resamples: int = RESAMPLES,
     seed: int = SEED,
     level: float = LEVEL,
+    reference: ReferenceDraws | None = None,
 ) -> dict[str, float]:
     """Bootstrap intervals over queries of :data:`RANK_STATISTICS` (tau over all systems and the
     oracles only, RBO, tau_AP, tau on the reference's top half, the largest drop in rank)
     between the system orderings of two aligned query x system tables (their means over the
-    resampled queries), and ``system_degenerate``: the most draws any of them left undefined."""
+    resampled queries), and ``system_degenerate``: the most draws any of them left undefined.
+    ``reference``: :func:`reference_draws` of ``human`` with the same oracles, resamples and seed
+    (the same numbers, the reference sorted once for many judges)."""
     row: dict[str, float] = {f"{name}_ci_{end}": math.nan for name in RANK_STATISTICS for end in ("low", "high")}
     row["system_degenerate"] = 0
     if len(human) < 2:
         return row
-    times = query_resamples(len(human), resamples, seed)
-    systems = list(human.columns)
-    mean_h = times @ human[systems].to_numpy(float) / len(human)
-    mean_j = times @ judge[systems].to_numpy(float) / len(human)
-    draws = {"tau_all": kendall_tau_rows(mean_h, mean_j)}
-    picked = [systems.index(s) for s in oracles if s in systems]
-    if len(picked) >= 2:
-        draws["tau_oracles"] = kendall_tau_rows(mean_h[:, picked], mean_j[:, picked])
-    draws["rbo_all"] = rbo_rows(mean_h, mean_j, p=rbo_p)
-    draws["tau_ap"] = tau_ap_rows(mean_h, mean_j)
-    top = np.argsort(-human[systems].to_numpy(float).mean(axis=0), kind="stable")[: top_k(systems)]
-    draws["tau_top"] = kendall_tau_rows(mean_h[:, top], mean_j[:, top])
-    draws["max_drop"] = max_drop_rows(mean_h, mean_j)
+    if reference is None:
+        reference = reference_draws(human, oracles, resamples=resamples, seed=seed)
+    elif (reference.queries, reference.systems, reference.resamples, reference.seed) != (
+        len(human),
+        tuple(human.columns),
+        resamples,
+        seed,
+    ):
+        raise ValueError("reference= was drawn for other queries, systems, resamples or seed than this comparison")
+    mean_j = reference.times @ judge[list(reference.systems)].to_numpy(float) / len(human)
+    mine = ranked(mean_j)
+    draws = {"tau_all": kendall_tau_rows(reference.all, mean_j)}
+    if reference.oracles is not None:
+        draws["tau_oracles"] = kendall_tau_rows(reference.oracles, mean_j[:, reference.picked])
+    draws["rbo_all"] = rbo_rows(reference.all, mine, p=rbo_p)
+    draws["tau_ap"] = tau_ap_rows(reference.all, mine)
+    draws["tau_top"] = kendall_tau_rows(reference.best, mean_j[:, reference.top])
+    draws["max_drop"] = max_drop_rows(reference.all, mine)
     for name, values in draws.items():
         found = interval(values, level)
         row[f"{name}_ci_low"], row[f"{name}_ci_high"] = found.low, found.high

@@ -110,7 +110,8 @@ def difference_in_differences(
         return out
     h, j = human[columns].to_numpy(float), judge[columns].to_numpy(float)
     left, right = (np.array(side) for side in zip(*pairs, strict=True))
-    d = (j[:, left] - j[:, right]) - (h[:, left] - h[:, right])
+    gaps_h, gaps_j = h[:, left] - h[:, right], j[:, left] - j[:, right]  # per query, each pair's gap
+    d = gaps_j - gaps_h
     same = np.isclose(d, 0).all(axis=0)
     constant = np.isclose(np.ptp(d, axis=0), 0)
     from scipy import stats
@@ -123,7 +124,7 @@ def difference_in_differences(
     with np.errstate(invalid="ignore"):  # 0 * inf where the mean is 0: a cell `same` answers
         t = np.where(same, 0.0, np.where(constant, np.sign(d.mean(axis=0)) * np.inf, result.statistic))
     adjusted = adjust(p, correction)
-    gap_h, gap_j = (h[:, left] - h[:, right]).mean(axis=0), (j[:, left] - j[:, right]).mean(axis=0)
+    gap_h, gap_j = gaps_h.mean(axis=0), gaps_j.mean(axis=0)
     return pd.DataFrame({"system_a": [columns[i] for i in left], "system_b": [columns[k] for k in right],
                          "dd": d.mean(axis=0), "t": t.astype(float), "p": p.astype(float), "p_adjusted": adjusted,
                          "disagrees": adjusted < alpha,

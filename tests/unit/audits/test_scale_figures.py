@@ -308,7 +308,7 @@ def test_run_dict_is_the_dict_ir_measures_builds_row_by_row(dtype):
 def test_tau_ap_rows_equals_tau_ap_row_by_row(systems):
     """The whole-array tau_AP of bootstrap draws equals the one-row walk it replaces, ties and
     NaN rows included (both give NaN there)."""
-    from voirdire.stats.agreement import tau_ap, tau_ap_rows
+    from voirdire.stats.agreement import ranked, tau_ap, tau_ap_rows
 
     rng = np.random.default_rng(systems)
     reference = rng.normal(size=(1100, systems))
@@ -319,6 +319,7 @@ def test_tau_ap_rows_equals_tau_ap_row_by_row(systems):
         judge[5, 0] = np.nan
     expected = np.array([tau_ap(r, j) for r, j in zip(reference, judge, strict=True)])
     got = tau_ap_rows(reference, judge, chunk=256)
+    np.testing.assert_array_equal(tau_ap_rows(ranked(reference), ranked(judge)), got)  # sorted once, the same bits
     np.testing.assert_array_equal(np.isnan(got), np.isnan(expected))
     np.testing.assert_allclose(got[~np.isnan(got)], expected[~np.isnan(expected)], rtol=0, atol=1e-12)
     if systems > 2:
@@ -329,7 +330,7 @@ def test_tau_ap_rows_equals_tau_ap_row_by_row(systems):
 def test_rbo_and_max_drop_rows_equal_the_row_by_row_walks_to_the_bit(systems):
     """RBO and the largest drop of bootstrap draws, as whole-array operations, equal one call per
     row bit for bit (the agreement table's intervals do not move), ties and NaN rows included."""
-    from voirdire.stats.agreement import max_drop, max_drop_rows, rbo_rows, rbo_scores
+    from voirdire.stats.agreement import max_drop, max_drop_rows, ranked, rbo_rows, rbo_scores
 
     rng = np.random.default_rng(systems)
     reference = rng.normal(size=(600, systems))
@@ -341,8 +342,10 @@ def test_rbo_and_max_drop_rows_equal_the_row_by_row_walks_to_the_bit(systems):
     for p in (0.9, 0.5):
         expected = np.array([rbo_scores(r, j, p=p) for r, j in zip(reference, judge, strict=True)])
         np.testing.assert_array_equal(rbo_rows(reference, judge, p=p), expected)
+        np.testing.assert_array_equal(rbo_rows(ranked(reference), ranked(judge), p=p), expected)
     expected = np.array([max_drop(r, j) for r, j in zip(reference, judge, strict=True)])
     np.testing.assert_array_equal(max_drop_rows(reference, judge), expected)
+    np.testing.assert_array_equal(max_drop_rows(ranked(reference), judge), expected)
     if systems > 2:
         assert np.isnan(expected).sum() > 0 and (~np.isnan(expected)).sum() > 100
 

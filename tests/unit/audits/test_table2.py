@@ -16,7 +16,10 @@ from voirdire.stats import (
     kendall_tau_rows,
     paired_tests,
     query_resamples,
+    reference_draws,
+    system_agreement_intervals,
 )
+from voirdire.stats.agreement import ranked
 
 NDCG = "nDCG(judged_only=True)@10"
 
@@ -47,7 +50,33 @@ def test_kendall_tau_rows_equal_the_sum_of_sign_products_to_the_bit(items):
     a[7, 0], b[9, -1], a[11, :] = np.nan, np.inf, np.inf
     expected = _kendall_tau_rows_by_pairs(a, b)
     np.testing.assert_array_equal(kendall_tau_rows(a, b), expected)
+    np.testing.assert_array_equal(kendall_tau_rows(ranked(a), b), expected)  # its order sorted once, reused
     assert items < 3 or (~np.isnan(expected)).sum() > 600
+
+
+def test_a_reference_drawn_once_gives_every_judge_the_same_intervals():
+    """Table 2 sorts each reference's bootstrap draws once for all judges (``reference=``): the
+    same numbers, to the bit, as drawing and sorting them for each judge; a reference drawn for
+    other systems or another seed is refused, never silently reused."""
+    rng = np.random.default_rng(5)
+    systems = [f"s{i}" for i in range(30)] + ["perfect", "swap-1"]
+    human = pd.DataFrame(rng.random((25, len(systems))), columns=systems)
+    human.iloc[:, 3] = human.iloc[:, 4]  # two systems tied under the reference in every draw
+    drawn = reference_draws(human, ["perfect", "swap-1"], resamples=300, seed=9)
+    for scale in (0.02, 0.3, 3.0):
+        judge = human + rng.normal(scale=scale, size=human.shape)
+        judge.iloc[::4, 7] = judge.iloc[::4, 8]
+        alone = system_agreement_intervals(human, judge, ["perfect", "swap-1"], resamples=300, seed=9)
+        shared = system_agreement_intervals(human, judge, ["perfect", "swap-1"], resamples=300, seed=9, reference=drawn)
+        assert shared.keys() == alone.keys()
+        for name, value in alone.items():
+            assert shared[name] == value or (np.isnan(shared[name]) and np.isnan(value)), name
+        assert not np.isnan(alone["tau_all_ci_low"]) and not np.isnan(alone["tau_oracles_ci_low"])
+    for mismatch in ({"seed": 10, "resamples": 300}, {"seed": 9, "resamples": 200}):
+        with pytest.raises(ValueError, match="reference="):
+            system_agreement_intervals(human, human, ["perfect"], reference=drawn, **mismatch)
+    with pytest.raises(ValueError, match="reference="):
+        system_agreement_intervals(human[systems[::-1]], human, [], resamples=300, seed=9, reference=drawn)
 
 
 @pytest.mark.parametrize("items", [1, 2, 3, 7, 102])
