@@ -98,11 +98,28 @@ def ppi_mean(
     interval as it is (an infinite population).
     """
     y, f, u = (np.asarray(a, dtype=float) for a in (y_labelled, f_labelled, f_unlabelled))
-    lam = None if np.ptp(np.concatenate([f, u])) > 0 else 0.0
+    lam = tuned_lambda(y, f, u, "overall") if np.ptp(np.concatenate([f, u])) > 0 else 0.0
     theta = float(np.squeeze(ppi_mean_pointestimate(y, f, u, lam=lam)))
     low, high = ppi_mean_ci(y, f, u, alpha=1 - level, lam=lam)
     low, high = _narrow(theta, np.squeeze(low), np.squeeze(high), fpc(len(y), population))
     return theta, float(low), float(high)
+
+
+def tuned_lambda(y: np.ndarray, f: np.ndarray, u: np.ndarray, mode: str = "element") -> np.ndarray | float:
+    """PPI++'s power-tuned lambda as ppi_py tunes it when given ``lam=None`` (clipped to [0, 1];
+    ``mode``: ``lam_optim_mode``, one lambda per column or one for all), tuned once per estimate.
+
+    ``ppi_mean_pointestimate`` and ``ppi_mean_ci`` each tune it when left to themselves, from
+    the same gradients (both centre them on the PPI estimate with lambda = 1), so passing this
+    lambda to both gives their numbers to the bit (a test holds them equal) at half the work.
+    ppi_py's own tuning function is called, not re-derived (it is private to ppi_py, whose
+    version the lock file pins; the test breaks should a new version tune otherwise)."""
+    from ppi_py.ppi import _calc_lam_glm
+
+    y, f, u = (np.asarray(a, dtype=float).reshape(len(a), -1) for a in (y, f, u))
+    centre = ppi_mean_pointestimate(y, f, u, lam=1)
+    return _calc_lam_glm(y - centre, f - centre, u - centre, np.eye(y.shape[1]), coord=None, clip=True,
+                         optim_mode=mode)  # fmt: skip
 
 
 def human_mean(
@@ -141,11 +158,12 @@ def _estimate_arrays(y: np.ndarray, f: np.ndarray, labelled: np.ndarray, level: 
     factor = fpc(int(labelled.sum()), len(labelled) if finite else None)
     varying = np.ptp(f, axis=0) > 0
     theta, low, high = np.empty(y.shape[1]), np.empty(y.shape[1]), np.empty(y.shape[1])
-    for columns, lam, mode in ((varying, None, "element"), (~varying, 0.0, "overall")):
+    for columns, tune in ((varying, True), (~varying, False)):
         if columns.any():
             args = (y_l[:, columns], f_l[:, columns], f_u[:, columns])
-            theta[columns] = np.ravel(ppi_mean_pointestimate(*args, lam=lam, lam_optim_mode=mode))
-            lows, highs = ppi_mean_ci(*args, alpha=1 - level, lam=lam, lam_optim_mode=mode)
+            lam = tuned_lambda(*args) if tune else 0.0
+            theta[columns] = np.ravel(ppi_mean_pointestimate(*args, lam=lam))
+            lows, highs = ppi_mean_ci(*args, alpha=1 - level, lam=lam)
             low[columns], high[columns] = np.ravel(lows), np.ravel(highs)
     low, high = _narrow(theta, low, high, factor)
     human_low, human_high = _classical_intervals(y_l, level)

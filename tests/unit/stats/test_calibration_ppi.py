@@ -132,6 +132,35 @@ def test_one_ppi_call_for_all_systems_equals_one_call_per_system():
             )
 
 
+@pytest.mark.parametrize("systems", [1, 5, 101])
+def test_lambda_tuned_once_gives_ppi_pys_own_numbers_to_the_bit(systems):
+    """tuned_lambda is the lambda ppi_py tunes inside each of its calls: passing it gives the point
+    estimate and interval ppi_py gives with lam=None, bit for bit, per system ("element") and for
+    one lambda over all ("overall")."""
+    from voirdire.audits.calibration import tuned_lambda
+
+    rng = np.random.default_rng(systems)
+    y = rng.random((7, systems))
+    f, u = y + rng.normal(0, 0.2, y.shape), rng.random((36, systems))
+    for mode in ("element", "overall"):
+        lam = tuned_lambda(y, f, u, mode)
+        assert np.all((0 <= np.asarray(lam)) & (np.asarray(lam) <= 1)) and np.ptp(np.atleast_1d(lam)) >= 0
+        np.testing.assert_array_equal(ppi_mean_pointestimate(y, f, u, lam=lam),
+                                      ppi_mean_pointestimate(y, f, u, lam=None, lam_optim_mode=mode))  # fmt: skip
+        for ours, theirs in zip(ppi_mean_ci(y, f, u, alpha=0.05, lam=lam),
+                                ppi_mean_ci(y, f, u, alpha=0.05, lam=None, lam_optim_mode=mode), strict=True):  # fmt: skip
+            np.testing.assert_array_equal(ours, theirs)
+    one = tuned_lambda(y[:, 0], f[:, 0], u[:, 0], "overall")  # one system given as 1-D arrays, as ppi_mean does
+    assert one == ppi_py_lambda(y[:, 0], f[:, 0], u[:, 0])
+
+
+def ppi_py_lambda(y, f, u):
+    """The lambda ppi_py's untuned point estimate used, read back from it: theta = lam * (mean(u) -
+    mean(f)) + mean(y) (for a test only: exact up to rounding)."""
+    theta = float(np.squeeze(ppi_mean_pointestimate(y, f, u, lam=None)))
+    return pytest.approx((theta - y.mean()) / (u.mean() - f.mean()), abs=1e-9)
+
+
 def population(queries=43, systems=4, seed=43):
     """A population of N queries with per-query human scores (a query effect shared by the systems,
     system means apart, noise) and a judge's: the humans' scores plus a bias plus noise."""
