@@ -38,6 +38,34 @@ def test_fast_and_checked_run_readers_agree(write):
     assert list(fast["doc_id"]) == ["d1", "d2", "d3", "d1"]
 
 
+@pytest.mark.parametrize(
+    "form, arrow",
+    [("single spaces", True), ("CRLF", True), ("blank lines", True), ("no final newline", True),
+     ("quoted ids", True), ("gzip", True), ("tabs", False), ("two spaces", False), ("a space at a line's end", False),
+     ("a space at the start", False), ("byte-order mark", False), ("a line of spaces", False)],
+)  # fmt: skip
+def test_every_run_reader_reads_what_the_line_reader_reads(tmp_path, form, arrow):
+    """Arrow's reader takes runs whose fields are one space apart (the form this project writes),
+    pandas' any whitespace, the line reader anything; where a faster one takes a file, its table
+    is the line reader's, dtypes and all (a double quote is part of an id for each of them)."""
+    from voirdire.formats import _read_run_arrow, _read_run_fast
+
+    text = RUN.replace("d1", '"d1"') if form == "quoted ids" else RUN
+    text = {"CRLF": text.replace("\n", "\r\n"),
+            "blank lines": text.replace("\n", "\n\n"), "no final newline": text.rstrip("\n"),
+            "tabs": text.replace(" ", "\t"), "two spaces": text.replace(" Q0", "  Q0"),
+            "a space at a line's end": text.replace("\n", " \n"), "a space at the start": " " + text,
+            "byte-order mark": "\ufeff" + text, "a line of spaces": text + "   \n"}.get(form, text)  # fmt: skip
+    path = tmp_path / ("run.txt.gz" if form == "gzip" else "run.txt")
+    path.write_bytes(gzip.compress(text.encode()) if form == "gzip" else text.encode())
+    expected = _read_run_checked(path)
+    assert (_read_run_arrow(path) is not None) == arrow
+    for found in (read_run(path), _read_run_fast(path), _read_run_arrow(path)):
+        if found is not None:
+            pd.testing.assert_frame_equal(found, expected.astype({"query_id": "str", "doc_id": "str"}))
+    assert read_run(path)["doc_id"].tolist()[0] == ('"d1"' if form == "quoted ids" else "d1")
+
+
 def test_fast_run_reader_parses_every_number_text_as_python_does(write):
     """The C-parsed reader's numbers (Arrow's parser) are float()'s to the bit, in every way a
     run writes a score: shortest repr, 17 digits, fixed, exponent, negative, integer; the ids
