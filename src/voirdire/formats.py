@@ -233,7 +233,7 @@ def read_run(path: str | Path) -> pd.DataFrame:
     with is read again line by line, which names the file:line of the first problem.
     """
     path = _require_file(path)
-    for reader in (_read_run_arrow, _read_run_fast):
+    for reader in (_read_run_arrow, _read_run_pandas):
         found = reader(path)
         if found is not None:
             return found
@@ -271,7 +271,7 @@ def _read_run_arrow(path: Path) -> pd.DataFrame | None:
                       table["rank"], table["score"])  # fmt: skip
 
 
-def _read_run_fast(path: Path) -> pd.DataFrame | None:
+def _read_run_pandas(path: Path) -> pd.DataFrame | None:
     """The run by pandas' C parser (fields apart by any whitespace), or None when anything in
     it needs the line-by-line reader's diagnosis."""
     try:

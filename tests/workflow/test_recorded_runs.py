@@ -48,7 +48,7 @@ def test_every_run_reader_reads_what_the_line_reader_reads(tmp_path, form, arrow
     """Arrow's reader takes runs whose fields are one space apart (the form this project writes),
     pandas' any whitespace, the line reader anything; where a faster one takes a file, its table
     is the line reader's, dtypes and all (a double quote is part of an id for each of them)."""
-    from voirdire.formats import _read_run_arrow, _read_run_fast
+    from voirdire.formats import _read_run_arrow, _read_run_pandas
 
     text = RUN.replace("d1", '"d1"') if form == "quoted ids" else RUN
     text = {"CRLF": text.replace("\n", "\r\n"),
@@ -60,7 +60,7 @@ def test_every_run_reader_reads_what_the_line_reader_reads(tmp_path, form, arrow
     path.write_bytes(gzip.compress(text.encode()) if form == "gzip" else text.encode())
     expected = _read_run_checked(path)
     assert (_read_run_arrow(path) is not None) == arrow
-    for found in (read_run(path), _read_run_fast(path), _read_run_arrow(path)):
+    for found in (read_run(path), _read_run_pandas(path), _read_run_arrow(path)):
         if found is not None:
             pd.testing.assert_frame_equal(found, expected.astype({"query_id": "str", "doc_id": "str"}))
     assert read_run(path)["doc_id"].tolist()[0] == ('"d1"' if form == "quoted ids" else "d1")
