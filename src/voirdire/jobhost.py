@@ -128,12 +128,17 @@ def key(environ: dict[str, str] | None = None) -> str:
     return digest.hexdigest()[:16]
 
 
+_NAME = "job-{key}{suffix}"
+"""A host's socket, lock and log in the private folder: one name for each key."""
+
+
 def _paths(host_key: str) -> tuple[str, Path, Path]:
     try:
         base = private_directory()
     except OSError as error:
         raise Unavailable(str(error)) from error
-    return str(base / f"job-{host_key}.sock"), base / f"job-{host_key}.lock", base / f"job-{host_key}.log"
+    socket_, lock, log = (base / _NAME.format(key=host_key, suffix=suffix) for suffix in (".sock", ".lock", ".log"))
+    return str(socket_), lock, log
 
 
 # ----------------------------------------------------------------------------- the job's side
@@ -269,7 +274,7 @@ def copies_cpu_s(log_text: str) -> float:
 def host_logs() -> list[Path]:
     """The logs of this user's job hosts (one per key)."""
     try:
-        return sorted(private_directory().glob("job-*.log"))
+        return sorted(private_directory().glob(_NAME.format(key="*", suffix=".log")))
     except OSError:
         return []
 

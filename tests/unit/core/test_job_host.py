@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import LAUNCH_SNAKEMAKE
 
 from voirdire import jobhost
 
@@ -256,7 +257,7 @@ def test_the_key_follows_what_the_imports_read_and_nothing_else():
 
 
 def test_the_suites_snakemake_runs_in_a_copy_that_imported_it_and_answers_as_snakemake_does(tmp_path, host_folder):
-    launcher = Path(__file__).parents[2] / "support" / "launch_snakemake.py"
+    launcher = LAUNCH_SNAKEMAKE
     env = {**os.environ, jobhost.PRELOAD_ENV: "snakemake.cli"}
     served = subprocess.run([sys.executable, str(launcher), "--version"], capture_output=True, text=True,
                             env=env, timeout=120)  # fmt: skip
