@@ -3,8 +3,9 @@
 Draw k human-labelled queries; on the other queries only the judge's scores are used. Each
 system's mean nDCG@10 is then estimated by prediction-powered inference, PPI++ mean
 estimation with the power-tuned lambda (Angelopoulos, Duchi & Zrnic 2023), computed by
-``ppi_py`` (``ppi_mean_pointestimate`` and ``ppi_mean_ci`` with ``lam=None``), the
-implementation by the method's authors. It corrects the judge's bias with the k labelled
+``ppi_py`` (``ppi_mean_pointestimate`` and ``ppi_mean_ci``, given the lambda ppi_py's own
+tuning finds, once per estimate: :func:`tuned_lambda`), the implementation by the method's
+authors. It corrects the judge's bias with the k labelled
 queries and keeps a valid 95% confidence interval:
 
     theta  = lambda * mean_U(f) + mean_L(y - lambda * f)
