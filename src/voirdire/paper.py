@@ -132,8 +132,10 @@ def agreement_tables(
             at_pool = at_pool.pivot(index="query_id", columns="system", values="value")
             reference["pool"] = at_pool.loc[human.index, human.columns]
         tests = {name: significance_tests(ref, test, **_seeded(test, seed)) for name, ref in reference.items()}
-        # each reference's bootstrap draws, sorted once for every judge compared with it
-        drawn = {name: reference_draws(ref, oracles, resamples=resamples, seed=seed) for name, ref in reference.items()}
+        # each reference's bootstrap draws, sorted once for every judge compared with it (none
+        # under two queries: no interval is drawn there)
+        drawn = {name: reference_draws(ref, oracles, resamples=resamples, seed=seed) if len(ref) >= 2 else None
+                 for name, ref in reference.items()}  # fmt: skip
         for judge in label_rows:
             other = wide[judge].loc[human.index, human.columns]
             row = {"dataset": dataset, "judge": judge, "measure": measure, "queries": len(human),

@@ -474,7 +474,10 @@ def reference_draws(
     human: pd.DataFrame, oracles: Sequence[str], *, resamples: int = RESAMPLES, seed: int = SEED
 ) -> ReferenceDraws:
     """The reference side of :func:`system_agreement_intervals` (a query x system table): pass it
-    as ``reference=`` to compare many judges with one reference, each sorted once."""
+    as ``reference=`` to compare many judges with one reference, each sorted once. Two queries
+    at least (with fewer, the intervals are NaN and nothing is drawn)."""
+    if len(human) < 2:
+        raise ValueError(f"a bootstrap over queries needs two queries or more, not {len(human)}")
     times = query_resamples(len(human), resamples, seed)
     systems = list(human.columns)
     mean_h = times @ human[systems].to_numpy(float) / len(human)
