@@ -470,6 +470,11 @@ class ReferenceDraws:
     best: Ranked
 
 
+def _picked(systems: list[str], oracles: Sequence[str]) -> list[int]:
+    """The columns of the oracles among ``systems``, in the oracles' order."""
+    return [systems.index(s) for s in oracles if s in systems]
+
+
 def reference_draws(
     human: pd.DataFrame, oracles: Sequence[str], *, resamples: int = RESAMPLES, seed: int = SEED
 ) -> ReferenceDraws:
@@ -481,7 +486,7 @@ def reference_draws(
     times = query_resamples(len(human), resamples, seed)
     systems = list(human.columns)
     mean_h = times @ human[systems].to_numpy(float) / len(human)
-    picked = [systems.index(s) for s in oracles if s in systems]
+    picked = _picked(systems, oracles)
     top = np.argsort(-human[systems].to_numpy(float).mean(axis=0), kind="stable")[: top_k(systems)]
     return ReferenceDraws(len(human), tuple(systems), resamples, seed, times, ranked(mean_h), picked,
                           ranked(mean_h[:, picked]) if len(picked) >= 2 else None, top, ranked(mean_h[:, top]))  # fmt: skip
@@ -510,13 +515,12 @@ def system_agreement_intervals(
         return row
     if reference is None:
         reference = reference_draws(human, oracles, resamples=resamples, seed=seed)
-    elif (reference.queries, reference.systems, reference.resamples, reference.seed) != (
-        len(human),
-        tuple(human.columns),
-        resamples,
-        seed,
-    ):
-        raise ValueError("reference= was drawn for other queries, systems, resamples or seed than this comparison")
+    elif (reference.queries, reference.systems, reference.picked, reference.resamples, reference.seed) != (
+        len(human), tuple(human.columns), _picked(list(human.columns), oracles), resamples, seed
+    ):  # fmt: skip
+        raise ValueError(
+            "reference= was drawn for other queries, systems, oracles, resamples or seed than this comparison"
+        )
     mean_j = reference.times @ judge[list(reference.systems)].to_numpy(float) / len(human)
     mine = ranked(mean_j)
     draws = {"tau_all": kendall_tau_rows(reference.all, mean_j)}

@@ -77,6 +77,8 @@ def test_a_reference_drawn_once_gives_every_judge_the_same_intervals():
             system_agreement_intervals(human, human, ["perfect"], reference=drawn, **mismatch)
     with pytest.raises(ValueError, match="reference="):
         system_agreement_intervals(human[systems[::-1]], human, [], resamples=300, seed=9, reference=drawn)
+    with pytest.raises(ValueError, match="reference="):  # drawn with two oracles, asked with one
+        system_agreement_intervals(human, human, ["perfect"], resamples=300, seed=9, reference=drawn)
     with pytest.raises(ValueError, match="two queries"):  # one query: no interval to draw (NaN, as before)
         reference_draws(human.iloc[:1], [])
     assert np.isnan(system_agreement_intervals(human.iloc[:1], human.iloc[:1], [])["tau_all_ci_low"])
