@@ -91,10 +91,18 @@ def _path_order(path: Iterable[Any]) -> list[tuple]:
     return [(0, part, "") if isinstance(part, int) else (1, 0, str(part)) for part in path]
 
 
+def _read_schema(path: str | Path) -> dict:
+    """A schema file, parsed by libyaml's loader where PyYAML has it (the schema is read at every
+    Snakemake start, a Slurm job's included: the pure-Python loader took ten times longer)."""
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    with open(path, encoding="utf-8") as fh:
+        return yaml.load(fh, Loader=loader)
+
+
 @functools.cache
 def _schema_doc() -> dict:
-    with SCHEMA.open(encoding="utf-8") as fh:
-        return yaml.safe_load(fh)
+    """The workflow's schema, parsed once per process (nothing here changes it)."""
+    return _read_schema(SCHEMA)
 
 
 def schema_default(*keys: str) -> Any:
@@ -120,9 +128,7 @@ def validate_schema(config: dict, schema: str | Path = SCHEMA) -> dict:
     :class:`~voirdire.errors.ConfigErrors` when there are several)."""
     import jsonschema
 
-    with open(schema, encoding="utf-8") as fh:
-        schema_doc = yaml.safe_load(fh)
-
+    schema_doc = _schema_doc() if Path(schema) == SCHEMA else _read_schema(schema)
     base = jsonschema.Draft202012Validator
 
     def set_defaults(validator, properties, instance, schema_node):

@@ -140,6 +140,23 @@ def test_the_injection_templates_default_in_the_schema():
         schema_default("judges", "model")  # no default: an LLM judge names its model
 
 
+def test_the_schema_read_by_libyaml_is_the_schema_pyyaml_reads_and_stays_unchanged_by_use():
+    """The schema is parsed by libyaml's loader, once per process: the same document as PyYAML's
+    own parser gives, and validating a config (defaults filled in) leaves it as it was."""
+    from voirdire.config import schema
+
+    own = yaml.safe_load(schema.SCHEMA.read_text(encoding="utf-8"))
+    assert schema._schema_doc() == own
+    validate_schema(
+        {
+            "datasets": {"d": {"source": "ir_datasets", "id": "x"}},
+            "judges": [{"name": "j", "kind": "llm", "model": "m"}],
+        }
+    )
+    schema_default("probes", "injection", "templates")["changed"] = "a caller's own copy"
+    assert schema._schema_doc() == own
+
+
 def test_the_documented_llm_judge_shows_the_schema_defaults():
     """docs/configuration.md's LLM judge entry writes out the defaults: the schema's."""
     text = (ROOT / "docs/configuration.md").read_text(encoding="utf-8")
