@@ -62,9 +62,15 @@ def interval(values: np.ndarray | Sequence[float], level: float = LEVEL) -> Inte
     degenerate = int((~finite).sum())
     if not finite.any():
         return Interval(math.nan, math.nan, degenerate)
-    tail = 100 * (1 - level) / 2
-    low, high = np.percentile(values[finite], [tail, 100 - tail])
+    low, high = percentile_bounds(values[finite], level)
     return Interval(float(low), float(high), degenerate)
+
+
+def percentile_bounds(draws: np.ndarray, level: float = LEVEL, axis: int | None = None) -> np.ndarray:
+    """The ``level`` percentile interval's two bounds of ``draws`` (along ``axis``: a column of
+    draws per estimate gives a (2, estimates) array); the one place the tails are set."""
+    tail = 100 * (1 - level) / 2
+    return np.percentile(draws, [tail, 100 - tail], axis=axis)
 
 
 def percentile_interval(values: np.ndarray, level: float = LEVEL) -> tuple[float, float]:
@@ -153,8 +159,7 @@ def column_mean_intervals(
     if len(values) and whole.any():
         block = values[:, whole]
         times = query_resamples(len(values), resamples, seed)
-        tail = 100 * (1 - level) / 2
-        bounds = np.percentile(times @ block / len(values), [tail, 100 - tail], axis=0)
+        bounds = percentile_bounds(times @ block / len(values), level, axis=0)
         constant = np.ptp(block, axis=0) == 0  # the point itself, as mean_interval gives it
         bounds[:, constant] = block[0, constant]
         low[whole], high[whole] = bounds
