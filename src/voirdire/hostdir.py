@@ -54,24 +54,50 @@ def start_host(entry: str, args: list[str], idle_env: str, log_path: Path, **pop
                                 start_new_session=True, **popen)  # fmt: skip
 
 
+def lock_held(path: Path) -> bool:
+    """Whether a host holds its lock at ``path`` now (a host that has exited holds none, even
+    while it waits, a zombie, for its parent to reap it)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # closing drops the shared lock, if taken
+    return False
+
+
 def await_host(
-    process: subprocess.Popen,
+    start: Callable[[], subprocess.Popen],
     attempt: Callable[[], T | None],
     *,
+    lock_path: Path,
     what: str,
     log_path: Path,
     timeout_s: float,
     poll_s: float,
     error: type[Exception],
 ) -> T:
-    """``attempt()``'s first answer but None, tried every ``poll_s`` seconds while the host
-    ``process`` (just started) comes up; ``error`` when it exits with a failure (not 0 nor
-    :data:`ANOTHER`: a host another job started then answers) or nothing answers in ``timeout_s``."""
+    """Start a host (``start()``) and return ``attempt()``'s first answer but None, tried every
+    ``poll_s`` seconds while it comes up; ``error`` when it exits with a failure (not 0 nor
+    :data:`ANOTHER`: a host another job started then answers) or nothing answers in ``timeout_s``.
+
+    A host that found the lock held exits with :data:`ANOTHER` and leaves the answering to the
+    holder; but the holder may have been leaving (idle) as this job came, its socket already
+    gone. Once the host started here has exited and nobody holds the lock at ``lock_path``, one
+    is started again, rather than waiting out ``timeout_s`` for an answer that cannot come."""
+    process = start()
     deadline = time.monotonic() + timeout_s
     while (found := attempt()) is None:
         if time.monotonic() > deadline:
             raise error(f"no {what} answered within {timeout_s:.0f} s (its log: {log_path})")
-        if process.poll() not in (None, 0, ANOTHER):
+        status = process.poll()
+        if status not in (None, 0, ANOTHER):
             raise error(f"the {what} exited with {process.returncode} (its log: {log_path})")
+        if status is not None and not lock_held(lock_path):
+            process = start()
         time.sleep(poll_s)
     return found

@@ -170,16 +170,17 @@ def _connect(address: str) -> socket.socket | None:
 
 def connect(host_key: str) -> socket.socket:
     """A connection to the job host ``host_key``, starting one when none answers."""
-    address, _, log_path = _paths(host_key)
+    address, lock_path, log_path = _paths(host_key)
     sock = _connect(address)
     if sock is not None:
         return sock
     # not `-m voirdire.jobhost`: the copies' scripts import voirdire.jobhost, which must be this module
     entry = "import sys; from voirdire.jobhost import main; sys.exit(main())"
     package = str(Path(__file__).resolve().parent)  # the host must import the voirdire this job imports
-    process = start_host(entry, ["--key", host_key, "--package", package], IDLE_ENV, log_path, cwd="/")
-    return await_host(process, lambda: _connect(address), what="job host", log_path=log_path,
-                      timeout_s=START_TIMEOUT_S, poll_s=0.02, error=Unavailable)  # fmt: skip
+    args = ["--key", host_key, "--package", package]
+    return await_host(lambda: start_host(entry, args, IDLE_ENV, log_path, cwd="/"), lambda: _connect(address),
+                      lock_path=lock_path, what="job host", log_path=log_path, timeout_s=START_TIMEOUT_S,
+                      poll_s=0.02, error=Unavailable)  # fmt: skip
 
 
 def _send(sock: socket.socket, payload: dict, fds: list[int]) -> None:

@@ -246,6 +246,39 @@ def test_a_host_that_leaves_without_taking_the_job_leaves_it_to_run_itself(tmp_p
     assert facts["why"] == f"the job host (pid {os.getpid()}) left before it took the job"  # this test's socket
 
 
+LEAVING = textwrap.dedent(
+    """
+    import sys, time
+    from pathlib import Path
+    from voirdire.hostdir import hold_lock
+    lock = hold_lock(Path(sys.argv[1]))  # a host's lock, its socket already gone: a host leaving
+    print("held" if lock else "not held", flush=True)
+    time.sleep(float(sys.argv[2]))
+    """
+)
+
+
+def test_a_job_that_comes_as_its_host_leaves_starts_one_again_instead_of_waiting(tmp_path, host_folder, monkeypatch):
+    """A host leaving idle unlinks its socket, then exits (its lock held until then). A job that
+    comes in between starts a host, which finds the lock held and leaves the answering to the
+    holder, which never answers: once the holder has gone, the job starts one again, well within
+    the start timeout (which it would otherwise wait out, then run its script itself)."""
+    host_key = jobhost.key()
+    _, lock_path, log_path = jobhost._paths(host_key)
+    leaving = subprocess.Popen([sys.executable, "-c", LEAVING, str(lock_path), "1.5"], stdout=subprocess.PIPE,
+                               text=True)  # fmt: skip
+    try:
+        assert leaving.stdout.readline().strip() == "held"
+        monkeypatch.setattr(jobhost, "START_TIMEOUT_S", 40.0)
+        with contextlib.closing(jobhost.connect(host_key)):  # Unavailable after 40 s without the restart
+            pass
+        assert leaving.poll() == 0  # the host that answers came after it
+    finally:
+        leaving.kill()
+        leaving.wait()
+    assert log_path.read_text().count("listening after") == 1
+
+
 def test_the_key_follows_what_the_imports_read_and_nothing_else():
     base = {"PATH": "/usr/bin", "HOME": "/root", "OMP_NUM_THREADS": "1"}
     same = jobhost.key(base)

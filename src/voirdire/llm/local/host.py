@@ -130,7 +130,7 @@ def _connect(address: str) -> Connection | None:
 def open_connection(host_key: str, kind: str = MODELS) -> Connection:
     """A new connection to the host ``host_key`` (of ``kind``: :data:`MODELS` or :data:`CALLS`),
     starting one when none answers; :class:`Unavailable` when none can be reached or started."""
-    address, _, log_path = _paths(host_key)
+    address, lock_path, log_path = _paths(host_key)
     found = _connect(address)
     if found is not None:
         return found
@@ -140,9 +140,10 @@ def open_connection(host_key: str, kind: str = MODELS) -> Connection:
     # not `-m voirdire.llm.local.host`: importing voirdire.llm imports this module before runpy ran it
     entry = "import sys; from voirdire.llm.local.host import main; sys.exit(main())"
     args = ["--key", host_key, "--kind", kind]
-    process = start_host(entry, args, IDLE_ENV, log_path, env={**os.environ, ENV: "0"})
-    return await_host(process, lambda: _connect(address), what=f"{kind} host", log_path=log_path,
-                      timeout_s=START_TIMEOUT_S, poll_s=0.05, error=Unavailable)  # fmt: skip
+    env = {**os.environ, ENV: "0"}
+    return await_host(lambda: start_host(entry, args, IDLE_ENV, log_path, env=env), lambda: _connect(address),
+                      lock_path=lock_path, what=f"{kind} host", log_path=log_path, timeout_s=START_TIMEOUT_S,
+                      poll_s=0.05, error=Unavailable)  # fmt: skip
 
 
 def connection() -> Connection:
