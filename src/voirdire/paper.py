@@ -32,6 +32,7 @@ from .stats import (
     tau_ap,
     top_k,
 )
+from .stats.agreement import MIN_QUERIES
 from .stats.resample import SEED
 
 TABLE1_KEEP = ("system", "measure", HUMAN, POOL)
@@ -133,9 +134,9 @@ def agreement_tables(
             reference["pool"] = at_pool.loc[human.index, human.columns]
         tests = {name: significance_tests(ref, test, **_seeded(test, seed)) for name, ref in reference.items()}
         # each reference's bootstrap draws, sorted once for every judge compared with it (none
-        # under two queries: no interval is drawn there)
-        drawn = {name: reference_draws(ref, oracles, resamples=resamples, seed=seed) if len(ref) >= 2 else None
-                 for name, ref in reference.items()}  # fmt: skip
+        # under MIN_QUERIES: no interval is drawn there)
+        drawn = {name: reference_draws(ref, oracles, resamples=resamples, seed=seed) if len(ref) >= MIN_QUERIES
+                 else None for name, ref in reference.items()}  # fmt: skip
         for judge in label_rows:
             other = wide[judge].loc[human.index, human.columns]
             row = {"dataset": dataset, "judge": judge, "measure": measure, "queries": len(human),

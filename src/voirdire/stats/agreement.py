@@ -470,6 +470,11 @@ class ReferenceDraws:
     best: Ranked
 
 
+MIN_QUERIES = 2
+"""The fewest queries a bootstrap over queries draws from: with fewer, the system-ordering
+intervals are NaN and no reference is drawn."""
+
+
 def _picked(systems: list[str], oracles: Sequence[str]) -> list[int]:
     """The columns of the oracles among ``systems``, in the oracles' order."""
     return [systems.index(s) for s in oracles if s in systems]
@@ -481,7 +486,7 @@ def reference_draws(
     """The reference side of :func:`system_agreement_intervals` (a query x system table): pass it
     as ``reference=`` to compare many judges with one reference, each sorted once. Two queries
     at least (with fewer, the intervals are NaN and nothing is drawn)."""
-    if len(human) < 2:
+    if len(human) < MIN_QUERIES:
         raise ValueError(f"a bootstrap over queries needs two queries or more, not {len(human)}")
     times = query_resamples(len(human), resamples, seed)
     systems = list(human.columns)
@@ -511,7 +516,7 @@ def system_agreement_intervals(
     (the same numbers, the reference sorted once for many judges)."""
     row: dict[str, float] = {f"{name}_ci_{end}": math.nan for name in RANK_STATISTICS for end in ("low", "high")}
     row["system_degenerate"] = 0
-    if len(human) < 2:
+    if len(human) < MIN_QUERIES:
         return row
     if reference is None:
         reference = reference_draws(human, oracles, resamples=resamples, seed=seed)
