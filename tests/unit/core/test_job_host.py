@@ -258,7 +258,7 @@ LEAVING = textwrap.dedent(
 )
 
 
-def test_a_job_that_comes_as_its_host_leaves_starts_one_again_instead_of_waiting(tmp_path, host_folder, monkeypatch):
+def test_a_job_that_comes_as_its_host_leaves_starts_one_again_instead_of_waiting(host_folder, monkeypatch):
     """A host leaving idle unlinks its socket, then exits (its lock held until then). A job that
     comes in between starts a host, which finds the lock held and leaves the answering to the
     holder, which never answers: once the holder has gone, the job starts one again, well within
