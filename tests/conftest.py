@@ -15,6 +15,10 @@ from voirdire import jobhost
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DL19 = ROOT.parent / "shared" / "data" / "trec-dl-2019"
+LOOPBACK_KEY = "sk-loopback-test"
+"""The API key of the loopback judges, one value for every test that does not plant its own
+secret: the call host's key hashes the environment, so tests with equal environments share
+one host (4.5 CPU-s of litellm import each) while it stays up."""
 
 
 def pytest_configure(config):
@@ -167,6 +171,14 @@ def prp_shown(conversation: list[dict[str, str]]) -> tuple[str, str]:
 LAUNCH_SNAKEMAKE = Path(__file__).parent / "support" / "launch_snakemake.py"
 
 
+def snakemake_env() -> dict[str, str]:
+    """The environment a test's Snakemake runs in: this process's, less pytest's own variables
+    (the current test's name, the xdist worker's): they would make each test's environment, and
+    so its call host, its own. Nothing the workflow runs reads them."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    return env | {jobhost.PRELOAD_ENV: "snakemake.cli"}
+
+
 def snakemake(*args: str, cwd: Path = ROOT, check: bool = True) -> subprocess.CompletedProcess:
     """Run the workflow's Snakemake in a subprocess (the way a user runs it), its command line
     run by a copy of the job host that has imported Snakemake (``support/launch_snakemake.py``;
@@ -182,7 +194,7 @@ def snakemake(*args: str, cwd: Path = ROOT, check: bool = True) -> subprocess.Co
         capture_output=True,
         text=True,
         timeout=1800,
-        env={**os.environ, jobhost.PRELOAD_ENV: "snakemake.cli"},
+        env=snakemake_env(),
     )
     if check and result.returncode != 0:
         raise AssertionError(f"snakemake {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}")

@@ -7,7 +7,7 @@ import json
 import pandas as pd
 import pytest
 import yaml
-from conftest import ROOT, snakemake
+from conftest import LOOPBACK_KEY, ROOT, snakemake
 from support.loopback import MARKER, REJECT, SILENT, LoopbackServer
 
 from voirdire.assistants.declarations import LLMAssistant
@@ -44,7 +44,7 @@ def rewrite(assistant, originals, tmp_path, **options):
 
 
 def test_rewrites_go_through_the_call_path_and_an_empty_answer_is_flagged_not_used(tmp_path, monkeypatch):
-    monkeypatch.setenv("VOIRDIRE_TEST_KEY", "sk-assistant")
+    monkeypatch.setenv("VOIRDIRE_TEST_KEY", LOOPBACK_KEY)
     corpus = dict(read_corpus(DEMO / "corpus.jsonl"))
     originals = {d: corpus[d] for d in list(corpus)[:5]}
     silent = list(originals)[2]
@@ -76,7 +76,7 @@ def test_rewrites_go_through_the_call_path_and_an_empty_answer_is_flagged_not_us
 
 
 def test_a_failing_rewrite_is_one_error_and_the_others_are_kept(tmp_path, monkeypatch):
-    monkeypatch.setenv("VOIRDIRE_TEST_KEY", "sk-assistant")
+    monkeypatch.setenv("VOIRDIRE_TEST_KEY", LOOPBACK_KEY)
     corpus = dict(read_corpus(DEMO / "corpus.jsonl"))
     originals = {d: corpus[d] for d in list(corpus)[:4]}
     bad = list(originals)[1]
@@ -119,7 +119,7 @@ def write_config(tmp_path, config, name="config.yaml"):
 @pytest.mark.workflow
 @pytest.mark.slow
 def test_an_inflating_judge_is_found_and_a_neutral_one_is_not(tmp_path, monkeypatch):
-    monkeypatch.setenv("VOIRDIRE_TEST_KEY", "sk-assistant-e2e")
+    monkeypatch.setenv("VOIRDIRE_TEST_KEY", LOOPBACK_KEY)
     qrels = read_qrels(DEMO / "qrels.txt")
     sample, _ = balanced_sample(qrels, 10, 7)  # the workflow draws this same sample
     corpus = dict(read_corpus(DEMO / "corpus.jsonl"))

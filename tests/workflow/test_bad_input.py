@@ -10,7 +10,7 @@ import socket
 import pandas as pd
 import pytest
 import yaml
-from conftest import ROOT, snakemake
+from conftest import LOOPBACK_KEY, ROOT, snakemake
 from support.loopback import Faults, LoopbackServer
 
 from voirdire import bm25
@@ -305,7 +305,7 @@ def probe_calls(n, tag=""):
 
 
 def test_a_dead_endpoint_trips_the_breaker_and_keeps_what_is_stored(tmp_path, monkeypatch):
-    monkeypatch.setenv("VOIRDIRE_TEST_KEY", "sk-breaker")
+    monkeypatch.setenv("VOIRDIRE_TEST_KEY", LOOPBACK_KEY)
     calls = probe_calls(120)
     with LoopbackServer() as server, Store(tmp_path / "s.sqlite") as store:
         live = Endpoint("openai/x", api_base=server.url, api_key_env="VOIRDIRE_TEST_KEY")
@@ -323,7 +323,7 @@ def test_a_dead_endpoint_trips_the_breaker_and_keeps_what_is_stored(tmp_path, mo
 
 
 def test_a_hanging_endpoint_trips_the_breaker_after_a_bounded_number_of_requests(tmp_path, monkeypatch):
-    monkeypatch.setenv("VOIRDIRE_TEST_KEY", "sk-breaker")
+    monkeypatch.setenv("VOIRDIRE_TEST_KEY", LOOPBACK_KEY)
     with LoopbackServer(faults=Faults(rate_timeout=1.0, timeout_s=5)) as server:
         endpoint = Endpoint("openai/x", api_base=server.url, api_key_env="VOIRDIRE_TEST_KEY", concurrency=8,
                             timeout_s=0.5, max_connection_failures=20)  # fmt: skip

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
-from conftest import ROOT, snakemake
+from conftest import LOOPBACK_KEY, ROOT, snakemake
 
 from voirdire.config import check, validate_schema
 from voirdire.embedding_judge import grades_against
@@ -310,7 +310,7 @@ def test_an_llm_judge_labels_the_modified_texts_through_its_judging_job(tmp_path
     from voirdire.llm.endpoint import Endpoint
     from voirdire.llm_judge.job import run_judging_job
 
-    monkeypatch.setenv("VOIRDIRE_TEST_KEY", "sk-gaming")
+    monkeypatch.setenv("VOIRDIRE_TEST_KEY", LOOPBACK_KEY)
     topics = {"q1": "alpha beta", "q2": "gamma delta"}
     items = pd.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["d1", "d1"]})
     gamed = modified_texts(items, METHODS, topics, {"d1": "a passage about something else"})

@@ -8,7 +8,7 @@ import json
 import pandas as pd
 import pytest
 import yaml
-from conftest import ROOT, snakemake
+from conftest import LOOPBACK_KEY, ROOT, snakemake
 from support.loopback import LONG_WORDS, LoopbackServer, probe_grade
 
 from voirdire.formats import read_corpus, read_topics
@@ -57,7 +57,7 @@ def read(out, name) -> pd.DataFrame:
 @pytest.mark.workflow
 @pytest.mark.slow
 def test_each_planted_behaviour_is_found_by_its_probe_and_a_clean_judge_by_none(tmp_path, monkeypatch):
-    monkeypatch.setenv("VOIRDIRE_TEST_KEY", "sk-probes-e2e")
+    monkeypatch.setenv("VOIRDIRE_TEST_KEY", LOOPBACK_KEY)
     out = tmp_path / "results"
     with LoopbackServer() as server:
         path = write_config(tmp_path, probe_config(tmp_path, server))
@@ -190,7 +190,7 @@ def _slotless_swap(config, tmp_path):
     ],
 )
 def test_bad_probe_config_is_one_line_before_any_job(tmp_path, monkeypatch, mutate, expected):
-    monkeypatch.setenv("VOIRDIRE_TEST_KEY", "x")
+    monkeypatch.setenv("VOIRDIRE_TEST_KEY", LOOPBACK_KEY)
     lines = bad_line(tmp_path, mutate)
     assert len(lines) == 1, lines
     for text in expected:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from conftest import ROOT, snakemake
+from conftest import LOOPBACK_KEY, ROOT, snakemake
 from support.captions import undocumented
 
 
@@ -292,7 +292,7 @@ def test_llm_slots_cap_calls_in_flight_across_judging_jobs(tmp_path, monkeypatch
     """Two judging jobs against one server: `--resources llm_slots=N` keeps the peak at N or under."""
     from support.loopback import LoopbackServer
 
-    monkeypatch.setenv("VOIRDIRE_TEST_KEY", "sk-slots-test")
+    monkeypatch.setenv("VOIRDIRE_TEST_KEY", LOOPBACK_KEY)
     out = tmp_path / "results"
     with LoopbackServer(latency_s=0.05) as server:
 

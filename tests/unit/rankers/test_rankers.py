@@ -5,7 +5,7 @@ import json
 import math
 
 import pytest
-from conftest import prp_shown
+from conftest import LOOPBACK_KEY, prp_shown
 from support.loopback import LoopbackServer, choice_for, yes_probability_for
 
 from voirdire.llm import Endpoint
@@ -124,7 +124,7 @@ def test_local_rg_and_prp_batched_equal_one_by_one_and_deterministic():
 
 
 def test_litellm_backend_reads_logprobs_and_answers_and_caches(tmp_path, monkeypatch):
-    monkeypatch.setenv("VOIRDIRE_TEST_KEY", "sk-ranker-test")
+    monkeypatch.setenv("VOIRDIRE_TEST_KEY", LOOPBACK_KEY)
     with LoopbackServer() as server:
         endpoint = Endpoint("openai/served", api_base=server.url, api_key_env="VOIRDIRE_TEST_KEY")
         backend = LiteLLMBackend(endpoint=endpoint, store_path=tmp_path / "r.sqlite", ranker="r")
@@ -141,7 +141,7 @@ def test_litellm_backend_reads_logprobs_and_answers_and_caches(tmp_path, monkeyp
 
 
 def test_rerank_all_resumes_from_its_checkpoint(tmp_path, monkeypatch):
-    monkeypatch.setenv("VOIRDIRE_TEST_KEY", "sk-ranker-test")
+    monkeypatch.setenv("VOIRDIRE_TEST_KEY", LOOPBACK_KEY)
     pools = {f"q{i}": [f"d{i}{j}" for j in range(5)] for i in range(4)}
     texts = {d: f"text of {d}" for docs in pools.values() for d in docs}
     topics = {q: f"query {q}" for q in pools}
@@ -165,7 +165,7 @@ def test_rerank_all_resumes_from_its_checkpoint(tmp_path, monkeypatch):
 
 
 def test_rg_through_an_api_without_logprobs_is_an_error_not_a_coin_flip(tmp_path, monkeypatch):
-    monkeypatch.setenv("VOIRDIRE_TEST_KEY", "sk-ranker-test")
+    monkeypatch.setenv("VOIRDIRE_TEST_KEY", LOOPBACK_KEY)
     with LoopbackServer() as server:
         endpoint = Endpoint("openai/served", api_base=server.url, api_key_env="VOIRDIRE_TEST_KEY")
         backend = LiteLLMBackend(endpoint=endpoint, store_path=tmp_path / "r.sqlite", ranker="r", top_logprobs=0)
