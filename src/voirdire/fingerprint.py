@@ -2,8 +2,8 @@
 
 Reruns drift when libraries change (rank_llm#410: 0.02 nDCG after a vLLM upgrade); the
 fingerprint records what produced a table so a difference can be traced to its cause:
-package versions, Python, platform, Java, the local model's number format, the config hash and the SHA-256 of every input
-file the config names.
+package versions, Python, platform, the CPU (:mod:`voirdire.machine`), Java, the local model's
+number format, the config hash and the SHA-256 of every input file the config names.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
 
-from . import __version__
+from . import __version__, machine
 from .config import FILE_KEYS, as_plain, config_hash
 from .probes.items import LISTS_PROMPT, PAIRWISE_PROMPT
 from .prompts import DEFAULT_PROMPT
@@ -105,6 +105,7 @@ def fingerprint(config: dict) -> dict:
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "python": sys.version.split()[0],
         "platform": platform.platform(),
+        "cpu": machine.cpu(),
         "java": java,
         "local_model": local_model(),
         "packages": versions,

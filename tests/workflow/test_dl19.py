@@ -15,6 +15,8 @@ from conftest import read_trec_qrels
 from scipy.stats import kendalltau
 from sklearn.metrics import cohen_kappa_score
 
+from voirdire import machine
+
 ORACLES = ["Perfect", "Swap[3]", "Swap[2]", "Swap[1]", "Swap[2,3]", "Swap[1,2]"]
 JUDGES = ["monot5-3b", "rank1-7b"]
 
@@ -99,6 +101,8 @@ def test_outputs_for_a_reader(results):
     fingerprint = json.loads((results / "tables/original/fingerprint.json").read_text())
     assert fingerprint["packages"]["pyserini"] and len(fingerprint["config_sha256"]) == 64
     assert all("sha256:" in v for v in fingerprint["inputs"].values())
+    here = machine.cpu()  # the CPU the tables came from (the cores a job had may differ)
+    assert {k: fingerprint["cpu"][k] for k in ("model", "isa")} == {k: here[k] for k in ("model", "isa")}
     significance = pd.read_csv(results / "tables/original/significance.csv")
     assert len(significance) == 4 * 21  # four judges x (7 choose 2) system pairs
 

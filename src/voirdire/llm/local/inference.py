@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ...machine import cpu_flags
 from .weights import model_dir
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -87,14 +88,7 @@ class Generation:
 @functools.lru_cache(maxsize=1)
 def cpu_bf16_flags(cpuinfo: str = "/proc/cpuinfo") -> tuple[str, ...]:
     """The CPU's bfloat16 dot-product flags (empty where there are none, or no ``/proc/cpuinfo``)."""
-    try:
-        text = Path(cpuinfo).read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ()
-    flags: set[str] = set()
-    for line in text.splitlines():
-        if line.split(":", 1)[0].strip() in ("flags", "Features"):
-            flags |= set(line.split(":", 1)[1].split())
+    flags = cpu_flags(cpuinfo)
     return tuple(flag for flag in BF16_CPU_FLAGS if flag in flags)
 
 
