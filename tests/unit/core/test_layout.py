@@ -23,7 +23,7 @@ CORE = [
     "audits.length", "audits.panel", "bm25", "cli", "config", "config.checks", "config.found", "config.plan", "config.sections_judges",
     "config.sections_probes", "config.sections_systems", "config.schema", "data",
     "embedding_judge", "errors",
-    "evaluation", "fingerprint", "formats", "init", "inputs", "judges", "layout", "manifest", "baselines", "output", "parallel",
+    "evaluation", "fingerprint", "formats", "init", "inputs", "judges", "layout", "machine", "manifest", "baselines", "output", "parallel",
     "preflight", "probes", "probes.gaming", "probes.items", "probes.personas", "probes.sensitivity", "probes.shifts",
     "probes.swap", "probes.tables", "prompts", "paper", "runs", "stats", "stats.agreement", "stats.multiplicity", "stats.paired", "stats.permutation", "stats.significance", "verdict",
     "stats.proportions", "stats.resample", "systems", "texts", "timing", "jobscript", "jobhost", "hostdir",
