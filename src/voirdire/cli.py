@@ -97,10 +97,8 @@ def main(argv: list[str] | None = None) -> int:
 def _verdict(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    import pandas as pd
-
     from .layout import Layout
-    from .verdict import sentence
+    from .verdict import read_verdict, sentence
 
     results = args.results
     if results is None:
@@ -113,7 +111,7 @@ def _verdict(args: argparse.Namespace) -> int:
     if not path.exists():
         print(f"voirdire: no verdict at {path}: run the workflow first (snakemake --cores N)", file=sys.stderr)
         return 2
-    long = pd.read_csv(path, keep_default_na=False, na_values=[""])
+    long = read_verdict(path)
     for dataset, judge in dict.fromkeys(zip(long["dataset"], long["judge"], strict=True)):
         print(sentence(long, dataset, judge))
         rows = long[(long["dataset"] == dataset) & (long["judge"] == judge)]

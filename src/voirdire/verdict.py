@@ -476,6 +476,37 @@ def sentence(long: pd.DataFrame, dataset: str, judge: str) -> str:
     return f"{judge} on {dataset}: " + "; ".join(parts) + "."
 
 
+def sentences(long: pd.DataFrame) -> list[str]:
+    """:func:`sentence` for every judge and dataset, in the table's order."""
+    return [
+        sentence(long, dataset, judge)
+        for dataset, judge in dict.fromkeys(zip(long["dataset"], long["judge"], strict=True))
+    ]
+
+
+def read_verdict(path: str | Path) -> pd.DataFrame:
+    """``verdict.csv`` as written (a question's empty effect is NaN; no other text is)."""
+    return pd.read_csv(path, keep_default_na=False, na_values=[""])
+
+
+def after_run(csv: str | Path, *, since: float, results: str) -> str | None:
+    """What a run that made the verdict prints as it ends: a sentence per judge, and where to
+    read on. None where ``csv`` is absent or older than ``since`` (a run that did not remake it:
+    a warm rerun, a run of one target)."""
+    path = Path(csv)
+    try:
+        if path.stat().st_mtime < since:
+            return None
+    except FileNotFoundError:
+        return None
+    lines = [
+        f"voirdire: the verdict ({path.with_suffix('.md')}; every question: voirdire verdict --results {results}):"
+    ]
+    lines += [f"  {line}" for line in sentences(read_verdict(path))]
+    lines.append(f"voirdire: every table and figure with its caption: snakemake --report {results}/report.html")
+    return "\n".join(lines)
+
+
 def _label(row) -> str:
     name = row.question.replace("_", " ")
     return f"{name} ({_effect(row.effect, row.ci_low, row.ci_high)})" if not math.isnan(row.effect) else name
@@ -486,8 +517,7 @@ def markdown(long: pd.DataFrame, *, notes: Sequence[str] = (), fingerprint: str 
     lines = ["# Verdict: can I trust this judge?", ""]
     if fingerprint:
         lines += [f"manifest sha256: `{fingerprint}` (see fingerprint.json)", ""]
-    for dataset, judge in dict.fromkeys(zip(long["dataset"], long["judge"], strict=True)):
-        lines.append(f"- {sentence(long, dataset, judge)}")
+    lines += [f"- {line}" for line in sentences(long)]
     lines.append("")
     # a question a row, a judge a column, at most ten judges a table (a page a person reads)
     for dataset in dict.fromkeys(long["dataset"]):

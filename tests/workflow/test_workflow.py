@@ -13,6 +13,8 @@ import yaml
 from conftest import LOOPBACK_KEY, ROOT, snakemake
 from support.captions import undocumented
 
+from voirdire.verdict import read_verdict, sentences
+
 
 def test_lint_is_clean_for_every_config():
     """make lint's checks, once: ruff (lint and format), snakefmt, and Snakemake's own lint."""
@@ -138,9 +140,13 @@ def test_empty_corpus_fails_before_any_job_and_says_why(tmp_path):
 @pytest.mark.slow
 def test_demo_end_to_end_then_nothing_to_do(tmp_path):
     out = tmp_path / "results"
-    snakemake("--cores", "2", "--config", f"results={out}")
+    first = snakemake("--cores", "2", "--config", f"results={out}").stdout
     table1 = pd.read_csv(out / "tables/original/table1.csv")
     judges = ["human", "human@pool", "smollm2", "minilm", "assessor-b", "length", "overlap"]
+    # the run ends with the verdict, a sentence per judge, as voirdire verdict words it
+    said = first[first.index("voirdire: the verdict") :].splitlines()
+    assert [line.split(" on demo:")[0].strip() for line in said[1:-1]] == judges[2:]
+    assert said[1:-1] == [f"  {line}" for line in sentences(read_verdict(out / "verdict.csv"))]
     bounds = [f"{judge}_{side}" for judge in judges for side in ("ci_low", "ci_high")]
     assert list(table1.columns) == ["dataset", "system", "measure", *judges, *bounds]
     for judge in judges:  # every mean inside its interval over queries
@@ -226,6 +232,7 @@ def test_demo_end_to_end_then_nothing_to_do(tmp_path):
     assert cells[5:8] == [str(gaming["pairs"])] * 2 + ["0"]  # tasks, cached, calls to make
     again = snakemake("--cores", "2", "--config", f"results={out}")
     assert "Nothing to be done" in again.stdout + again.stderr
+    assert "voirdire: the verdict" not in again.stdout  # a run that did not remake it says nothing
     report = tmp_path / "report.html"
     snakemake("--config", f"results={out}", "--report", str(report))
     assert report.stat().st_size > 100_000

@@ -1,5 +1,9 @@
 # Stage 9 (docs/verdict.md): "can I trust this judge?" on one page, from the tables above.
 
+import time
+
+RUN_STARTED = time.time()
+
 
 rule verdict:
     input:
@@ -25,3 +29,13 @@ rule verdict:
         alpha=config["evaluation"]["alpha"],
     script:
         "../scripts/verdict.py"
+
+
+# A run that made the verdict ends by printing it, a sentence per judge (not a dry run, not a
+# Slurm job's own Snakemake, not a run that left the verdict as it was).
+onsuccess:
+    from voirdire.verdict import after_run
+
+    message = after_run(L.verdict("csv"), since=RUN_STARTED, results=config["results"])
+    if message:
+        print(message)

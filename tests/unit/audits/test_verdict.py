@@ -7,7 +7,21 @@ import math
 import pandas as pd
 import pytest
 
-from voirdire.verdict import FLAG, NA, PASS, QUESTIONS, Cell, DatasetTables, markdown, sentence, verdict, wide
+from voirdire.output import write_csv
+from voirdire.verdict import (
+    FLAG,
+    NA,
+    PASS,
+    QUESTIONS,
+    Cell,
+    DatasetTables,
+    after_run,
+    markdown,
+    sentence,
+    sentences,
+    verdict,
+    wide,
+)
 
 
 def tables(**overrides):
@@ -90,6 +104,24 @@ def test_the_page_is_readable_a_sentence_per_judge_and_a_column_per_question():
     page = markdown(long, notes=["bad labelled 80 of 100"])
     assert "| good" in page and "bad labelled 80 of 100" in page
     assert all(q.rule and q.asks for q in QUESTIONS.values())
+
+
+def test_a_run_that_made_the_verdict_ends_with_its_sentences_and_one_that_did_not_says_nothing(tmp_path):
+    long = verdict({"d": DatasetTables(judges=["good", "bad"], tables=tables())})
+    csv = tmp_path / "verdict.csv"
+    assert after_run(csv, since=0.0, results="res") is None  # no verdict (a run that stopped before it)
+    with csv.open("w") as fh:
+        write_csv(long, fh)  # as the verdict job writes it
+    made = csv.stat().st_mtime
+    lines = after_run(csv, since=made - 1, results="res").splitlines()
+    assert (
+        lines[0]
+        == f"voirdire: the verdict ({tmp_path / 'verdict.md'}; every question: voirdire verdict --results res):"
+    )
+    assert lines[1:-1] == [f"  {line}" for line in sentences(long)] == [
+        f"  {sentence(long, 'd', 'good')}", f"  {sentence(long, 'd', 'bad')}"]  # fmt: skip
+    assert lines[-1] == "voirdire: every table and figure with its caption: snakemake --report res/report.html"
+    assert after_run(csv, since=made + 1, results="res") is None  # older than the run: a warm rerun
 
 
 def test_circular_use_is_reported_not_flagged():
