@@ -2,9 +2,9 @@
 
     python bench/machine_speed.py [--seconds 0.4] [--json FILE]
 
-A figure means little without its machine and its hour: the same 2-core VM has run the suite
-in 11 minutes in one hour and in 15 to 18 in another. ``make test`` prints this line first, so
-every run's log says how fast its machine was. Three measures, one core each, the median of a few
+A figure means little without its machine and its hour: on the same 2-core VM the same SmolLM2
+job has taken half as long again in one hour as in another. ``make test`` and ``make demo``
+print this line first, so every run's log says how fast its machine was. Three measures, one core each, the median of a few
 repeats (numpy with one BLAS thread; no torch, so it costs about 2 s):
 
 * ``matmul``: float32 matrix products of SmolLM2's shapes (2048 x 576 by 576 x 1536), GFLOP/s:
