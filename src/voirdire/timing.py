@@ -7,10 +7,13 @@ slowest jobs from them; ``bench/`` scripts read the same files.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import os
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import pandas as pd
+
+from . import machine
 
 
 def read_benchmarks(root: str | Path, files: Iterable[str | Path] | None = None) -> pd.DataFrame:
@@ -47,3 +50,11 @@ def slowest(frame: pd.DataFrame, top: int = 15) -> pd.DataFrame:
                          ignore_index=True)  # fmt: skip
     head["share_of_job_time"] = head["wall_s"] / total if total else float("nan")
     return head
+
+
+def measured_on(environ: Mapping[str, str] = os.environ) -> str:
+    """Where the jobs ran, for the table's title: this machine's CPU (:mod:`voirdire.machine`),
+    or, in a Slurm job, the cluster's nodes (each job's log names its own)."""
+    if environ.get("SLURM_JOB_ID"):
+        return "measured on the cluster's nodes (each job's log names its host)"
+    return f"measured on {machine.describe(machine.cpu())}"

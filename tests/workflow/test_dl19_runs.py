@@ -15,6 +15,8 @@ import pytest
 import pytrec_eval
 from conftest import ROOT, read_trec_qrels, snakemake
 
+from voirdire import machine
+
 RUNS = {"monot5": "run.monot5-3b.txt", "rank1": "run.rank1-7b.txt"}
 JUDGES = {"monot5-3b": ("qrels.monot5-3b.txt", "monot5"), "rank1-7b": ("qrels.rank1-7b.txt", "rank1")}
 NDCG = "nDCG(judged_only=True)@10"
@@ -153,3 +155,5 @@ def test_every_job_has_a_benchmark_and_the_report_table_lists_the_slowest(dl19_r
     table = pd.read_csv(dl19_runs_results / "tables/timings.csv")
     assert table["job"].iloc[0] == jobs["job"].iloc[0]
     assert table["wall_s"].sum() == pytest.approx(jobs["wall_s"].sum())
+    title = (dl19_runs_results / "tables/timings.md").read_text().splitlines()[0]
+    assert title.endswith(f"; measured on {machine.describe(machine.cpu())})")  # the CPU the times are of

@@ -10,7 +10,7 @@ import sys
 
 from conftest import ROOT
 
-from voirdire import machine
+from voirdire import machine, timing
 from voirdire.llm.local import inference
 
 ZEN3 = """processor\t: 0
@@ -78,3 +78,8 @@ def test_the_speed_line_names_the_machine_and_its_rates(tmp_path):
     assert line.startswith(f"machine: {machine.describe(figures['cpu'])}; at {figures['at']}")
     assert f"{figures['matmul_gflops']:.0f} GFLOP/s" in line and f"{figures['memory_gbs']:.1f} GB/s" in line
     assert f"all {figures['cpu']['cores']} cores at once: {figures['matmul_all_gflops']:.0f} GFLOP/s" in line
+
+
+def test_the_timings_table_says_which_machine_its_times_are_of():
+    assert timing.measured_on({}) == f"measured on {machine.describe(machine.cpu())}"
+    assert "cluster's nodes" in timing.measured_on({"SLURM_JOB_ID": "7"})  # a job of many nodes' jobs
