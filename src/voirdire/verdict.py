@@ -489,20 +489,28 @@ def read_verdict(path: str | Path) -> pd.DataFrame:
     return pd.read_csv(path, keep_default_na=False, na_values=[""])
 
 
+AFTER_RUN_SENTENCES = 20
+"""At most this many judges' sentences end a run (a challenge's 84 label sets would fill the
+terminal); the rest are counted, and the page has them all."""
+
+
 def after_run(csv: str | Path, *, since: float, results: str) -> str | None:
-    """What a run that made the verdict prints as it ends: a sentence per judge, and where to
-    read on. None where ``csv`` is absent or older than ``since`` (a run that did not remake it:
-    a warm rerun, a run of one target)."""
+    """What a run that made the verdict prints as it ends: a sentence per judge (at most
+    :data:`AFTER_RUN_SENTENCES`), and where to read on. None where ``csv`` is absent or older
+    than ``since`` (a run that did not remake it: a warm rerun, a run of one target)."""
     path = Path(csv)
     try:
         if path.stat().st_mtime < since:
             return None
     except FileNotFoundError:
         return None
+    said = sentences(read_verdict(path))
     lines = [
         f"voirdire: the verdict ({path.with_suffix('.md')}; every question: voirdire verdict --results {results}):"
     ]
-    lines += [f"  {line}" for line in sentences(read_verdict(path))]
+    lines += [f"  {line}" for line in said[:AFTER_RUN_SENTENCES]]
+    if len(said) > AFTER_RUN_SENTENCES:
+        lines.append(f"  ... and {len(said) - AFTER_RUN_SENTENCES} more judges and datasets: see the page")
     lines.append(f"voirdire: every table and figure with its caption: snakemake --report {results}/report.html")
     return "\n".join(lines)
 

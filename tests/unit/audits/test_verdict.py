@@ -122,6 +122,12 @@ def test_a_run_that_made_the_verdict_ends_with_its_sentences_and_one_that_did_no
         f"  {sentence(long, 'd', 'good')}", f"  {sentence(long, 'd', 'bad')}"]  # fmt: skip
     assert lines[-1] == "voirdire: every table and figure with its caption: snakemake --report res/report.html"
     assert after_run(csv, since=made + 1, results="res") is None  # older than the run: a warm rerun
+    many = pd.concat([long.assign(judge=long["judge"] + str(i)) for i in range(15)])  # 30 judges
+    with csv.open("w") as fh:
+        write_csv(many, fh)
+    lines = after_run(csv, since=made - 1, results="res").splitlines()
+    assert lines[1:21] == [f"  {line}" for line in sentences(many)[:20]]
+    assert lines[21] == "  ... and 10 more judges and datasets: see the page" and len(lines) == 23
 
 
 def test_circular_use_is_reported_not_flagged():
