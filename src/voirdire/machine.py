@@ -35,10 +35,13 @@ def _fields(cpuinfo: str) -> dict[str, str]:
     return fields
 
 
+def _flags(fields: dict[str, str]) -> frozenset[str]:
+    return frozenset((fields.get("flags") or fields.get("Features") or "").split())
+
+
 def cpu_flags(cpuinfo: str = CPUINFO) -> frozenset[str]:
     """Every flag the CPU reports (x86 ``flags``, Arm ``Features``); empty where unknown."""
-    fields = _fields(cpuinfo)
-    return frozenset((fields.get("flags") or fields.get("Features") or "").split())
+    return _flags(_fields(cpuinfo))
 
 
 def usable_cores() -> int:
@@ -53,7 +56,7 @@ def cpu(cpuinfo: str = CPUINFO) -> dict:
     """The CPU, as the fingerprint records it: name, vendor and family, which of
     :data:`ISA_FLAGS` it has, and the cores this process may use."""
     fields = _fields(cpuinfo)
-    flags = cpu_flags(cpuinfo)
+    flags = _flags(fields)
     return {
         "model": fields.get("model name") or platform.processor() or platform.machine(),
         "vendor": fields.get("vendor_id") or fields.get("CPU implementer"),
