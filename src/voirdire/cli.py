@@ -98,7 +98,7 @@ def _verdict(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from .layout import Layout
-    from .verdict import read_verdict, sentence
+    from .verdict import judge_rows, read_verdict, sentence
 
     results = args.results
     if results is None:
@@ -112,7 +112,7 @@ def _verdict(args: argparse.Namespace) -> int:
         print(f"voirdire: no verdict at {path}: run the workflow first (snakemake --cores N)", file=sys.stderr)
         return 2
     long = read_verdict(path)
-    for dataset, judge in dict.fromkeys(zip(long["dataset"], long["judge"], strict=True)):
+    for dataset, judge in judge_rows(long):
         print(sentence(long, dataset, judge))
         rows = long[(long["dataset"] == dataset) & (long["judge"] == judge)]
         width = max(len(q) for q in rows["question"])

@@ -458,6 +458,11 @@ def wide(long: pd.DataFrame) -> pd.DataFrame:
     return table.reindex(columns=[q for q in QUESTIONS if q in table.columns]).reset_index()
 
 
+def judge_rows(long: pd.DataFrame) -> list[tuple[str, str]]:
+    """Every (dataset, judge) of the verdict, once each, in the table's order."""
+    return list(dict.fromkeys(zip(long["dataset"], long["judge"], strict=True)))
+
+
 def sentence(long: pd.DataFrame, dataset: str, judge: str) -> str:
     """What the row says, in one sentence."""
     rows = long[(long["dataset"] == dataset) & (long["judge"] == judge)]
@@ -478,10 +483,7 @@ def sentence(long: pd.DataFrame, dataset: str, judge: str) -> str:
 
 def sentences(long: pd.DataFrame) -> list[str]:
     """:func:`sentence` for every judge and dataset, in the table's order."""
-    return [
-        sentence(long, dataset, judge)
-        for dataset, judge in dict.fromkeys(zip(long["dataset"], long["judge"], strict=True))
-    ]
+    return [sentence(long, dataset, judge) for dataset, judge in judge_rows(long)]
 
 
 def read_verdict(path: str | Path) -> pd.DataFrame:
@@ -566,7 +568,7 @@ def fragment(long: pd.DataFrame, *, notes: Sequence[str] = (), figure: str | Pat
     Figure 3 when given, the flag rules): the report's first page embeds it."""
     from html import escape
 
-    pairs = list(dict.fromkeys(zip(long["dataset"], long["judge"], strict=True)))
+    pairs = judge_rows(long)
     out = ["<div class='voirdire-verdict'><style>.voirdire-verdict table{border-collapse:collapse;font-size:13px}"
            ".voirdire-verdict td,.voirdire-verdict th{border:1px solid #ccc;padding:4px;vertical-align:top;"
            "max-width:16em}</style><ul>"]  # fmt: skip
