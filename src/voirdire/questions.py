@@ -21,7 +21,8 @@ A cell reads:
 * **inconclusive**, with the reason: the p was below alpha alone but not within the judge's
   budget; or the interval straddles the rule's threshold (labels); or a pass would only mean
   no power: the power to find the question's stated effect at this sample size, at the
-  budget's strictest level (alpha / tests), is below 0.8; or the question has no null here
+  budget's strictest level (alpha / tests), is below 0.8 and the interval does not exclude
+  that effect; or the question has no null here
   (a persona without a rerun);
 * **pass**: the rest; **n/a** with the reason it could not be asked; **info**: reported, no
   flag rule (circular use).
@@ -535,13 +536,23 @@ def error_budget(cells: Mapping[str, Cell], alpha: float = 0.05) -> dict[str, Ce
             continue
         power = _power(QUESTIONS.get(name), cell.se, alpha / max(family, 1))
         done = replace(done, power=power)
-        if not math.isnan(power) and power < POWER:
+        if not math.isnan(power) and power < POWER and not _rules_out(QUESTIONS[name], cell):
             q = QUESTIONS[name]
             done = replace(done, status=INCONCLUSIVE,
                            reason=f"power {power:.2f} to find {q.effect_words} at this sample size (a pass needs "
                            f"{POWER:g})")  # fmt: skip
         out[name] = done
     return out
+
+
+def _rules_out(q: Question, cell: Cell) -> bool:
+    """Whether the cell's interval already excludes the question's stated effect (a conclusive
+    pass whatever the power: a gamed system that loses 0.2 cannot be gaining 0.05)."""
+    if q.effect is None or math.isnan(cell.low) or math.isnan(cell.high):
+        return False
+    if q.sided == "two-sided":
+        return -q.effect < cell.low and cell.high < q.effect
+    return cell.high < q.effect
 
 
 def _power(q: Question | None, se: float, level: float) -> float:

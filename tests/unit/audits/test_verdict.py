@@ -122,14 +122,18 @@ def test_one_error_budget_per_judge_holm_over_its_questions():
 
 
 def test_a_pass_without_power_is_inconclusive():
-    # a shift estimated to +-0.15 cannot find a rise of 0.2 grade with 80% power: not a pass
+    # a shift estimated to +-0.25 cannot find a rise of 0.2 grade with 80% power, nor rule it out
     wide_ci = {"dataset": "d", "judge": "good", "human": "all", "condition": "pad", "mean_shift": 0.0,
-               "mean_shift_ci_low": -0.15, "mean_shift_ci_high": 0.15, "shift_p": 1.0}
+               "mean_shift_ci_low": -0.25, "mean_shift_ci_high": 0.25, "shift_p": 1.0}
     row = answer(tables(pad=pd.DataFrame([wide_ci])), "good", "padding", judges=["good"])
     assert row["status"] == INCONCLUSIVE and row["power"] < 0.8 and row["reason"].startswith("power 0.")
     narrow = wide_ci | {"mean_shift_ci_low": -0.03, "mean_shift_ci_high": 0.03}
     row = answer(tables(pad=pd.DataFrame([narrow])), "good", "padding", judges=["good"])
     assert row["status"] == PASS and row["power"] > 0.99
+    # as wide, but the grades fell: the interval rules the rise out, a pass whatever the power
+    fell = wide_ci | {"mean_shift": -0.5, "mean_shift_ci_low": -0.75, "mean_shift_ci_high": -0.25}
+    row = answer(tables(pad=pd.DataFrame([fell])), "good", "padding", judges=["good"])
+    assert row["status"] == PASS and row["power"] < 0.8
 
 
 def test_labels_whose_interval_straddles_the_floor_are_inconclusive():
