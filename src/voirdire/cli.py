@@ -5,6 +5,7 @@ run, in the terminal) and ``voirdire resume`` (a killed run, the way docs/reprod
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -13,6 +14,18 @@ from .errors import InputError
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The command line; a reader that stops early (``voirdire verdict | head``) ends it quietly."""
+    try:
+        code = _main(argv)
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:
+        # the reader has gone: nothing more to print, and no traceback at exit (Python's docs, signal)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
+def _main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["resume"] and argv[1:2] not in (["-h"], ["--help"]):
         return _resume(argv[1:])  # every argument after it is Snakemake's, as given

@@ -37,7 +37,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-PASS, FLAG, NA, INFO, INCONCLUSIVE = "pass", "flag", "n/a", "info", "inconclusive"
+PASS, FLAG, NA, INFO, INCONCLUSIVE = "pass", "flag", "na", "info", "inconclusive"
+"""The statuses of a cell, as ``verdict.csv`` writes them (``na``, not "n/a", which pandas reads as missing)."""
 STATUSES = (FLAG, INCONCLUSIVE, PASS, INFO, NA)
 POWER = 0.8
 """A pass stands where the question could find its stated effect with at least this power."""

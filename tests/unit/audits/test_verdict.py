@@ -3,6 +3,7 @@ interval, a clean row passes, a missing table or a reason is n/a with that reaso
 question declares its rule."""
 
 import math
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -260,3 +261,30 @@ def test_figure3_is_inlined_under_the_table_of_the_first_page(tmp_path):
     assert page.index("</table>") < page.index("<figure>") < page.index("Flag rules")
     assert "data:image/png;base64,iVBORw0KGgo" in image and "Figure 3:" in page
     assert "<figure>" not in fragment(long) and "<figure>" in html(long, figure=png)
+
+
+def test_the_csv_keeps_every_status_as_pandas_reads_it_by_default(tmp_path):
+    long = verdict({"d": DatasetTables(judges=["good", "bad"], tables=tables())})
+    csv = tmp_path / "verdict.csv"
+    with csv.open("w") as fh:
+        write_csv(long, fh)
+    plain = pd.read_csv(csv)  # a user's first read: no keep_default_na
+    assert plain["status"].notna().all() and set(plain["status"]) <= {PASS, FLAG, INCONCLUSIVE, NA, "info"}
+    assert (plain["status"] == NA).sum() == (long["status"] == NA).sum() > 0
+
+
+def test_voirdire_verdict_into_a_reader_that_stops_early_ends_quietly(tmp_path):
+    import subprocess
+    import sys
+
+    from voirdire.layout import Layout
+
+    long = verdict({"d": DatasetTables(judges=[f"judge{i}" for i in range(400)], tables=tables())})
+    path = Path(Layout(str(tmp_path)).verdict("csv"))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w") as fh:
+        write_csv(long, fh)
+    cli = [sys.executable, "-m", "voirdire.cli", "verdict", "--results", str(tmp_path)]
+    done = subprocess.run(f"{' '.join(cli)} | head -n 2", shell=True, capture_output=True, text=True, check=True)
+    assert len(done.stdout.splitlines()) == 2 and done.stdout.startswith("judge0 on d: ")
+    assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr, done.stderr
