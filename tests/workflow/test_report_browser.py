@@ -30,7 +30,8 @@ FIGURE = ("(f => f && [f.querySelector('img').naturalWidth, f.querySelector('fig
           "(document.querySelector('.voirdire-verdict figure'))")  # fmt: skip
 
 # how a judge's sentence (voirdire.verdict.sentence) says each status
-SAYS = {"flagged on ": "flag", "passes ": "pass", "reports ": "info"}
+SAYS = {"flagged on ": "flag", "inconclusive on ": "inconclusive", "passes ": "pass", "reports ": "info"}
+BUDGET = re.compile(r"chance of any false flag at most [0-9.]+ over its \d+ tested questions \(Holm\)")
 NONE_FLAGGED = "no audit flags it"
 NOT_ASKED = re.compile(r"(\d+) question\(s\) could not be asked")
 
@@ -69,9 +70,9 @@ def judges(verdict: pd.DataFrame) -> list[tuple[str, str]]:
 def stated(sentence: str) -> dict[str, object]:
     """What a judge's sentence says: the questions it flags, passes and reports, and how many
     could not be asked."""
-    said: dict[str, object] = {"flag": set(), "pass": set(), "info": set(), "n/a": 0}
+    said: dict[str, object] = {"flag": set(), "inconclusive": set(), "pass": set(), "info": set(), "n/a": 0}
     for part in sentence.removesuffix(".").split("; "):
-        if part == NONE_FLAGGED:
+        if part == NONE_FLAGGED or BUDGET.fullmatch(part):
             continue
         if match := NOT_ASKED.fullmatch(part):
             said["n/a"] = int(match[1])
@@ -86,7 +87,7 @@ def stated(sentence: str) -> dict[str, object]:
 def expected(rows: pd.DataFrame) -> dict[str, object]:
     """The same, from the judge's rows of verdict.csv."""
     names = {s: {q.replace("_", " ") for q in rows.loc[rows["status"] == s, "question"]} for s in SAYS.values()}
-    return {**names, "n/a": int((rows["status"] == "n/a").sum())}
+    return {**names, "n/a": int((rows["status"] == "na").sum())}
 
 
 def test_the_first_screen_holds_every_judges_verdict(landing):
@@ -114,7 +115,7 @@ def test_the_first_screen_opens_at_the_top_of_the_page(landing):
 
 def test_the_landing_pages_table_is_the_verdict_csv(landing):
     """Before any click, the landing page's table has a row per judge and a column per question,
-    each cell the CSV's text for it with its status word (pass, flag, info or n/a)."""
+    each cell the CSV's text for it with its status word (pass, flag, inconclusive, info or n/a)."""
     verdict, (header, *rows) = landing["verdict"], landing["table"]
     assert header[:2] == ["dataset", "judge"]
     questions = {q.replace("_", " "): q for q in verdict["question"]}
@@ -128,7 +129,7 @@ def test_the_landing_pages_table_is_the_verdict_csv(landing):
                 continue
             row = text.loc[(dataset, judge, questions[name])]
             assert cell == row["text"], (judge, name)
-            word = r"n/a" if row["status"] == "n/a" else rf"\b{row['status']}\b"
+            word = r"n/a" if row["status"] == "na" else rf"\b{row['status']}\b"
             assert re.search(word, cell), (judge, name, cell)
 
 
