@@ -4,7 +4,9 @@ the injection probe, persona-conditioned judging) and the probes' fingerprint.
 The systems' per-query scores under each persona condition and under the humans are computed as
 Table 2 computes them (:func:`voirdire.probes.tables.condition_scores`): the primary measure,
 every run cut at the evaluation depth, binarized at the probed judge's binary threshold. Every
-table comes with why it may be empty (:class:`voirdire.probes.tables.Table`)."""
+table comes with why it may be empty (:class:`voirdire.probes.tables.Table`). What a sample left
+out because its passage has no text (a recorded run's passages beyond the candidates' texts) is
+counted in each table (``without_text``, per dataset) and said in its title."""
 
 from voirdire.jobhost import hand_over
 
@@ -12,6 +14,8 @@ hand_over(snakemake)  # the rest may run in the machine's job host (voirdire.job
 
 import json
 from pathlib import Path
+
+import pandas as pd
 
 from voirdire.evaluation import primary_scores, read_scores
 from voirdire.fingerprint import fingerprint
@@ -28,15 +32,46 @@ files = grouped(snakemake.input)
 manifest = sha256(snakemake.input.manifest)
 human = probes.read_human(files["human"], params.judges)
 found = probes.read_answers(files["answers"])
+# dataset -> each probe's sample summary (probe_sample): what it drew, and what it left out
+drawn = {d: json.loads(Path(p).read_text(encoding="utf-8"))["summary"] for d, p in files["samples"].items()}
+LEFT_OUT = {"personas": "without_text_left_out"}  # the summary key of each probe's count; else without_text
+
+
+def left_out(probe: str) -> dict[str, int]:
+    """Dataset -> how many of the probe's candidates its sample left out for want of a text."""
+    return {
+        d: int((summary.get(probe) or {}).get(LEFT_OUT.get(probe, "without_text"), 0)) for d, summary in drawn.items()
+    }
+
+
+def note(counts: dict[str, int], what: str) -> str:
+    """The title's note on what was left out for want of a text ('' when nothing was)."""
+    counts = {d: n for d, n in counts.items() if n}
+    if not counts:
+        return ""
+    where = ", ".join(f"{d}: {n}" for d, n in counts.items())
+    return f" ({what} without a passage text left out of the sample, counted in without_text: {where})"
 
 
 def table(result: probes.Table, key: str, title: str) -> None:
-    probes.write_probe_table(result, getattr(out, key), title=title, manifest=manifest, view=probes.VIEWS[key])
+    """A probe's table, with ``without_text`` (its sample's left-out count, per dataset; swap and
+    lists rows each their own) and the count in the title."""
+    frame, view = result.frame, list(probes.VIEWS[key])
+    counts = {p: left_out(p) for p in (key, "lists") if p == key or (key == "swap" and params.lists)}
+    if "dataset" in frame.columns and len(frame):
+        which = frame["probe"] if key == "swap" and "probe" in frame.columns else pd.Series(key, frame.index)
+        frame = frame.assign(without_text=[counts.get(p, {}).get(d, 0) for p, d in zip(which, frame["dataset"])])
+        view.append("without_text")
+    what = {"swap": "candidate pairs", "lists": "pairs of result lists", "personas": "pairs"}
+    title += "".join(note(c, what.get(p, "passages")) for p, c in counts.items())
+    probes.write_probe_table(
+        probes.Table(frame, result.empty), getattr(out, key), title=title, manifest=manifest, view=view
+    )
 
 
 if "swap" in params.probes:
     human_eval = primary_scores(read_scores(files["scores"].values()), params.measure, [HUMAN])
-    result = probes.swap_results(found, human, human_eval, lists=params.lists)
+    result = probes.swap_results(found, human, human_eval, lists=params.lists, alpha=params.alpha)
     table(result, "swap", "Swap test: each pair asked in both orders; a win counts only if it survives the swap")
     swap_chart(result.frame, out.swap_png)
 if "pad" in params.probes:
@@ -50,7 +85,9 @@ if "injection" in params.probes:
 if "personas" in params.probes:  # every role and the humans on the same pairs: human-judged, parsed everywhere
     runs = probes.read_runs(files.get("runs", {}))
     comparison, _ = probes.persona_results(found, human, runs, **probes.evaluation_of(params))
-    what = "Persona-conditioned judging (every condition and the humans on the same pairs)"
+    what = "Persona-conditioned judging (every condition and the humans on the same pairs)" + note(
+        left_out("personas"), "pairs"
+    )
     probes.write_comparison(comparison, probes.comparison_paths(out, "persona_"), what, manifest)
 
 # what produced these tables: packages, config, and who answered

@@ -34,6 +34,15 @@ Sensitivity(s) and direction consistency, and its kappa against the baseline and
 |delta_r| are repeated on every row of its group (``noise_floor_kappa_qw``,
 ``noise_floor_abs_delta_r``). Without one those are NaN, and ``noise_floor`` says why.
 
+**Against the rerun.** Mean |delta_r| is never negative, so its interval lies above 0 for any
+judge that moves one label among near-tied systems, and a noise floor read as one rerun's
+point value is no test either. Where a group has a rerun, each condition is compared with it on
+the same queries (:func:`rerun_excess`): the excess of its mean |delta_r| over the rerun's, a
+paired bootstrap interval over queries, and a permutation test that swaps the condition's and
+the rerun's scores within queries (null: the condition is just another draw of the judge's
+answers, as the rerun is). Without a rerun these are NaN and ``reason`` says so: the verdict
+then has no test to read, never a flag.
+
 Every table is long and has a ``dataset`` and a ``group`` column. For personas a group is
 one judge model (its conditions are the roles); for prompt variants it is the variants
 group. Each group names one baseline condition (``baselines``: group -> condition). Ranks
@@ -58,6 +67,7 @@ from ..judges import Scale
 from ..output import IntervalCell, pyplot, save_figure
 from ..stats import (
     Interval,
+    block_permutations,
     interval,
     kappas,
     kendall_tau,
@@ -80,6 +90,16 @@ NO_RERUN = (
 )
 """The default reason the noise floor is n/a."""
 RERUN_NOTE = "the baseline prompt against a rerun of itself"
+NO_NULL = "no rerun of the base prompt: the absolute Δ rank has no null"
+"""Why a group's excess over the rerun is NaN: without a rerun, mean |delta_r| has nothing to be
+compared with (it is never negative, so an interval above 0 says nothing). No ``|`` in it: it is
+a cell of Markdown tables (this table's view, the verdict's reason)."""
+THE_NULL = "the rerun itself: the null every condition of its group is compared with"
+NO_PER_QUERY = "no per-query scores: the excess over the rerun needs the queries to resample and permute"
+PERMUTATIONS = 1999
+"""Draws of the permutation test of :func:`rerun_excess` (add-one p: the smallest is 1/2000)."""
+EXCESS_COLUMNS = ["excess_abs_delta_r", "excess_ci_low", "excess_ci_high", "excess_p", "rerun", "reason"]
+"""The columns :func:`sensitivity` appends to ``by_condition``: the condition against a rerun."""
 
 AGREEMENT_COLUMNS = [
     "dataset", "group", "condition", "baseline", "pairs", "unlabelled", "pairs_vs_baseline", "kappa_qw_baseline",
@@ -96,7 +116,7 @@ BY_SYSTEM_COLUMNS = ["dataset", "group", "system", "conditions", "sensitivity", 
 BY_CONDITION_COLUMNS = [
     "dataset", "group", "condition", "conditions", "systems", "queries", "mean_abs_delta_r", "ci_low_queries",
     "ci_high_queries", "degenerate_queries", "ci_low_systems", "ci_high_systems", "max_abs_delta_r",
-    "affected_systems", "mean_ndcg_shift", "noise_floor_abs_delta_r", "noise_floor",
+    "affected_systems", "mean_ndcg_shift", "noise_floor_abs_delta_r", "noise_floor", *EXCESS_COLUMNS,
 ]  # fmt: skip
 CONSISTENCY_COLUMNS = [
     "dataset", "condition", "system", "groups", "moved", "up", "down", "mean_delta_r", "consistency", "direction",
@@ -113,11 +133,13 @@ BY_CONDITION_VIEW = [
     "group", "condition", "systems", "queries",
     IntervalCell("mean_abs_delta_r", "mean_abs_delta_r", "ci_low_queries", "ci_high_queries"),
     IntervalCell("ci_systems", None, "ci_low_systems", "ci_high_systems"),
-    "max_abs_delta_r", "affected_systems", "mean_ndcg_shift", "noise_floor_abs_delta_r", "noise_floor",
+    "max_abs_delta_r", "affected_systems", "noise_floor_abs_delta_r",
+    IntervalCell("excess_abs_delta_r", "excess_abs_delta_r", "excess_ci_low", "excess_ci_high"), "excess_p", "reason",
 ]  # fmt: skip
 """The columns of :func:`sensitivity`'s ``by_condition`` a person reads in the Markdown:
 ``mean_abs_delta_r`` with its interval over queries in one cell, ``ci_systems`` the interval
-over systems; the CSV keeps every one."""
+over systems, the excess over the rerun with its paired interval and its test; the CSV keeps
+every one (``mean_ndcg_shift``, and ``noise_floor``, whose n/a ``reason`` repeats)."""
 
 _PAIR = ["query_id", "doc_id"]
 
@@ -341,27 +363,45 @@ def _resampled_ranks(means: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(means).any(axis=1, keepdims=True), math.nan, ranks)
 
 
-def _query_draws(
-    per_query: pd.DataFrame, baseline: str, moved: pd.DataFrame, *, seed: int, resamples: int
-) -> tuple[int, dict[str, np.ndarray], list[str]]:
-    """The bootstrap over queries of one group: (queries, condition -> (draws, systems) |delta_r|
-    with NaN for a system the condition does not rank, systems in name order).
-
-    The queries are resampled (the same draws for every condition, seeded); in each draw every
-    system's mean nDCG is recomputed under the baseline and under the condition over the drawn
-    queries, both are ranked within the systems :func:`displacement` ranks for the condition,
-    and |delta_r| follows."""
+def _cube(per_query: pd.DataFrame) -> tuple[list[str], list[str], list[str], np.ndarray]:
+    """(conditions, queries, systems in name order, (conditions, queries, systems) nDCG with NaN
+    where a condition does not score a system on a query) of one group's per-query scores."""
     systems = sorted(set(per_query["system"]))
     queries = sorted(set(per_query["query_id"]))
     conditions = list(dict.fromkeys(per_query["condition"]))
     cube = (per_query.pivot_table(index=["condition", "query_id"], columns="system", values="ndcg", aggfunc="mean")
             .reindex(index=pd.MultiIndex.from_product([conditions, queries]), columns=systems))  # fmt: skip
-    values = cube.to_numpy(dtype=float).reshape(len(conditions), len(queries), len(systems))
-    times = query_resamples(len(queries), resamples, seed)
+    return conditions, queries, systems, cube.to_numpy(dtype=float).reshape(len(conditions), len(queries), len(systems))
+
+
+def _weighted_means(times: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """(draws, sets, systems) means over the drawn queries of (sets, queries, systems) scores,
+    ``times`` (draws, queries) the multiplicities; NaN scores left out, NaN where none is left."""
     with np.errstate(invalid="ignore", divide="ignore"):
-        means = np.einsum("bq,cqs->bcs", times, np.nan_to_num(values)) / np.einsum(
+        return np.einsum("bq,cqs->bcs", times, np.nan_to_num(values)) / np.einsum(
             "bq,cqs->bcs", times, np.isfinite(values).astype(float)
         )
+
+
+def _query_draws(
+    cube: tuple[list[str], list[str], list[str], np.ndarray],
+    baseline: str,
+    moved: pd.DataFrame,
+    *,
+    seed: int,
+    resamples: int,
+) -> tuple[int, dict[str, np.ndarray], list[str]]:
+    """The bootstrap over queries of one group (``cube``: :func:`_cube`): (queries, condition ->
+    (draws, systems) |delta_r| with NaN for a system the condition does not rank, systems in
+    name order).
+
+    The queries are resampled (the same draws for every condition, seeded); in each draw every
+    system's mean nDCG is recomputed under the baseline and under the condition over the drawn
+    queries, both are ranked within the systems :func:`displacement` ranks for the condition,
+    and |delta_r| follows."""
+    conditions, queries, systems, values = cube
+    times = query_resamples(len(queries), resamples, seed)
+    means = _weighted_means(times, values)
     index = {c: i for i, c in enumerate(conditions)}
     draws = {}
     for condition, rows in moved.groupby("condition", sort=False):
@@ -374,6 +414,98 @@ def _query_draws(
     return len(queries), draws, systems
 
 
+def _displaced(means: np.ndarray, base: np.ndarray) -> np.ndarray:
+    """(draws, sets) mean |delta_r| over systems of (draws, sets, systems) means against the
+    (draws, systems) baseline means: every set and the baseline ranked within the systems
+    (ties by column order, that is by name); NaN in a draw where a mean is NaN."""
+    draws, sets, systems = means.shape
+    ranks = _resampled_ranks(means.reshape(draws * sets, systems)).reshape(draws, sets, systems)
+    return np.abs(ranks - _resampled_ranks(base)[:, None, :]).mean(axis=2)
+
+
+def _excess(moved: np.ndarray) -> np.ndarray:
+    """Per draw: the conditions' mean |delta_r| (the mean over the conditions, the last set being
+    the rerun) minus the rerun's."""
+    return moved[:, :-1].mean(axis=1) - moved[:, -1]
+
+
+def rerun_excess(
+    baseline: np.ndarray,
+    conditions: np.ndarray,
+    rerun: np.ndarray,
+    *,
+    seed: int = SEED,
+    resamples: int = RESAMPLES,
+    permutations: int = PERMUTATIONS,
+    level: float = LEVEL,
+) -> dict[str, float]:
+    """How much more a condition moves the system ranking than a rerun of the baseline does.
+
+    ``baseline`` and ``rerun``: (queries, systems) per-query scores of the baseline prompt and of
+    the baseline prompt asked again; ``conditions``: (queries, systems) of one condition, or
+    (conditions, queries, systems) of several (the ``all`` row: their mean |delta_r|); the same
+    queries and systems everywhere, systems in name order (rank ties go by name, as in
+    :func:`displacement`); NaN where a label set does not score a system on a query (left out of
+    its mean). S(X) is the mean over systems of |rank under X - rank under the baseline|, ranks by
+    mean score over queries. Returns:
+
+    * ``excess_abs_delta_r``: S(condition) - S(rerun) (mean over the conditions for several);
+    * ``excess_ci_low``, ``excess_ci_high``: a paired percentile bootstrap over queries: in each
+      draw of queries (:func:`voirdire.stats.query_resamples`, the draws of the interval over
+      queries with the same ``seed``) the baseline, the condition and the rerun are re-ranked on
+      the *same* drawn queries and the difference taken, so the query mix the two share cancels;
+    * ``excess_p``: the one-sided permutation test that the condition moves the ranking more than
+      the rerun does. Null: per query, the condition's and the rerun's scores are exchangeable
+      (a condition that only draws fresh answers, as a rerun of a sampling or prompt-hashing
+      judge does, is such a draw; queries independent). Within each query the label sets
+      (condition(s) and rerun) swap at random (:func:`voirdire.stats.block_permutations`,
+      blocks = queries), S is recomputed for each against the fixed baseline, and
+      p = (1 + #{T* >= T}) / (1 + ``permutations``) (Phipson & Smyth 2010), T the excess. Exact
+      under that null whatever the systems' correlation within a query, unlike the bootstrap,
+      whose draws are not centred on the null and whose |delta_r| is biased upward in each draw
+      (rank noise over drawn queries), nor a test of per-query differences, which |delta_r| does
+      not have (ranks exist only over a set of queries). Ties of the discrete statistic count
+      against the condition (T* = T is a hit), so the test is conservative; a NaN permuted
+      statistic counts as a hit too.
+
+    NaN everywhere with fewer than two systems or no query. A deterministic judge's rerun equals
+    its baseline (S = 0): then any move the condition makes is beyond the rerun's.
+    """
+    base = np.asarray(baseline, dtype=float)
+    tried = np.asarray(conditions, dtype=float)
+    tried = tried[None] if tried.ndim == 2 else tried
+    again = np.asarray(rerun, dtype=float)
+    nan = {"excess_abs_delta_r": math.nan, "excess_ci_low": math.nan, "excess_ci_high": math.nan, "excess_p": math.nan}
+    if base.ndim != 2 or tried.shape[1:] != base.shape or again.shape != base.shape:
+        raise ValueError("baseline, rerun and every condition must be (queries, systems) arrays of one shape")
+    queries, systems = base.shape
+    if queries == 0 or systems < 2:
+        return nan
+    sets = np.concatenate([tried, again[None]])  # (conditions + 1, queries, systems): the exchangeable sets
+    whole = np.ones((1, queries))
+    observed = float(_excess(_displaced(_weighted_means(whole, sets), _weighted_means(whole, base[None])[:, 0]))[0])
+    if math.isnan(observed):
+        return nan
+    times = query_resamples(queries, resamples, seed)
+    boot = _excess(_displaced(_weighted_means(times, sets), _weighted_means(times, base[None])[:, 0]))
+    found = interval(boot, level)
+
+    k = len(sets)
+    flat = sets.transpose(1, 0, 2).reshape(queries * k, systems)  # unit q * k + j: set j on query q
+    base_means = _weighted_means(whole, base[None])[:, 0]  # the baseline is not permuted
+    hits = 0
+    for order, drawn in block_permutations(np.repeat(np.arange(queries), k), permutations, seed):
+        permuted = np.empty((len(drawn), queries * k, systems))
+        permuted[:, order] = flat[drawn]
+        shuffled = permuted.reshape(len(drawn), queries, k, systems)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means = np.nansum(shuffled, axis=1) / np.isfinite(shuffled).sum(axis=1)
+        null = _excess(_displaced(means, np.repeat(base_means, len(drawn), axis=0)))
+        hits += int(np.sum(~(null < observed - 1e-9)))  # NaN counts as a hit
+    p = (1 + hits) / (1 + permutations)
+    return {"excess_abs_delta_r": observed, "excess_ci_low": found.low, "excess_ci_high": found.high, "excess_p": p}
+
+
 def sensitivity(
     displacement: pd.DataFrame,
     seed: int = SEED,
@@ -383,6 +515,7 @@ def sensitivity(
     per_query: pd.DataFrame | None = None,
     baselines: Mapping[str, str] | None = None,
     no_rerun: str = NO_RERUN,
+    permutations: int = PERMUTATIONS,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Sensitivity per system, and mean |delta_r| per condition with its intervals over queries
     and over systems.
@@ -406,7 +539,17 @@ def sensitivity(
       condition ranks the same systems) with both intervals (over queries: Sensitivity(s)
       recomputed in each draw), ``affected_systems`` the systems that move under some
       condition. ``noise_floor_abs_delta_r``: the ``RERUN`` condition's mean |delta_r| in the
-      group (NaN without one, and ``noise_floor`` says why). See ``BY_CONDITION_COLUMNS``.
+      group (NaN without one, and ``noise_floor`` says why).
+    * ``by_condition``'s last columns (``EXCESS_COLUMNS``), the null mean |delta_r| lacks (it is
+      never negative, so an interval above 0 is no test; a rerun moves ranks too): where the
+      group has a ``RERUN`` (``rerun`` True), each condition (the ``all`` row: the conditions'
+      mean) against the rerun on the same queries (:func:`rerun_excess`):
+      ``excess_abs_delta_r`` = its mean |delta_r| minus the rerun's, ``excess_ci_low`` /
+      ``excess_ci_high`` its paired bootstrap interval over queries, ``excess_p`` the one-sided
+      permutation test (condition and rerun swapped within queries) that the condition moves
+      the ranking more than a rerun does, ``permutations`` draws; ``reason`` ''. NaN with a
+      ``reason`` otherwise: no rerun (``rerun`` False, :data:`NO_NULL`), the rerun's own row
+      (:data:`THE_NULL`), or no ``per_query`` (:data:`NO_PER_QUERY`). See ``BY_CONDITION_COLUMNS``.
 
     Every interval draws from ``seed``, so a row does not depend on the others.
     """
@@ -416,10 +559,10 @@ def sensitivity(
     by_condition: list[dict] = []
     frame = displacement.assign(abs_delta_r=displacement["delta_r"].abs())
     for (dataset, group), rows in frame.groupby(["dataset", "group"], sort=False):
-        queries, draws, systems = 0, {}, []
+        queries, draws, systems, cube = 0, {}, [], None
         if per_query is not None:
-            scores = per_query[(per_query["dataset"] == dataset) & (per_query["group"] == group)]
-            queries, draws, systems = _query_draws(scores, baselines[group], rows, seed=seed, resamples=resamples)
+            cube = _cube(per_query[(per_query["dataset"] == dataset) & (per_query["group"] == group)])
+            queries, draws, systems = _query_draws(cube, baselines[group], rows, seed=seed, resamples=resamples)
         group_rows = []
         for condition, rows_c in rows.groupby("condition", sort=False):
             values = rows_c["abs_delta_r"].to_numpy(dtype=float)
@@ -479,8 +622,52 @@ def sensitivity(
         floor = rerun[0]["mean_abs_delta_r"] if rerun else math.nan
         for row in group_rows:
             row |= {"noise_floor_abs_delta_r": floor, "noise_floor": RERUN_NOTE if rerun else no_rerun}
+            baseline = baselines[group] if baselines is not None else None
+            row |= _against_rerun(
+                row["condition"],
+                rows,
+                cube,
+                baseline,
+                seed=seed,
+                resamples=resamples,
+                permutations=permutations,
+                level=level,
+            )
         by_condition.extend(group_rows)
     return pd.DataFrame(by_system, columns=BY_SYSTEM_COLUMNS), pd.DataFrame(by_condition, columns=BY_CONDITION_COLUMNS)
+
+
+def _against_rerun(
+    condition: str,
+    moved: pd.DataFrame,
+    cube: tuple[list[str], list[str], list[str], np.ndarray] | None,
+    baseline: str | None,
+    **test,
+) -> dict:
+    """The ``EXCESS_COLUMNS`` of one ``by_condition`` row of a group (``moved``: its displacement
+    rows; ``cube``: :func:`_cube` of its per-query scores, None without them): the condition (the
+    ``all`` row: every condition but the rerun) against the group's ``RERUN``, on the systems the
+    baseline, the rerun and each of those conditions rank (:func:`rerun_excess`, ``test`` its
+    keywords)."""
+    nan = dict.fromkeys(EXCESS_COLUMNS[:4], math.nan)
+    if RERUN not in set(moved["condition"]):
+        return nan | {"rerun": False, "reason": NO_NULL}
+    if condition == RERUN:
+        return nan | {"rerun": True, "reason": THE_NULL}
+    if cube is None or baseline is None:
+        return nan | {"rerun": True, "reason": NO_PER_QUERY}
+    tried = [condition] if condition != ALL else [c for c in dict.fromkeys(moved["condition"]) if c != RERUN]
+    ranked = [set(moved.loc[moved["condition"] == c, "system"]) for c in (*tried, RERUN)]
+    conditions, _, systems, values = cube
+    columns = [i for i, s in enumerate(systems) if all(s in r for r in ranked)]
+    index = {c: i for i, c in enumerate(conditions)}
+    found = rerun_excess(
+        values[index[baseline]][:, columns],
+        values[[index[c] for c in tried]][:, :, columns],
+        values[index[RERUN]][:, columns],
+        **test,
+    )
+    return found | {"rerun": True, "reason": ""}
 
 
 def _draws_interval(draws: np.ndarray | None, level: float) -> Interval:

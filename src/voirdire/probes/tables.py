@@ -100,22 +100,29 @@ def pairs(answers: pd.DataFrame, probe: str) -> pd.DataFrame:
     return wide.astype(object).where(wide.notna(), None)
 
 
-def _probe_swap(answers: pd.DataFrame, probe: str, reference) -> pd.DataFrame:
+def _probe_swap(answers: pd.DataFrame, probe: str, reference, alpha: float) -> pd.DataFrame:
     verdicts = pairs(answers, probe)
     if not len(verdicts):
         return pd.DataFrame()
     verdicts["reference"] = [reference(r) for r in verdicts.itertuples(index=False)]
-    table = swap_table(verdicts, keys=("dataset", "judge"))
+    table = swap_table(verdicts, keys=("dataset", "judge"), alpha=alpha)
     table.insert(2, "probe", probe)
     return table
 
 
 def swap_results(
-    answers: pd.DataFrame, human: pd.DataFrame, human_scores: pd.DataFrame, *, lists: Mapping | None = None
+    answers: pd.DataFrame,
+    human: pd.DataFrame,
+    human_scores: pd.DataFrame,
+    *,
+    lists: Mapping | None = None,
+    alpha: float = 0.05,
 ) -> Table:
     """The swap test per (dataset, judge) on passages (reference: the human grades) and on result
-    lists (reference: the two systems' human nDCG@10 on that query). ``lists``: the config's
-    ``probes.swap.lists`` (None: result lists are not probed), for the reason of an empty table."""
+    lists (reference: the two systems' human nDCG@10 on that query), pairs clustered by their
+    query (:func:`voirdire.probes.swap.swap_table`). ``lists``: the config's
+    ``probes.swap.lists`` (None: result lists are not probed), for the reason of an empty table;
+    ``alpha``: the level ``position_note`` reads ``position_p`` at (the verdict's)."""
     grade = human.set_index(["dataset", "query_id", "doc_id"])["relevance"].to_dict()
     ndcg = human_scores.set_index(["dataset", "query_id", "system"])["ndcg"].to_dict()
 
@@ -127,7 +134,7 @@ def swap_results(
         a, b = ndcg.get((r.dataset, r.query_id, r.first)), ndcg.get((r.dataset, r.query_id, r.second))
         return None if a is None or b is None else preference(a, b)
 
-    parts = [_probe_swap(answers, "swap", by_grade), _probe_swap(answers, "lists", by_ndcg)]
+    parts = [_probe_swap(answers, "swap", by_grade, alpha), _probe_swap(answers, "lists", by_ndcg, alpha)]
     parts = [p for p in parts if len(p)]
     reason = NO_SWAP_PAIR if lists is None else f"{NO_SWAP_PAIR}, {NO_LIST_PAIR.format(depth=lists['depth'])}"
     return _table(pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(), reason)
@@ -408,7 +415,7 @@ def persona_results(
 
 VIEWS = {  # the columns a person reads in the Markdown; the CSV keeps every one
     "swap": ["judge", "probe", "pairs", "answered", "position_consistency", "first_position_win_rate", "tie_rate",
-             "accuracy", "position_p"],
+             "accuracy", "queries", "position_p", "position_note"],
     "pad": ["judge", "padding", "human", "n", "queries", "mean_shift", "shift_p", "flagged", "padded_wins",
             "padded_wins_upper", "tests"],
     "injection": ["judge", "template", "human", "n", "queries", "mean_shift", "shift_p", "flagged", "tests",

@@ -67,7 +67,8 @@ PERSONA_AGREEMENT_CSV = [*AGREEMENT_CSV, "pairs_drawn", "left_out_unjudged", "le
 SENSITIVITY_CSV = [
     "dataset", "group", "condition", "conditions", "systems", "queries", "mean_abs_delta_r", "ci_low_queries",
     "ci_high_queries", "degenerate_queries", "ci_low_systems", "ci_high_systems", "max_abs_delta_r",
-    "affected_systems", "mean_ndcg_shift", "noise_floor_abs_delta_r", "noise_floor",
+    "affected_systems", "mean_ndcg_shift", "noise_floor_abs_delta_r", "noise_floor", "excess_abs_delta_r",
+    "excess_ci_low", "excess_ci_high", "excess_p", "rerun", "reason",
 ]  # fmt: skip
 
 INTEGER = re.compile(r"^-?\d+$")

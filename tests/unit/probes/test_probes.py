@@ -342,30 +342,45 @@ def test_the_persona_draw_leaves_out_pairs_no_human_judged():
     assert drawn["summary"]["personas"]["unjudged_left_out"] == len(pool) - len(human) == 6
 
 
-def test_swap_intervals_are_wilson_and_the_position_test_is_exact():
-    from statsmodels.stats.proportion import proportion_confint
-
+def test_swap_intervals_are_clustered_by_query_and_the_position_test_is_over_queries():
     from voirdire.probes.swap import swap_intervals
+    from voirdire.stats import clustered_rate, sign_flip_p
 
     # 12 pairs keep the first shown both times (a position bias), 3 the second, 20 survive, 5 unparsed
     answers = [("A", "A")] * 12 + [("B", "B")] * 3 + [("A", "B")] * 10 + [("B", "A")] * 10 + [(None, "A")] * 5
-    found = swap_intervals(answers)
-    counts = swap_counts(answers)
+    queries = [f"q{i % 8}" for i in range(len(answers))]
+    found = swap_intervals(answers, queries=queries)
     assert (found["order_dependent_first"], found["order_dependent_second"]) == (12, 3)
-    assert found["position_p"] == pytest.approx(stats.binomtest(12, 15, 0.5).pvalue) and found["position_p"] < 0.05
-    tie = proportion_confint(counts["order_dependent"], counts["pairs"], alpha=0.05, method="wilson")
-    assert (found["tie_rate_ci_low"], found["tie_rate_ci_high"]) == pytest.approx(tie)
-    win = proportion_confint(counts["first_position_wins"], counts["answered"], alpha=0.05, method="wilson")
-    assert (found["first_position_win_rate_ci_low"], found["first_position_win_rate_ci_high"]) == pytest.approx(win)
-    rates = swap_summary(answers)
-    assert found["tie_rate_ci_low"] < rates["tie_rate"] < found["tie_rate_ci_high"]
+    # the pair-level binomial stays, as a descriptive column
+    assert found["position_p_pairs"] == pytest.approx(stats.binomtest(12, 15, 0.5).pvalue)
+    # the position test: the sign-flip test over queries of each query's first - second count
+    signed = np.array([1] * 12 + [-1] * 3 + [0] * 25)
+    totals = pd.Series(signed).groupby(queries[: len(signed)]).sum()
+    held = pd.Series(np.abs(signed)).groupby(queries[: len(signed)]).sum()
+    assert found["position_p"] == pytest.approx(sign_flip_p(totals[held > 0].to_numpy()))
+    assert found["queries"] == int((held > 0).sum()) == 8
+    # the intervals: the engine's cluster bootstrap over queries
+    ties = [swap_outcome(ab, ba) == TIE for ab, ba in answers]
+    rate, tie = clustered_rate(ties, queries)
+    assert (found["tie_rate_ci_low"], found["tie_rate_ci_high"]) == pytest.approx((tie.low, tie.high))
+    prompts = [(a == "A", q) for (ab, ba), q in zip(answers, queries) for a in (ab, ba) if a is not None]
+    _, win = clustered_rate([h for h, _ in prompts], [q for _, q in prompts])
+    assert (found["first_position_win_rate_ci_low"], found["first_position_win_rate_ci_high"]) == pytest.approx(
+        (win.low, win.high)
+    )
+    assert found["tie_rate_ci_low"] < swap_summary(answers)["tie_rate"] < found["tie_rate_ci_high"]
     # no position preference: as many order-dependent pairs each way
-    clean = swap_intervals([("A", "A")] * 6 + [("B", "B")] * 6 + [("A", "B")] * 10)
+    clean = swap_intervals(
+        [("A", "A")] * 6 + [("B", "B")] * 6 + [("A", "B")] * 10, queries=[f"q{i % 5}" for i in range(22)]
+    )
     assert (
         clean["position_p"] == 1
         and clean["first_position_win_rate_ci_low"] < 0.5 < clean["first_position_win_rate_ci_high"]
     )
-    assert swap_intervals([])["position_p"] == 1 and math.isnan(swap_intervals([])["tie_rate_ci_low"])
+    nothing = swap_intervals([])
+    assert nothing["position_p"] == 1 and nothing["queries"] == 0 and math.isnan(nothing["tie_rate_ci_low"])
+    with pytest.raises(ValueError, match="query of every pair"):
+        swap_intervals(answers, queries=queries[:3])
 
 
 def test_padded_wins_has_a_one_sided_clopper_pearson_upper_bound():
