@@ -347,8 +347,16 @@ def _own_family(rows, judge, context):
     if math.isnan(value):
         return Cell(NA, reason=_reason(row) or "undefined")
     low, high = _num(row, "within_grade_ci_low"), _num(row, "within_grade_ci_high")
-    beyond = _true(row.get("beyond_placebo", True))
-    detail = "" if beyond else f"not beyond the placebo (a neutral family reaches {_num(row, 'placebo_max'):+.3f})"
+    placebo = row.get("beyond_placebo")
+    known = placebo is not None and not (isinstance(placebo, float) and math.isnan(placebo)) and placebo != ""
+    beyond = _true(placebo) if known else True  # no neutral family: the test alone decides
+    detail = (
+        "no neutral family for a placebo"
+        if not known
+        else ""
+        if beyond
+        else (f"not beyond the placebo ({row.get('placebo_max_family')} reaches {_num(row, 'placebo_max'):+.3f})")
+    )
     return Cell(PASS, value, low, high, p=_num(row, "within_grade_p"), signal=value > 0 and beyond, se=_se(low, high),
                 detail=detail)  # fmt: skip
 
@@ -448,7 +456,7 @@ def _gameable(rows, judge, context):
     one_sided = [_one_sided(_num(r, "delta_p"), _num(r, "delta")) for r in records]
     p, tests = _bonferroni_min(one_sided)
     passing = [i for i, r in enumerate(records) if _passes(r) and _num(r, "delta") > 0]
-    pick = min(passing or range(len(records)), key=lambda i: (one_sided[i] if not math.isnan(one_sided[i]) else 2))
+    pick = min(passing or range(len(records)), key=lambda i: one_sided[i] if not math.isnan(one_sided[i]) else 2)
     row = records[pick]
     low, high = _num(row, "delta_ci_low"), _num(row, "delta_ci_high")
     detail = f"{row['gamed']}: rank {int(_num(row, 'rank'))} -> {int(_num(row, 'rank_gamed'))}"

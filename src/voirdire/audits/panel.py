@@ -21,12 +21,14 @@ A *panel* ranks systems by their mean nDCG@10 over judges (each judge's mean ove
     corrected = raw - strictness. It assumes strictness lowers every system's nDCG by the same
     amount, which it does not (a judge that grades 1 -> 0 costs a weak system more than a
     strong one), so it is reported, not flagged on;
-  - the flag's estimate, ``within_grade``, on labels: within each query and human grade, j's
-    grade minus its panel's on documents F's systems put in their top 10 against documents
-    that only other systems retrieved. A judge that is strict or lenient on a grade moves both
-    sides of that stratum alike, so only a preference for F's documents remains. Its interval
-    is a bootstrap over queries and its p a sign-flip test over queries (the engine's
-    ``query_mean_test``); a placebo moves the family to every other family of systems.
+  - the flag's estimate, ``within_grade``, on labels: within each query, human grade and
+    consensus (how many systems put the document in their top 10), j's grade minus its panel's
+    on documents F's systems put in their top 10 against documents that only other systems
+    retrieved. A judge that is strict or lenient on a grade, or on documents many systems
+    retrieve, moves both sides of that stratum alike, so only a preference for F's documents
+    remains. Its interval is a bootstrap over queries and its p a one-sided sign-flip test over
+    queries (the engine's ``query_mean_test``); a placebo moves the family to every other family
+    of systems, and the flag needs the estimate above every placebo's.
 """
 
 from __future__ import annotations
@@ -239,6 +241,15 @@ def _docs(tops: Mapping[str, pd.DataFrame], systems: Iterable[str]) -> set[tuple
     return found
 
 
+def consensus(tops: Mapping[str, pd.DataFrame], systems: Iterable[str]) -> dict[tuple[str, str], int]:
+    """Per (query_id, doc_id): how many of ``systems`` hold it in their top documents (``tops``,
+    :func:`top_documents`); a pair none holds is absent (count 0)."""
+    counts: dict[tuple[str, str], int] = {}
+    for key in (k for system in systems for k in _docs(tops, [system])):
+        counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
 def residuals(
     judge: str, panel: Sequence[str], labels: Mapping[str, pd.DataFrame], scales: Mapping[str, Scale], human: str
 ) -> pd.DataFrame:
@@ -260,32 +271,75 @@ def residuals(
 
 
 def within_grade(
-    resid: pd.DataFrame, own: set[tuple[str, str]], other: set[tuple[str, str]], **engine
+    resid: pd.DataFrame,
+    own: set[tuple[str, str]],
+    other: set[tuple[str, str]],
+    *,
+    agreement: Mapping[tuple[str, str], int] | None = None,
+    **engine,
 ) -> dict[str, float]:
     """Does the judge, relative to its panel, grade the documents of ``own`` higher than
-    documents of the same human grade in ``other`` (only other systems retrieved them)?
+    comparable documents of ``other`` (only other systems retrieved them)?
 
-    Per query x human grade with documents on both sides: d = mean r(own) - mean r(other),
-    weighted by n_own n_other / (n_own + n_other) (as Cochran-Mantel-Haenszel weighs strata);
-    the estimate is the weighted mean over strata, its interval a cluster bootstrap and its p
-    the sign-flip test over queries (:func:`voirdire.stats.query_mean_test`). Labels, not
-    nDCG: a judge strict on one grade lowers both sides of its stratum alike."""
+    Strata: query x human grade x consensus, the consensus of a document its count in
+    ``agreement`` (:func:`consensus`: how many systems, of every family, put it in their top k;
+    0 where absent; ``agreement`` None: one consensus for all, the strata query x grade). The
+    count is over every system, the family's own included: a judge lenient on documents
+    several systems retrieved (consensus leniency, with no family bias) grades up a family's
+    document that one other system also found (two systems) as it grades up another document
+    two other systems found, and not one that a single other system found; counting the other
+    systems alone would compare exactly these two and read the leniency as self-preference. So
+    a document only the family's systems retrieved (none of the other systems: count = the
+    number of family systems that hold it, 1 with one such system) is compared with documents
+    as many other systems retrieved, and none is left out for that reason.
+
+    Per stratum with documents on both sides: d = mean r(own) - mean r(other), weighted by
+    n_own n_other / (n_own + n_other) (as Cochran-Mantel-Haenszel weighs strata); the estimate is
+    the weighted mean over strata and its interval a cluster bootstrap over queries. A stratum
+    with documents on one side only is dropped and its documents counted: ``pairs_own_unmatched``
+    (a family document no other document of its query, grade and consensus matches, e.g. one
+    that more systems retrieved than there are other systems) and ``pairs_other_unmatched``.
+
+    ``p`` is one-sided, H1: the judge prefers ``own`` (estimate > 0). It comes from the two-sided
+    sign-flip test over queries (:func:`voirdire.stats.query_mean_test`) whose null, every
+    query's total flipped or kept, is symmetric about 0: p = p_two / 2 where the estimate is
+    positive, 1 - p_two / 2 where it is not. Labels, not nDCG: a judge strict on one grade lowers
+    both sides of its stratum alike."""
     keys = list(zip(resid["query_id"], resid["doc_id"], strict=True))
-    side = np.array(["own" if k in own else "other" if k in other else "" for k in keys])
-    frame = resid.assign(side=side)
-    frame = frame[frame["side"] != ""]
-    strata = frame.groupby(["query_id", "human", "side"])["r"].agg(["mean", "size"]).unstack("side")
-    strata = strata.reindex(columns=pd.MultiIndex.from_product([["mean", "size"], ["own", "other"]])).dropna()
-    row = {"pairs_own": int((frame["side"] == "own").sum()), "pairs_other": int((frame["side"] == "other").sum()),
-           "strata": len(strata)}  # fmt: skip
-    if not len(strata):
-        return row | {"mean": math.nan, "ci_low": math.nan, "ci_high": math.nan, "p": math.nan, "queries": 0,
-                      "degenerate": 0}  # fmt: skip
-    n_own, n_other = strata[("size", "own")], strata[("size", "other")]
-    weights = (n_own * n_other / (n_own + n_other)).to_numpy(float)
-    effect = (strata[("mean", "own")] - strata[("mean", "other")]).to_numpy(float)
-    queries = strata.index.get_level_values("query_id")
-    return row | query_mean_test(effect, queries, weights=weights, **engine)
+    side = np.array([1 if k in own else 0 if k in other else -1 for k in keys], int)  # own, other, neither
+    count = np.zeros(len(keys), int) if agreement is None else np.array([agreement.get(k, 0) for k in keys], int)
+    frame = resid.assign(mine=side, consensus=count)
+    frame = frame[side >= 0]
+    # the strata in sorted order (query, grade, consensus); per stratum the sizes and sums of r of each side
+    stratum = frame.groupby(["query_id", "human", "consensus"], sort=True).ngroup().to_numpy()
+    mine, r = frame["mine"].to_numpy() == 1, frame["r"].to_numpy(float)
+    k = int(stratum.max()) + 1 if len(stratum) else 0
+    n_own, n_other = (np.bincount(stratum, weights=w, minlength=k) for w in (mine, ~mine))
+    s_own, s_other = (np.bincount(stratum, weights=np.where(w, r, 0.0), minlength=k) for w in (mine, ~mine))
+    matched = (n_own > 0) & (n_other > 0)
+    row = {
+        "pairs_own": int(mine.sum()),
+        "pairs_other": int((~mine).sum()),
+        "strata": int(matched.sum()),
+        "pairs_own_unmatched": int(n_own[~matched].sum()),
+        "pairs_other_unmatched": int(n_other[~matched].sum()),
+    }
+    if not matched.any():
+        return row | dict.fromkeys(("mean", "ci_low", "ci_high", "p"), math.nan) | {"queries": 0, "degenerate": 0}
+    n_own, n_other, s_own, s_other = (a[matched] for a in (n_own, n_other, s_own, s_other))
+    weights = n_own * n_other / (n_own + n_other)
+    effect = s_own / n_own - s_other / n_other
+    _, first = np.unique(stratum, return_index=True)  # each stratum's first pair
+    queries = frame["query_id"].to_numpy()[first[matched]]
+    found = query_mean_test(effect, queries, weights=weights, **engine)
+    return row | found | {"p": _greater(found["p"], found["mean"])}
+
+
+def _greater(p_two: float, mean: float) -> float:
+    """The one-sided p (H1: mean > 0) of a two-sided test whose null is symmetric about 0."""
+    if math.isnan(p_two) or math.isnan(mean):
+        return math.nan
+    return p_two / 2 if mean > 0 else 1 - p_two / 2
 
 
 def self_preference(
@@ -318,12 +372,34 @@ def self_preference(
     * ``within_grade``: the flag's estimate (:func:`within_grade`), from ``labels`` (every
       judge's and the humans' qrels), ``scales`` and ``tops`` (each system's top judged
       documents, :func:`top_documents`): the judge's grade minus its panel's on documents
-      j's family's systems retrieved, against documents of the same human grade only other
-      systems retrieved, per query. ``self_preferring``: its sign-flip p < ``alpha`` and the
-      estimate > 0.
+      j's family's systems retrieved, against documents only other systems retrieved, of the
+      same query, human grade and consensus (how many of the scored systems, j's family's
+      included, hold the document in their top documents: ``consensus_systems`` of them), so
+      that a judge lenient on documents many systems found is not read as self-preferring.
+      ``within_grade_p`` is one-sided, H1: j prefers its family's documents (the sign-flip
+      test over queries; a negative estimate has p >= 0.5). ``pairs_own_unmatched`` /
+      ``pairs_other_unmatched``: documents of a stratum with no document on the other side,
+      left out (the estimate rests on the rest).
     * ``placebo_min`` / ``placebo_max``: the same statistic with the family moved to each
-      other family of systems (``placebo_families`` of them): the spread a judge shows with
-      no stake, to read the estimate against.
+      other family of systems that no panel judge has a stake in (``placebo_families`` of them,
+      ``placebo_max_family`` the one that reads highest): what the design reads where j has no
+      stake. ``beyond_placebo``: ``within_grade`` > ``placebo_max`` (None where no placebo
+      family exists).
+    * ``self_preferring``: ``within_grade`` > 0 with ``within_grade_p`` < ``alpha`` *and*
+      ``beyond_placebo`` (not False). The flag needs both (an intersection-union rule, Berger
+      1982): the test alone flags a judge with no family bias in at most ``alpha`` of draws, and
+      the conjunction can only flag less, so the placebo costs no size. It is a negative control
+      (Lipsitch et al. 2010) for a confound the strata do not hold, one that any family of
+      systems would show too: where the families are exchangeable under such a null, the own
+      family's estimate is the highest of ``placebo_families`` + 1 in 1 / (``placebo_families``
+      + 1) of draws, so the flag fires in at most that share however significant the test reads.
+      Its price is power: a real preference must clear the largest of the placebos' noisy
+      estimates (one per neutral family, so more families ask more). Where no placebo family
+      exists the flag rests on the test alone (``beyond_placebo`` None). ``placebo_blocked``:
+      the test alone would have flagged, the placebo did not let it.
+
+    The columns ``pairs_own_unmatched``, ``pairs_other_unmatched``, ``consensus_systems``,
+    ``placebo_max_family``, ``beyond_placebo`` and ``placebo_blocked`` follow ``reason``.
     * ``note``: where ``corrected``'s strictness rests on a single system (``strictness_systems``
       1), says so: the figure then reads that one system's scores.
 
@@ -348,7 +424,7 @@ def self_preference(
         staked = {judge_families.get(j) for j in others} - {None}
         neutral = [s for s in rest if system_families[s] not in staked]
         strict_on = neutral or rest
-        reason = None
+        reason, extra = None, {}
         if judge not in wide.columns:
             reason = "no per-query scores under the judge"
         elif kinds.get(judge) in NULL_KINDS:
@@ -382,13 +458,14 @@ def self_preference(
         flag_reason = _within_grade_reason(judge, others, labels, scales, tops, humans)
         if flag_reason is None:
             resid = residuals(judge, others, labels, scales, humans[0])
+            agreement = consensus(tops, present)
             # documents a panel judge's family retrieved carry that judge's own preference: left
             # out of both sides where the family's documents remain (as strictness_on does)
             staked_docs = _docs(tops, [s for s in rest if system_families[s] in staked])
             mine = _docs(tops, own)
             own_docs = (mine - staked_docs) or mine
             other_docs = _docs(tops, rest) - mine - staked_docs
-            found = within_grade(resid, own_docs, other_docs, **engine)
+            found = within_grade(resid, own_docs, other_docs, agreement=agreement, **engine)
             row |= {"within_grade": found["mean"], "within_grade_ci_low": found["ci_low"],
                     "within_grade_ci_high": found["ci_high"], "within_grade_p": found["p"],
                     "pairs_own": found["pairs_own"], "pairs_other": found["pairs_other"], "strata": found["strata"],
@@ -396,15 +473,26 @@ def self_preference(
                     else "the family's, though a panel family retrieved them too"}  # fmt: skip
             degenerate = max(degenerate, found["degenerate"])
             neutral_families = {s: system_families[s] for s in present if system_families[s] not in staked}
-            row |= _placebo(resid, tops, neutral_families, family, **engine)
+            placebo = _placebo(resid, tops, neutral_families, family, agreement, **engine)
+            row |= {k: placebo[k] for k in ("placebo_families", "placebo_min", "placebo_max")}
+            extra = {k: found[k] for k in ("pairs_own_unmatched", "pairs_other_unmatched")}
+            extra |= {"consensus_systems": len(present), "placebo_max_family": placebo["placebo_max_family"]}
             if not found["strata"]:
-                flag_reason = "no human grade has documents of the family's systems and of only other systems"
+                flag_reason = (
+                    "no query, human grade and consensus has documents of the family's systems and of only other"
+                    " systems"
+                )
         row["degenerate"] = degenerate
         if len(strict_on) < 2:  # the nDCG correction (not the flag) then reads one system's scores
             row["note"] = f"corrected: its strictness rests on one system ({strict_on[0]})"
         p = row.get("within_grade_p", math.nan)
-        row["self_preferring"] = bool(flag_reason is None and p < alpha and row["within_grade"] > 0)
-        rows.append(row | {"reason": flag_reason})
+        significant = bool(flag_reason is None and p < alpha and row["within_grade"] > 0)
+        beyond = None
+        if flag_reason is None and row.get("placebo_families"):
+            beyond = bool(row["within_grade"] > row["placebo_max"])
+        row["self_preferring"] = significant and beyond is not False
+        extra |= {"beyond_placebo": beyond, "placebo_blocked": significant and beyond is False}
+        rows.append(row | {"reason": flag_reason} | extra)
     return pd.DataFrame(rows)
 
 
@@ -419,21 +507,27 @@ def _within_grade_reason(judge, others, labels, scales, tops, humans) -> str | N
     return None
 
 
-def _placebo(resid, tops, families: Mapping[str, str | None], family: str, **engine) -> dict:
+def _placebo(
+    resid, tops, families: Mapping[str, str | None], family: str, agreement: Mapping[tuple[str, str], int], **engine
+) -> dict:
     """The within-grade statistic with the family moved to each other family of systems that no
     panel judge has a stake in (``families``; a system of no family is a family of its own);
-    j's own family's documents on neither side."""
+    j's own family's documents on neither side, the strata the same (query x grade x the
+    documents' consensus ``agreement``)."""
     groups: dict[str, list[str]] = {}
     for system, fam in families.items():
         if fam != family:
             groups.setdefault(fam or f"system:{system}", []).append(system)
     mine = _docs(tops, [s for s, f in families.items() if f == family])
-    values = []
-    for members in groups.values():
+    values = {}
+    for name, members in groups.items():
         placebo = _docs(tops, members) - mine
         rest = _docs(tops, [s for s in families if s not in members and families[s] != family]) - placebo - mine
-        found = within_grade(resid, placebo, rest, **engine)
+        found = within_grade(resid, placebo, rest, agreement=agreement, **engine)
         if not math.isnan(found["mean"]):
-            values.append(found["mean"])
-    return {"placebo_families": len(values), "placebo_min": min(values) if values else math.nan,
-            "placebo_max": max(values) if values else math.nan}  # fmt: skip
+            values[name] = found["mean"]
+    if not values:
+        return {"placebo_families": 0, "placebo_min": math.nan, "placebo_max": math.nan, "placebo_max_family": None}
+    top = max(values, key=values.get)
+    low = min(values.values())
+    return {"placebo_families": len(values), "placebo_min": low, "placebo_max": values[top], "placebo_max_family": top}

@@ -153,6 +153,7 @@ def test_a_clean_judge_beside_a_self_preferring_panel_judge_is_not_flagged():
     assert row["placebo_families"] == 0  # y alone has no neutral family to be compared with (x is staked)
     panel_row = table.set_index("judge").loc["panel"]  # and the panel judge itself is caught
     assert panel_row["self_preferring"] and panel_row["within_grade"] > 0.5
+    assert pd.isna(panel_row["beyond_placebo"])  # no neutral family for a placebo: the flag rests on the test
 
 
 def test_a_correction_whose_strictness_rests_on_one_system_says_so():
@@ -166,3 +167,74 @@ def test_a_correction_whose_strictness_rests_on_one_system_says_so():
     row, _ = audit(strict, human, one)
     assert row["strictness_systems"] == 1
     assert row["note"] == "corrected: its strictness rests on one system (x-run)"
+
+
+def consensus_counts(tops, human):
+    """Per judged pair of ``human``: how many of the systems hold it in their top 10."""
+    keys = pd.MultiIndex.from_frame(human[["query_id", "doc_id"]])
+    return sum(keys.isin(pd.MultiIndex.from_frame(top)).astype(int) for top in tops.values())
+
+
+def test_a_consensus_lenient_judge_is_compared_at_equal_consensus_and_not_flagged():
+    """+1 on every document at least two systems put in their top 10, whoever they are: no family
+    bias. The strong gpt-run's documents are such consensus documents more often than those only
+    the weaker systems found, which query x grade strata read as self-preference; at equal
+    consensus (how many systems, the family's included, retrieved a document) nothing is left."""
+    human, runs = collection(seed=5)
+    tops = top_documents(runs, human, depth=10)
+    several = consensus_counts(tops, human) >= 2
+    row, _ = audit(human.assign(relevance=human["relevance"] + several.astype(int)), human, runs)
+    assert row["within_grade"] == pytest.approx(0.0, abs=1e-12) and not row["self_preferring"]
+    assert row["consensus_systems"] == 3 and row["pairs_own_unmatched"] > 0  # held by all three: no match
+
+
+def test_within_grade_strata_count_consensus_over_every_system_and_drop_one_sided_strata():
+    """Query x grade x consensus: a document absent from ``agreement`` counts 0; a stratum with
+    one side only is dropped and its documents counted."""
+    rows = [
+        ("q", "own1", 1, 0.5),
+        ("q", "oth1", 1, 0.0),
+        ("q", "own3", 1, 9.0),
+        ("q", "oth2", 1, -9.0),
+        ("q", "own0", 2, 1.0),
+        ("q", "oth0", 2, 0.0),
+    ]
+    resid = pd.DataFrame(rows, columns=["query_id", "doc_id", "human", "r"])
+    agreement = {("q", "own1"): 1, ("q", "oth1"): 1, ("q", "own3"): 3, ("q", "oth2"): 2}
+    own = {("q", "own1"), ("q", "own3"), ("q", "own0")}
+    other = {("q", "oth1"), ("q", "oth2"), ("q", "oth0")}
+    found = within_grade(resid, own, other, agreement=agreement, resamples=50)
+    assert found["strata"] == 2 and found["pairs_own_unmatched"] == 1 and found["pairs_other_unmatched"] == 1
+    assert found["mean"] == pytest.approx((0.5 * 0.5 + 0.5 * 1.0) / 1.0)  # equal weights 1/2, 1/2
+    pooled = within_grade(resid, own, other, resamples=50)  # without it: query x grade, nothing unmatched
+    assert pooled["strata"] == 2 and pooled["pairs_own_unmatched"] == 0
+
+
+def test_within_grade_p_is_one_sided_for_a_preference_of_the_own_side():
+    """H1: the own side is graded up. A judge that grades its own side down has p >= 0.5, and the
+    two directions' p add up to 1 (the sign-flip null is symmetric)."""
+    rng = np.random.default_rng(3)
+    rows = [
+        (f"q{q}", f"d{d}", int(rng.integers(0, 4)), rng.normal(0.8 * (d < 6), 1)) for q in range(25) for d in range(12)
+    ]
+    resid = pd.DataFrame(rows, columns=["query_id", "doc_id", "human", "r"])
+    own = {(f"q{q}", f"d{d}") for q in range(25) for d in range(6)}
+    other = {(f"q{q}", f"d{d}") for q in range(25) for d in range(6, 12)}
+    up = within_grade(resid, own, other, resamples=50)
+    down = within_grade(resid.assign(r=-resid["r"]), own, other, resamples=50)
+    assert up["mean"] > 0 and up["p"] < 0.05
+    assert down["mean"] < 0 and down["p"] >= 0.5 and up["p"] + down["p"] == pytest.approx(1.0)
+
+
+def test_the_placebo_blocks_a_flag_another_family_reads_as_strongly():
+    """A judge lenient on whatever the gpt and x systems retrieve: its own family's documents read
+    as preferred, significantly, but the placebo family x reads higher still, so the preference is
+    not its family's: not flagged, and the row says the placebo blocked it."""
+    human, runs = collection(seed=6)
+    tops = top_documents(runs, human, depth=10)
+    keys = pd.MultiIndex.from_frame(human[["query_id", "doc_id"]])
+    liked = keys.isin(pd.MultiIndex.from_frame(pd.concat([tops["gpt-run"], tops["x-run"]])))
+    row, _ = audit(human.assign(relevance=human["relevance"] + liked.astype(int)), human, runs)
+    assert row["within_grade"] > 0 and row["within_grade_p"] < 0.05  # the test alone would flag
+    assert row["placebo_max_family"] == "x" and row["placebo_max"] > row["within_grade"]
+    assert not row["beyond_placebo"] and row["placebo_blocked"] and not row["self_preferring"]
