@@ -5,6 +5,7 @@ run, in the terminal) and ``voirdire resume`` (a killed run, the way docs/reprod
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 from pathlib import Path
@@ -72,9 +73,15 @@ def _main(argv: list[str] | None = None) -> int:
         action="append",
         default=[],
         metavar="FOLDER",
-        help="a folder of label sets (qrels files), one judge each, named by its file name",
+        help="a folder of label sets (qrels files), or a glob ('release/*.qrels'), one judge each, named by its "
+        "file name; files that are not qrels (topics.tsv) are skipped and named",
     )
     init.add_argument("--family", action="append", default=[], metavar="NAME=FAMILY", help="a run's or judge's family")
+    init.add_argument(
+        "--oracle-base",
+        metavar="RUN",
+        help="the run the oracles (Perfect) reorder (default: the run the others rerank, else the one named BM25)",
+    )
     init.add_argument("--measures", nargs="+", default=[], help="ir_measures measures (default: the paper's)")
     init.add_argument("--dataset", default="data", help="the dataset's name in tables")
     init.add_argument("-o", "--output", default="config/mine.yaml")
@@ -141,16 +148,21 @@ def _init(args: argparse.Namespace) -> int:
     try:
         config, notes = init_config(
             qrels=args.qrels, topics=args.topics, runs=args.runs, judges=args.judge, judge_folders=args.judges,
-            families=args.family, measures=args.measures, dataset=args.dataset,
+            families=args.family, measures=args.measures, dataset=args.dataset, oracle_base_run=args.oracle_base,
         )  # fmt: skip
         write_config(config, notes, args.output)
-        load_plan(args.output)  # what it wrote validates as the workflow will check it
+        quiet = logging.getLogger("voirdire.config")  # what the check would log, init has said as a warning
+        level, _ = quiet.level, quiet.setLevel(logging.ERROR)
+        try:
+            load_plan(args.output)  # what it wrote validates as the workflow will check it
+        finally:
+            quiet.setLevel(level)
     except (InputError, FileNotFoundError) as exc:
         print(f"voirdire: {exc}", file=sys.stderr)
         return 2
     from pathlib import Path
 
-    from .init import family_of
+    from .init import WARNING, family_of
 
     runs = f"{len(config['runs'])} run entries" if config.get("runs") else "no runs (the label sets audited alone)"
     print(f"wrote {args.output}: {runs}, {len(config['judges'])} judges")
@@ -162,7 +174,11 @@ def _init(args: argparse.Namespace) -> int:
             family = family_of(name, dict(a.split("=", 1) for a in args.family)) or "no family (--family NAME=FAMILY)"
             print(f"  {name}  family: {family}")
     for note in notes:
-        print(f"note: {note}")
+        if not note.startswith(WARNING):
+            print(f"note: {note}")
+    for note in notes:  # last, where they are seen: what init could not take as it found it
+        if note.startswith(WARNING):
+            print(note, file=sys.stderr)
     snakefile = Path(__file__).resolve().parents[2] / "Snakefile"
     print(f"next:\n  snakemake -s {snakefile} --cores 2 --configfile {Path(args.output).resolve()}")
     return 0

@@ -5,26 +5,46 @@ it writes a labels-only config (no corpus: recorded systems and judges, and the 
 need only labels) that validates and runs unchanged with
 ``snakemake --cores N --configfile THAT``. Without runs (a challenge's label sets and its human
 qrels, as LLMJudge gives them) the config lists no systems: the label sets are audited alone,
-on the human-judged pairs. What it inferred -- a judge's label scale and
-binary threshold from its grades, ``unjudged_topics: drop`` when some topics have no qrels --
-is written into the file as comments, so the user can see and change it.
+on the human-judged pairs.
+
+Nothing is guessed without a word. The label sets of one release share a scale, inferred once
+from all of them (:func:`release_scale`: the human qrels' grades, unless most label sets hold
+others); a label set that departs from it is a warning naming its file and the grades it holds
+(:func:`judge_scale`). The oracles' base run is chosen by a stated rule (:func:`oracle_base`).
+A ``--family`` pattern that matches nothing, and a judge's family spelled near a run's but not
+the same, are warnings. Notes and warnings are written into the file as comments, so the user
+can see and change what was chosen.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from difflib import get_close_matches
+from fnmatch import fnmatch, fnmatchcase
+from glob import glob, has_magic
 from pathlib import Path
 
 import yaml
 
-from .errors import ConfigError
+from .config.sections_systems import near_families
+from .errors import ConfigError, InputError
 from .evaluation import DEFAULT_MEASURES, parse_measure
-from .formats import read_qrels, read_topics, run_tag
+from .formats import read_qrels, read_run, read_topics, run_tag, text_lines, trec_eval_order
 from .runs import _SAFE, _stem, folder_names, run_files
 
 _JUDGE_NAME = re.compile(r"[^A-Za-z0-9_.-]")
+WARNING = "warning: "
+"""The prefix of a note a user must read (a per-file exception, a choice init could not make
+safely): ``voirdire init`` prints these apart, after the notes."""
+STRAY_SHARE = 0.01
+"""Grades outside the release's scale on at most this share of a label set's labels are stray
+lines (dropped and counted, ``invalid_labels: drop``); on more, the set has a scale of its own."""
+OVERLAP = 0.9
+"""A run reranks another when, on average over its queries, at least this share of its top
+``depth`` documents lie within the other run's documents for the query."""
+DEPTH = 100  # the evaluation depth init writes
 
 
 def _pairs(values: Sequence[str], flag: str) -> dict[str, str]:
@@ -37,38 +57,263 @@ def _pairs(values: Sequence[str], flag: str) -> dict[str, str]:
     return found
 
 
-def judge_folder(folder: str | Path) -> dict[str, str]:
-    """Judge name -> label set, for a folder of label sets (qrels files; a challenge's submissions):
-    one judge per file, named by its file name without the suffixes of a run file (characters
-    a judge name cannot carry become ``_``)."""
+def not_qrels(path: str | Path) -> str | None:
+    """Why a file is not a qrels file (None if its first line is one: 4 fields, an integer
+    grade), read from its first non-blank line; a later bad line is the reader's error."""
+    try:
+        for number, line in text_lines(path):
+            fields = line.split()
+            if not fields:
+                continue
+            if len(fields) != 4:
+                return f"line {number} has {len(fields)} fields, not a qrels line (qid iter docid grade)"
+            if not re.fullmatch(r"-?[0-9]+", fields[3]):
+                return f"line {number} is not a qrels line: its grade {fields[3]!r} is not an integer"
+            return None
+    except InputError as error:  # not UTF-8 text: a binary file, an archive
+        return error.message
+    return "it is empty"
+
+
+def judge_folder(folder: str | Path, *, notes: list[str] | None = None) -> dict[str, str]:
+    """Judge name -> label set, for a folder of label sets (qrels files; a challenge's submissions)
+    or a glob (``release/*.qrels``): one judge per file, named by its file name without the
+    suffixes of a run file (characters a judge name cannot carry become ``_``). A file that is not
+    a qrels file (a release's ``topics.tsv``, a README) is skipped, with a line in ``notes``."""
     path = Path(folder)
+    if path.is_dir():
+        files = run_files(path)
+    elif has_magic(str(folder)):
+        files = sorted(Path(p) for p in glob(str(folder)) if Path(p).is_file() and not Path(p).name.startswith("."))
+    else:
+        raise ConfigError(f"no such folder: {folder} (a folder of label sets, or a glob)", key="--judges")
     found: dict[str, str] = {}
-    for file in run_files(path):
-        name = _JUDGE_NAME.sub("_", _stem(file)).lstrip("_.-") or "judge"
+    for file in files:
+        reason = not_qrels(file)
+        if reason is not None:
+            if notes is not None:
+                notes.append(f"{file}: skipped, not a label set ({reason})")
+            continue
+        name = _JUDGE_NAME.sub("_", _stem(file).removesuffix(".qrels")).lstrip("_.-") or "judge"
         if name in found:
             raise ConfigError(f"two label sets are named {name!r} ({found[name]} and {file})", key="--judges")
         found[name] = str(file)
     if not found:
-        raise ConfigError(f"the folder {path} holds no label sets", key="--judges")
+        raise ConfigError(f"{folder} holds no label sets (qrels files)", key="--judges")
     return found
 
 
 def family_of(name: str, patterns: dict[str, str]) -> str | None:
     """The family of a run or judge: the first ``--family PATTERN=FAMILY`` whose pattern (a name
     or a shell glob, ``run.*monot5*``) matches its name."""
-    from fnmatch import fnmatchcase
-
     return next((family for pattern, family in patterns.items() if fnmatchcase(name, pattern)), None)
 
 
-def scale_of(path: str | Path) -> tuple[int, int, int]:
-    """(min, max, binary threshold) of a label set, from the grades it holds: relevant from
-    the middle of the range up (2 on 0-3, 1 on 0-1)."""
-    grades = read_qrels(path, (-(10**9), 10**9))["relevance"]
-    low, high = int(grades.min()), int(grades.max())
-    if low == high:
-        high = low + 1
-    return low, high, max(low + 1, math.ceil((low + high) / 2))
+# ----------------------------------------------------------------------------- scales
+
+
+def middle_threshold(low: int, high: int) -> int:
+    """Relevant from the middle of the range up: 2 on 0-3, 1 on 0-1, 5 on 0-10."""
+    return max(low + 1, math.ceil((low + high) / 2))
+
+
+def grade_counts(path: str | Path) -> dict[int, int]:
+    """Grade -> labels of a label set (a pair graded twice differently is an error naming file:line)."""
+    grades = read_qrels(path, (-(10**9), 10**9))["relevance"].value_counts()
+    return {int(grade): int(count) for grade, count in sorted(grades.items())}
+
+
+def _shown(grades: Sequence[int]) -> str:
+    grades = list(grades)
+    return ", ".join(map(str, grades[:-1])) + f" and {grades[-1]}" if len(grades) > 1 else str(grades[0])
+
+
+def _outside(counts: Mapping[int, int], low: int, high: int) -> dict[int, int]:
+    return {grade: n for grade, n in counts.items() if not low <= grade <= high}
+
+
+def release_scale(human: Mapping[int, int], sets: Mapping[str, Mapping[int, int]]) -> tuple[tuple[int, int, int], str]:
+    """The scale a release's label sets share, (min, max, binary threshold), and where it comes from.
+
+    The human qrels' range is the default: it is kept when at least half of the label sets hold
+    no other grade (stray lines aside, :data:`STRAY_SHARE`). Otherwise the label sets speak for
+    themselves: the range of the grades at least half of them use."""
+    low, high = min(human), max(human)
+    high = max(high, low + 1)
+    fits = [
+        name
+        for name, counts in sets.items()
+        if sum(_outside(counts, low, high).values()) <= STRAY_SHARE * sum(counts.values())
+    ]
+    if 2 * len(fits) >= len(sets):
+        return (low, high, middle_threshold(low, high)), (
+            f"the human qrels' grades; {len(fits)} of {len(sets)} label sets hold no other grade"
+        )
+    common = sorted(
+        g for g in {g for c in sets.values() for g in c} if 2 * sum(g in c for c in sets.values()) >= len(sets)
+    )
+    if len(common) < 2:
+        common = sorted({g for c in sets.values() for g in c})
+    low, high = common[0], max(common[-1], common[0] + 1)
+    return (low, high, middle_threshold(low, high)), (
+        f"the grades at least half of the {len(sets)} label sets use: the human qrels' {min(human)}-{max(human)} fits "
+        f"only {len(fits)} of them"
+    )
+
+
+def judge_scale(
+    name: str, path: str, counts: Mapping[int, int], release: tuple[int, int, int]
+) -> tuple[dict, str | None]:
+    """A label set's config keys (``scale``, ``binary_threshold``, ``invalid_labels``) on the
+    release's scale, and the warning when it departs from it (None when it does not):
+
+    * grades outside the release's on at most :data:`STRAY_SHARE` of its labels: stray lines,
+      left out and counted (``invalid_labels: drop``), never mapped onto a grade;
+    * only the release's two lowest grades (0 and 1 on 0-3): a binary label set, declared so;
+    * some of the release's grades unused (never the top grade: a strict judge): the release's
+      scale, since a strict judge is a finding, not a scale of its own;
+    * grades outside the release's on more of its labels: its own range (min..max, relevant
+      from the middle)."""
+    low, high, threshold = release
+    total = sum(counts.values())
+    outside = _outside(counts, low, high)
+    stray = sum(outside.values())
+    release_text = f"the release's {low}-{high}"
+    if stray > STRAY_SHARE * total:
+        own_low, own_high = min(counts), max(max(counts), min(counts) + 1)
+        own = middle_threshold(own_low, own_high)
+        return {"scale": {"min": own_low, "max": own_high}, "binary_threshold": own}, (
+            f"{path}: grades {_shown(sorted(outside))} on {stray:,} of {total:,} labels, outside {release_text}: "
+            f"judge {name} declared on its own {own_low}..{own_high}, relevant from {own}; check its scale "
+            f"(judges[{name}].scale, binary_threshold)"
+        )
+    entry: dict = {"scale": {"min": low, "max": high}, "binary_threshold": threshold}
+    said = []
+    if stray:
+        entry["invalid_labels"] = "drop"
+        word = "grade" if len(outside) == 1 else "grades"
+        said.append(
+            f"{word} {_shown(sorted(outside))} on {stray:,} of {total:,} labels, outside {release_text}: "
+            "invalid_labels: drop leaves those lines out, counted in Table 2 (invalid_labels_dropped)"
+        )
+    used = sorted(set(counts) - set(outside))
+    if used == [low, low + 1] and high - low >= 2:
+        entry["scale"], entry["binary_threshold"] = {"min": low, "max": low + 1}, low + 1
+        said.append(
+            f"only grades {low} and {low + 1} on {total - stray:,} labels, the two lowest of {release_text}: "
+            f"judge {name} declared {low}..{low + 1}, relevant from {low + 1} (a binary label set; if its "
+            f"{low + 1} means the release's {low + 1}, declare {low}..{high} and unused_grades: allow)"
+        )
+    elif used != list(range(low, high + 1)):
+        missing = [g for g in range(low, high + 1) if g not in used]
+        said.append(
+            f"grades {_shown(used)} on {total - stray:,} labels, never {_shown(missing)} of {release_text}: "
+            f"judge {name} stays on {low}..{high}, relevant from {threshold} (a strict or coarse judge is "
+            "a finding: the log and the verdict's notes say so)"
+        )
+    return entry, (f"{path}: " + "; ".join(said)) if said else None
+
+
+# ----------------------------------------------------------------------------- the oracles' base
+
+
+def _documents(run) -> dict[str, set[str]]:
+    """Query id -> the documents a run (a frame: query_id, doc_id) holds for it."""
+    return {qid: set(docs) for qid, docs in run.groupby("query_id", sort=False)["doc_id"]}
+
+
+def _within(top: Mapping[str, set[str]], pool: Mapping[str, set[str]]) -> float:
+    """The mean share, over the queries of ``top``, of its documents that ``pool`` holds for the query."""
+    shares = [len(docs & pool.get(qid, set())) / len(docs) for qid, docs in top.items() if docs]
+    return sum(shares) / len(shares) if shares else 0.0
+
+
+def oracle_base(runs: Mapping[str, str | Path], chosen: str | None = None, *, depth: int = DEPTH) -> tuple[str, str]:
+    """The run the oracles (Perfect) reorder, and why: ``chosen`` (``--oracle-base``) if given;
+    else the only run; else the run all others rerank: the one run whose documents hold, per
+    query, at least :data:`OVERLAP` of every other run's top ``depth`` (on average over its
+    queries); else the run named BM25 (one name holding ``bm25``, any case) among those that
+    hold the others, or among all; else a :class:`ConfigError` asking for ``--oracle-base``."""
+    names = list(runs)
+    if chosen is not None:
+        if chosen not in runs:
+            close = get_close_matches(chosen, names, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise ConfigError(f"{chosen!r} is not a run (runs: {', '.join(names)}){hint}", key="--oracle-base")
+        return chosen, "--oracle-base"
+    if len(names) == 1:
+        return names[0], "the only run"
+    ordered = {name: trec_eval_order(read_run(path)) for name, path in runs.items()}
+    tops = {name: _documents(run.groupby("query_id", sort=False).head(depth)) for name, run in ordered.items()}
+    pools = {name: _documents(run) for name, run in ordered.items()}
+    least = {b: min(_within(tops[r], pools[b]) for r in names if r != b) for b in names}
+    holders = [b for b in names if least[b] >= OVERLAP]
+    if len(holders) == 1:
+        return holders[0], (
+            f"the run the others rerank: of each other run's top {depth}, at least {least[holders[0]]:.0%} lies "
+            "within its documents (per query, on average)"
+        )
+    named = [b for b in (holders or names) if "bm25" in b.lower()]
+    if len(named) == 1:
+        why = (
+            f"{', '.join(holders)} each hold the others' top {depth}"
+            if holders
+            else f"no run holds {OVERLAP:.0%} of every other run's top {depth}"
+        )
+        return named[0], f"the run named BM25 ({why})"
+    found = (
+        f"{', '.join(holders)} each hold the others' documents (the same pool, reranked)"
+        if holders
+        else f"no run holds {OVERLAP:.0%} of every other run's top {depth} per query"
+    )
+    raise ConfigError(
+        f"the oracles (Perfect) reorder one run's top {depth} by the human labels, and init cannot tell "
+        f"which: {found}, and no one run is named BM25; give --oracle-base RUN (one of "
+        f"{', '.join(names)})",
+        key="--oracle-base",
+    )
+
+
+# ----------------------------------------------------------------------------- families
+
+
+def family_warnings(
+    patterns: Mapping[str, str],
+    runs: Sequence[str],
+    judges: Mapping[str, str | None],
+    systems: Mapping[str, str | None],
+) -> list[str]:
+    """What a user must hear about ``--family``: a pattern that matches no run or judge name (with
+    the names it nearly matches), and a judge whose family no system has while a system's family
+    is spelled near it (``flan-t5`` and ``t5``): its own-family audit would be n/a."""
+    warnings = []
+    names = [*runs, *judges]
+    for pattern, family in patterns.items():
+        if any(fnmatchcase(name, pattern) for name in names):
+            continue
+        near = [n for n in names if fnmatch(n.lower(), pattern.lower())] or (
+            [] if has_magic(pattern) else get_close_matches(pattern, names, n=3, cutoff=0.6)
+        )
+        hint = f"; did you mean {', '.join(map(repr, near))}? (patterns are case-sensitive globs)" if near else ""
+        warnings.append(
+            f"--family {pattern}={family} matches no run or judge name (runs: {', '.join(runs) or 'none'}; "
+            f"judges: {', '.join(judges) or 'none'}){hint}"
+        )
+    system_families = sorted({f for f in systems.values() if f})
+    for judge, family in judges.items():
+        if not family or family in system_families:
+            continue
+        near = near_families(family, system_families)
+        if near:
+            warnings.append(
+                f"judge {judge}'s family {family!r} is no run's family, but spelled near "
+                f"{', '.join(map(repr, near))} (runs' families: {', '.join(system_families)}): its "
+                "own-family audit is n/a; if it is the same family, give both one name (--family)"
+            )
+    return warnings
+
+
+# ----------------------------------------------------------------------------- the config
 
 
 def init_config(
@@ -82,19 +327,25 @@ def init_config(
     measures: Sequence[str] = (),
     dataset: str = "data",
     results: str | None = None,
+    oracle_base_run: str | None = None,
 ) -> tuple[dict, list[str]]:
-    """The config and the notes (comments) to write above it. No ``runs``: a config without
-    systems, whose judges' label sets are audited alone (on the human-judged pairs)."""
+    """The config and the notes (comments) to write above it; notes that start with
+    :data:`WARNING` are what a user must read. No ``runs``: a config without systems, whose
+    judges' label sets are audited alone (on the human-judged pairs)."""
     notes: list[str] = []
     family = _pairs(families, "--family")
     judge_files = _pairs(judges, "--judge")
     for folder in judge_folders:
-        for name, path in judge_folder(folder).items():
+        for name, path in judge_folder(folder, notes=notes).items():
+            if Path(path).resolve() == Path(qrels).resolve():  # a release's folder may hold its human qrels
+                notes.append(f"{path}: skipped, the human qrels (--qrels)")
+                continue
             if name in judge_files:
                 raise ConfigError(f"judge {name!r} is given twice ({judge_files[name]} and {path})", key="--judges")
             judge_files[name] = path
     topic_ids = set(read_topics(topics))
-    judged = set(read_qrels(qrels)["query_id"])
+    human = read_qrels(qrels)
+    judged = set(human["query_id"])
     spec: dict = {"source": "local", "topics": topics, "qrels": qrels}
     if topic_ids - judged:
         spec["unjudged_topics"] = "drop"
@@ -104,7 +355,8 @@ def init_config(
         spec["unknown_qrels"] = "drop"
         notes.append(f"the qrels judge {len(judged - topic_ids)} queries that are not topics: unknown_qrels: drop")
     run_entries: dict = {}
-    names: list[str] = []
+    run_files_: dict[str, str | Path] = {}  # system name -> its run file
+    system_families: dict[str, str | None] = {}
     for value in runs:
         path = Path(value)
         if path.is_dir():
@@ -118,42 +370,76 @@ def init_config(
             if own:
                 entry["families"] = own
             run_entries[key] = entry
-            names += list(found)
+            run_files_.update(found)
+            system_families.update({n: own.get(n, entry.get("family")) for n in found})
         elif path.is_file():
             tag = run_tag(path)
             key = tag if _SAFE.match(tag) and tag not in run_entries else path.name.split(".")[0]
             run_entries[key] = {"path": str(path), **({"family": f} if (f := family_of(key, family)) else {})}
-            names.append(key)
+            run_files_[key] = path
+            system_families[key] = run_entries[key].get("family")
         else:
             raise ConfigError(f"no such file or folder: {value}", key="--runs")
     config: dict = {"results": results or f"results/{dataset}", "datasets": {dataset: spec}}
     if run_entries:
         config["runs"] = run_entries
-        config["oracles"] = {"base": names[0]}
-        notes.append(f"the oracles (Perfect) reorder the top depth of {names[0]!r} by the human labels (the first "
-                     "run given; oracles.base chooses another)")  # fmt: skip
+        base, why = oracle_base(run_files_, oracle_base_run)
+        config["oracles"] = {"base": base}
+        notes.append(
+            f"the oracles (Perfect) reorder the top depth of {base!r} by the human labels: {why} "
+            "(oracles.base chooses another)"
+        )
         config["systems"] = ["Perfect", *run_entries]
     elif not judge_files:
         raise ConfigError("give runs (--runs), label sets (--judge, --judges), or both", key="--runs")
     else:
+        if oracle_base_run is not None:
+            raise ConfigError("no runs: there are no oracles to base on a run", key="--oracle-base")
         notes.append("no runs: no systems, so the label sets are audited alone, on the pairs the human qrels judge "
                      "(label agreement, leave one judge out, drift); what ranks systems is n/a in the verdict")  # fmt: skip
-    judge_list = []
-    for name, path in judge_files.items():
-        low, high, threshold = scale_of(path)
-        entry = {"name": name, "kind": "recorded", "qrels": path, "scale": {"min": low, "max": high},
-                 "binary_threshold": threshold}  # fmt: skip
-        if family_of(name, family):
-            entry["family"] = family_of(name, family)
-        judge_list.append(entry)
-        notes.append(f"judge {name}: grades {low}..{high} in its file, relevant from {threshold}")
-    config["judges"] = judge_list
+    config["judges"], judge_notes = _judges(judge_files, human, family)
+    notes += judge_notes
+    judge_families = {j["name"]: j.get("family") for j in config["judges"]}
+    notes += [
+        WARNING + w
+        for w in family_warnings(
+            family,
+            list(dict.fromkeys([*run_entries, *run_files_])),
+            judge_families,
+            system_families if run_entries else {},
+        )
+    ]
     chosen = list(measures) or list(DEFAULT_MEASURES)
     for index, text in enumerate(chosen):
         parse_measure(text, key=f"--measures[{index}]")
     if run_entries or measures:  # measures score systems: none to score without runs
-        config["evaluation"] = {"measures": chosen, "depth": 100}
+        config["evaluation"] = {"measures": chosen, "depth": DEPTH}
     return config, notes
+
+
+def _judges(files: Mapping[str, str], human, family: Mapping[str, str]) -> tuple[list[dict], list[str]]:
+    """The judges' entries on the release's scale, the note that states it, and a warning per
+    label set that departs from it."""
+    if not files:
+        return [], []
+    counts = {name: grade_counts(path) for name, path in files.items()}
+    human_counts = {int(g): int(n) for g, n in human["relevance"].value_counts().items()}
+    release, source = release_scale(human_counts, counts)
+    low, high, threshold = release
+    notes = [
+        f"label sets: the release's scale is {low}-{high}, relevant from {threshold} ({source}); every "
+        "label set is declared on it but those named in a warning"
+    ]
+    entries = []
+    for name, path in files.items():
+        keys, warning = judge_scale(name, path, counts[name], release)
+        entry = {"name": name, "kind": "recorded", "qrels": path, **keys}
+        if family_of(name, dict(family)):
+            entry["family"] = family_of(name, dict(family))
+        entries.append(entry)
+        if warning:
+            notes.append(WARNING + warning)
+    return entries, notes
 
 
 def write_config(config: dict, notes: Sequence[str], path: str | Path) -> None:

@@ -75,7 +75,7 @@ class RecordedJudge:
     family: str | None = None
     reruns: tuple[Path, ...] = ()  # more label sets of the same judge, for the drift audit
     invalid_labels: str = "error"  # lines off the scale or conflicting: error, or drop and count
-    unused_grades: str = "error"  # never the scale's top, or two grades of more: error, or allow
+    unused_grades: str = "error"  # only the two lowest grades of 3+ (0/1 on 0-3): error, or allow (a warning)
 
     def __str__(self) -> str:
         return f"{self.name} (recorded, {self.scale})"

@@ -127,7 +127,7 @@ def test_init_then_snakemake_on_labels_only_data(tmp_path, dl19, table1):
     config = tmp_path / "mine.yaml"
     args = ["--qrels", str(dl19 / "qrels.nist.txt"), "--topics", str(dl19 / "topics.tsv"),
             "--runs", *(str(dl19 / f) for f in RUNS.values()), "--dataset", "dl19", "-o", str(config),
-            "--family", "monot5=t5", "--family", "rank1=rank1"]  # fmt: skip
+            "--family", "monot5=t5", "--family", "rank1=rank1", "--oracle-base", "monot5"]  # fmt: skip
     for judge, (file, _) in JUDGES.items():
         args += ["--judge", f"{judge}={dl19 / file}", "--family", f"{judge}={'t5' if 'mono' in judge else 'rank1'}"]
     out = subprocess.run(

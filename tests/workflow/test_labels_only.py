@@ -77,7 +77,7 @@ def test_init_without_runs_writes_a_config_without_systems(tmp_path, write, labe
     path = tmp_path / "mine.yaml"
     write_config(config, notes, path)
     plan = check(validate_schema(yaml.safe_load(path.read_text())))
-    assert not plan.has_systems and plan.judge("d", "team_b").scale.high == 2
+    assert not plan.has_systems and plan.judge("d", "team_b").scale.high == 3  # the release's scale, never its own
     with pytest.raises(ConfigError, match="give runs"):
         init_config(qrels=spec["qrels"], topics=spec["topics"])
 

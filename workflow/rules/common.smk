@@ -34,8 +34,9 @@ try:
     # schema's defaults filled into config; then the checks of meaning, every error at once
     validate_schema(config)
     PLAN = check(config, configfile=workflow.configfiles)
-    # API keys matter to runs and dry runs, not to what reads the workflow without running it
-    preflight(
+    # API keys matter to runs and dry runs, not to what reads the workflow without running it;
+    # what it returns (strict judges' unused grades) becomes the verdict's notes
+    PREFLIGHT_NOTES = preflight(
         PLAN,
         keys=not NO_RUN.intersection(sys.argv),
         write=not READ_ONLY.intersection(sys.argv),

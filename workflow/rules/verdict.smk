@@ -27,6 +27,8 @@ rule verdict:
         # what a dataset lacks (systems, passage texts) -> the n/a of every question needing it
         unavailable={d: INPUTS.unavailable(d) for d in PLAN.datasets},
         alpha=config["evaluation"]["alpha"],
+        # what the preflight found but did not stop on (a judge that never gives its top grade)
+        notes=PREFLIGHT_NOTES,
     script:
         "../scripts/verdict.py"
 

@@ -30,7 +30,7 @@ datasets = {dataset: DatasetTables(judges=judges, tables=tables, oracles=params.
                                    unavailable=params.unavailable.get(dataset, {}))
             for dataset, judges in params.judges.items()}  # fmt: skip
 long = verdict(datasets)
-notes = coverage_notes(tables.get("table2", pd.DataFrame()))
+notes = [*params.notes, *coverage_notes(tables.get("table2", pd.DataFrame()))]
 with atomic_write(out.csv) as fh:
     write_csv(long, fh)  # as every table: CSV_FLOAT
 with atomic_write(out.md) as fh:

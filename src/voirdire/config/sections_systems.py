@@ -5,7 +5,10 @@ dataset, a config without systems, the declared families)."""
 
 from __future__ import annotations
 
+import logging
+import re
 from collections.abc import Iterable
+from difflib import get_close_matches
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +28,8 @@ REQUIRED = {
     "rankgpt": ("candidates", "qrels"),
 }
 FILE_KEYS = ("topics", "qrels", "corpus", "candidates")
+
+log = logging.getLogger(__name__)
 
 
 def check_datasets(config: dict, found: Found | None = None) -> None:
@@ -202,12 +207,31 @@ def check_oracles(config: dict, systems: tuple[System, ...], recorded: dict[str,
         raise ConfigError(f"the oracles' base run {base!r} is not listed under systems:", key="oracles.base")
 
 
+def near_families(family: str, others: Iterable[str]) -> list[str]:
+    """The families of ``others`` spelled near ``family``: the same but for case, close by difflib,
+    or one a part of the other's name (``t5`` of ``flan-t5``)."""
+
+    def parts(name: str) -> set[str]:
+        return set(re.split(r"[^a-z0-9]+", name.lower())) - {""}
+
+    found = []
+    for other in others:
+        if other == family:
+            continue
+        low, other_low = family.lower(), other.lower()
+        if low == other_low or other_low in parts(family) or low in parts(other):
+            found.append(other)
+        elif get_close_matches(family, [other], n=1, cutoff=0.6):
+            found.append(other)
+    return found
+
+
 def check_families(config: dict, systems: tuple[System, ...], judges: dict[str, tuple[Judge, ...]]) -> None:
     """A family one judge or system alone declares, spelled close to another declared family, is
     a typo until the user says otherwise (``audits.self_preference.similar_families: allow``):
-    self-preference would quietly become n/a, or compare with another panel."""
-    from difflib import get_close_matches
-
+    self-preference would quietly become n/a, or compare with another panel. A judge's family that
+    no system has but one a part of a system's (``flan-t5`` and ``t5``) is a warning in the log:
+    its own-family audit is n/a."""
     from ..systems import family_of
 
     if config["audits"]["self_preference"]["similar_families"] == "allow":
@@ -238,6 +262,19 @@ def check_families(config: dict, systems: tuple[System, ...], judges: dict[str, 
             f"{other_declarer}: did you mean {other!r}? (audits.self_preference.similar_families: allow keeps both)",
             key=key,
         )
+    system_families = sorted({f for system in systems if (f := family_of(system))})
+    for judge in {j.name: j for js in judges.values() for j in js}.values():
+        family = getattr(judge, "family", None)
+        near = near_families(family, system_families) if family and family not in system_families else []
+        if near:
+            log.warning(
+                "judges[%s].family: %r is no system's family, but spelled near %s of the systems: the "
+                "own-family audit of judge %s is n/a (the same family? give both one name)",
+                judge.name,
+                family,
+                ", ".join(map(repr, near)),
+                judge.name,
+            )
 
 
 def check_measures(config: dict, found: Found | None = None) -> None:

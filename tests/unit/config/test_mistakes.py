@@ -106,7 +106,7 @@ def test_init_takes_family_globs_names_what_it_found_and_prints_a_command_that_r
     code = voirdire_cli(["init", "--qrels", str(DL19 / "qrels.nist.txt"), "--topics", str(DL19 / "topics.tsv"),
                          "--runs", str(runs), "--judge", f"mono={DL19 / 'qrels.monot5-3b.txt'}",
                          "--family", "*monot5*=t5", "--family", "mono*=t5", "--family", "*rank1*=rank1",
-                         "-o", str(out)])  # fmt: skip
+                         "--oracle-base", "monot5", "-o", str(out)])  # fmt: skip
     printed = capsys.readouterr().out
     assert code == 0, printed
     config = yaml.safe_load(out.read_text())
