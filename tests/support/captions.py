@@ -40,6 +40,7 @@ CAPTION_TABLES = {
             "control_chart",
             "circularity",
             "calibration",
+            "topic_agreement",
         )
     },
     **{f"probe_{name}": rf"audits/original/{name}\.csv" for name in ("swap", "pad", "injection", "gaming")},

@@ -17,6 +17,7 @@ from voirdire.audits.figures import (
     length_chart,
     leniency_chart,
     lojo_chart,
+    topic_agreement_chart,
 )
 from voirdire.audits.run import DatasetInputs, audit_tables
 from voirdire.evaluation import PRIMARY_COLUMNS, primary_scores, read_scores
@@ -154,6 +155,32 @@ for name, title in (
     write_table(frame, getattr(out, name), floatfmt=".3f", manifest=manifest, title=title, view=DRIFT_VIEWS[name],
                 empty="no judge has two label sets or more (reruns: of a recorded judge, samples: k of a live one)")  # fmt: skip
 drift_chart(tables["control_chart"], tables["drift"], out.drift_png)
+topics = tables["topic_agreement"]
+topics = topics[["dataset", "judge"] + [c for c in topics.columns if c not in ("dataset", "judge")]]
+write_table(
+    topics,
+    out.topic_agreement,
+    floatfmt=".3f",
+    manifest=manifest,
+    first=("the topics where a judge disagrees more than over all its pairs", lambda rows: rows["disagrees_most"]),
+    view=[
+        "judge",
+        "query_id",
+        "rank",
+        "pairs",
+        IntervalCell("disagreement", "disagreement", "disagreement_ci_low_pairs", "disagreement_ci_high_pairs"),
+        "disagrees_most",
+        "agreement_binary",
+        IntervalCell("kappa_binary", "kappa_binary", "kappa_binary_ci_low_pairs", "kappa_binary_ci_high_pairs"),
+        IntervalCell("alpha", "alpha", "alpha_ci_low_pairs", "alpha_ci_high_pairs"),
+        "alpha_level",
+    ],
+    title="Agreement topic by topic: each judge's disagreement with the humans on each topic's pairs over "
+    "the disagreement chance gives over all its pairs (Krippendorff's D_o / D_e: 0 agrees, 1 chance), the "
+    "most disagreeing first; the topic's own binary kappa and alpha (95% bootstrap intervals over the topic's "
+    "pairs, descriptive); disagrees_most: the whole interval above the judge's disagreement over all pairs",
+)
+topic_agreement_chart(topics, out.topic_agreement_png)
 leniency_chart(label_table, out.leniency_png)
 circularity = tables["circularity"]
 write_table(circularity, out.circularity, floatfmt=".3f", manifest=manifest,

@@ -63,6 +63,8 @@ def _figure(name: str, caption: str, key: str | None = None) -> AuditOutput:
 OUTPUTS: tuple[AuditOutput, ...] = (
     _table("label_test"),
     _figure("confusion", "confusion", key="confusion"),
+    _table("topic_agreement"),
+    _figure("topic_agreement", "topic_agreement_chart"),
     _table("lojo"),
     _figure("lojo", "lojo_chart"),
     _table("lojo_labels"),
@@ -102,6 +104,7 @@ EVIDENCE: dict[str, str] = {
     "confusion": "labels",
     "leniency": "labels",
     "lojo_labels": "labels",
+    "topic_agreement": "labels",
     "figure3": "leaderboard",  # each system under each judge: the leaderboard it would publish
     "lojo": "leaderboard",  # the panel's order of systems without each judge
     "asl": "decisions",  # which pairs of systems each judge's tests call different

@@ -331,3 +331,48 @@ def length_chart(deciles: pd.DataFrame, png: str | Path):
     if note:
         fig.suptitle(textwrap.fill(note, 90), fontsize=10)
     return _finish(fig, png)
+
+
+TOPIC_LABELS = 60
+"""The most topics a topic-agreement panel names on its axis (more: drawn unnamed, in the same order; the
+table names them)."""
+
+
+def topic_agreement_chart(topics: pd.DataFrame, png: str | Path):
+    """Per dataset, a heatmap of each judge's disagreement with the humans topic by topic
+    (:func:`voirdire.audits.labels.topic_agreement`: 0 agrees on every pair, 1 is chance): judges
+    as rows, the topics as columns, the most disagreeing (mean over the judges shown) first; a
+    dot marks a topic where the judge disagrees more than over all its pairs (``disagrees_most``).
+    More than :data:`MAX_PANELS` judges in a dataset: those that disagree most over all pairs."""
+    counts = topics.groupby("dataset")["query_id"].nunique() if len(topics) else pd.Series(dtype=int)
+    widest = int(counts.max()) if len(counts) else 0
+    fig, panels = per_dataset(topics, max(6.0, 0.16 * min(widest, TOPIC_LABELS) + 2.5), 3.6)
+    _constrained(fig)
+    image = marked = None
+    for ax, dataset, block in panels:
+        if block.empty:
+            ax.text(0.5, 0.5, "no judge besides the human labels", ha="center")
+            ax.axis("off")
+            continue
+        whole = block.groupby("judge", sort=False)["disagreement_all"].first()
+        shown = _largest(dict(zip(whole.index, whole.to_numpy(dtype=float), strict=True)))
+        block = block[block["judge"].isin(shown)]
+        matrix = block.pivot(index="judge", columns="query_id", values="disagreement").loc[shown]
+        flags = block.pivot(index="judge", columns="query_id", values="disagrees_most").loc[shown]
+        order = matrix.mean(axis=0).sort_values(ascending=False, kind="stable").index
+        matrix, flags = matrix[order], flags[order].eq(True)
+        values = matrix.to_numpy(dtype=float)
+        image = ax.imshow(values, cmap="Reds", vmin=0, vmax=2, aspect="auto", interpolation="nearest")
+        rows, cols = np.nonzero(flags.to_numpy())
+        marked = ax.scatter(cols, rows, s=8, color="black", label="the judge disagrees more here than over all pairs")
+        ax.set_yticks(range(len(shown)), [str(j) for j in shown], fontsize=8)
+        named = list(order) if len(order) <= TOPIC_LABELS else []
+        ax.set_xticks(range(len(named)), [str(q) for q in named], rotation=90, fontsize=6)
+        ax.set_xlabel(f"topic ({len(order)}, the most disagreeing first)")
+        note = _shown(len(shown), len(whole), "those that disagree most over all pairs")
+        ax.set_title(dataset + (f"\n{note}" if note else ""), fontsize=10)
+    if marked is not None:
+        fig.legend(handles=[marked], loc="outside lower center", fontsize=7)
+    if image is not None:
+        fig.colorbar(image, ax=[ax for ax, _, _ in panels], label="disagreement (0 agrees, 1 chance)", shrink=0.9)
+    return _finish(fig, png)

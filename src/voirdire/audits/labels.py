@@ -13,6 +13,9 @@ pairs are not independent. ``rate_degenerate`` counts the bootstrap draws with n
 rate (the most of any rate). Wilson's interval (Wilson 1927; statsmodels), which counts every
 pair as independent and is too narrow when leniency varies by topic, stays as the descriptive
 ``<rate>_ci_low_wilson`` / ``<rate>_ci_high_wilson``.
+
+Table 2's label columns (:func:`label_agreement`) carry Cohen's kappas, Krippendorff's alphas and
+kappa at each binarisation cut; :func:`topic_agreement` is the same question topic by topic.
 """
 
 from __future__ import annotations
@@ -23,7 +26,10 @@ import numpy as np
 import pandas as pd
 
 from ..judges import HUMAN, Scale
-from ..stats import clustered_rate, kappa_intervals, kappas, wilson
+from ..stats import clustered_rate, kappa_intervals, kappas, mean_interval, per_query_confusion, query_resamples, wilson
+from ..stats.agreement import kappa_cuts, kappa_from_counts
+from ..stats.reliability import alpha_distances, alpha_from_counts, alpha_interval, krippendorff_alpha
+from ..stats.resample import interval
 
 
 def aligned(human: pd.DataFrame, judge: pd.DataFrame) -> pd.DataFrame:
@@ -107,7 +113,10 @@ def label_agreement(
     """Table 2's label columns per judge (every judge of ``labels`` but the humans): the needed
     pairs, those the judge labelled and its coverage, and its graded, binary and quadratic kappas
     against the human labels of the needed pairs, each with its cluster-bootstrap interval over
-    queries (``kappa_degenerate``: undefined draws). The same columns
+    queries (``kappa_degenerate``: undefined draws); as the field reports agreement too,
+    Krippendorff's alphas (:func:`alphas`: ``alpha_ordinal``, ``alpha_interval``, ``alpha_binary``)
+    and kappa at each cut of the human scale (``kappa_cut_<g>``,
+    :func:`voirdire.stats.agreement.kappa_cuts`), on the same resamples. The same columns
     :func:`voirdire.paper.agreement_tables` gives; with no systems they are Table 2."""
     human = labels[HUMAN].merge(pairs[["query_id", "doc_id"]], on=["query_id", "doc_id"])
     rows = {}
@@ -123,5 +132,150 @@ def label_agreement(
             row |= {name: point[name], f"{name}_ci_low": found[f"{name}_ci_low"],
                     f"{name}_ci_high": found[f"{name}_ci_high"]}  # fmt: skip
         row["kappa_degenerate"] = found["kappa_degenerate"]
+        row |= alphas(both, scales[HUMAN], scales[judge], resamples=resamples, seed=seed)
+        row |= kappa_cuts(both, scales[HUMAN], scales[judge], resamples=resamples, seed=seed)
         rows[judge] = row
     return rows
+
+
+ALPHAS = ("alpha_ordinal", "alpha_interval", "alpha_binary")
+"""Krippendorff's alphas of :func:`alphas`, in Table 2's order."""
+
+
+def alphas(
+    both: pd.DataFrame,
+    human_scale: Scale,
+    judge_scale: Scale,
+    *,
+    a: str = "relevance_human",
+    b: str = "relevance_judge",
+    resamples: int = 1000,
+    seed: int = 42,
+) -> dict[str, float]:
+    """Krippendorff's alpha of a judge against the humans (:mod:`voirdire.stats.reliability`),
+    each with its cluster-bootstrap interval over queries: ``alpha_ordinal`` and
+    ``alpha_interval`` on the grades (one scale on both sides; NaN otherwise, as graded kappa),
+    ``alpha_binary`` on the binary labels (each side at its own threshold: the one alpha of a 0/1
+    judge against 0-3 humans; on two values every level gives it), and ``alpha_degenerate``: the
+    most draws any of them left undefined."""
+    same_scale = (human_scale.low, human_scale.high) == (judge_scale.low, judge_scale.high)
+    grades = list(range(human_scale.low, human_scale.high + 1))
+    binary = both.assign(**{a: human_scale.binary(both[a]), b: judge_scale.binary(both[b])})
+    plans = {
+        "alpha_ordinal": (both, grades, "ordinal"),
+        "alpha_interval": (both, grades, "interval"),
+        "alpha_binary": (binary, [0, 1], "nominal"),
+    }
+    row: dict[str, float] = {"alpha_degenerate": 0}
+    for name, (frame, values, level) in plans.items():
+        if name != "alpha_binary" and not same_scale:
+            row |= {name: math.nan, f"{name}_ci_low": math.nan, f"{name}_ci_high": math.nan}
+            continue
+        found = alpha_interval(frame, values, level, a=a, b=b, resamples=resamples, seed=seed)
+        row |= {name: found["alpha"], f"{name}_ci_low": found["ci_low"], f"{name}_ci_high": found["ci_high"]}
+        row["alpha_degenerate"] = max(row["alpha_degenerate"], found["degenerate"])
+    order = [f"{name}{end}" for name in ALPHAS for end in ("", "_ci_low", "_ci_high")]
+    return {name: row[name] for name in [*order, "alpha_degenerate"]}
+
+
+def topic_agreement(
+    pairs: pd.DataFrame,
+    human_scale: Scale,
+    judge_scale: Scale,
+    *,
+    level: float = 0.95,
+    resamples: int = 1000,
+    seed: int = 42,
+) -> pd.DataFrame:
+    """Agreement topic by topic, for aligned pairs (:func:`aligned`): one row per query, the
+    most disagreeing first.
+
+    * ``alpha_level``: ``ordinal`` on one scale; ``binary`` (each side at its own threshold)
+      across scales, as :func:`alphas`' ``alpha_binary``;
+    * ``disagreement``: the mean distance (at ``alpha_level``) between the judge's and the
+      humans' label over the topic's pairs, over the distance expected by chance over all the
+      judge's pairs (alpha's D_e): 0 when every pair agrees, 1 at chance. Its mean over topics,
+      weighted by their pairs, is 1 - alpha over all pairs (``disagreement_all``), so the topics
+      are ranked on one yardstick (``rank``, 1 = the most disagreeing);
+    * ``kappa_binary`` and ``alpha``: the topic's own binary kappa and alpha (its own chance
+      terms: NaN where the topic has one label on a side, or one value on both);
+    * ``disagrees_most``: the topic's disagreement lies above ``disagreement_all`` (its whole
+      interval): the topics where the judge and the humans part ways.
+
+    Within one topic the only units are its pairs: each statistic's interval
+    (``<statistic>_ci_low_pairs`` / ``_ci_high_pairs``) is a bootstrap over the topic's pairs
+    (seeded; descriptive, as the label test's Wilson intervals: one assessor's pairs are not
+    independent), ``degenerate_pairs`` its undefined draws."""
+    same_scale = (human_scale.low, human_scale.high) == (judge_scale.low, judge_scale.high)
+    if same_scale:
+        values, kind = list(range(human_scale.low, human_scale.high + 1)), "ordinal"
+        x, y = pairs["human"].to_numpy(dtype=int), pairs["judge"].to_numpy(dtype=int)
+    else:
+        values, kind = [0, 1], "nominal"
+        x, y = human_scale.binary(pairs["human"]).to_numpy(), judge_scale.binary(pairs["judge"]).to_numpy()
+    if not len(pairs):
+        return pd.DataFrame(columns=TOPIC_COLUMNS)
+    human_rel = human_scale.binary(pairs["human"]).to_numpy()
+    judge_rel = judge_scale.binary(pairs["judge"]).to_numpy()
+    grades = list(range(len(values)))
+    index = {v: i for i, v in enumerate(values)}
+    xi, yi = np.array([index[v] for v in x]), np.array([index[v] for v in y])
+    counts = np.zeros((len(values), len(values)))
+    np.add.at(counts, (xi, yi), 1)
+    totals = counts.sum(axis=0) + counts.sum(axis=1)
+    distance = alpha_distances(totals, values, kind)
+    chance = float((np.outer(totals, totals) * distance).sum() / (totals.sum() * (totals.sum() - 1)))
+    whole = 1 - float(alpha_from_counts(counts, values, kind))
+    scaled = distance[xi, yi] / chance if chance > 0 else np.full(len(pairs), math.nan)
+    rows = []
+    for query, at in pd.Series(np.arange(len(pairs))).groupby(pairs["query_id"].to_numpy(), sort=False):
+        at = at.to_numpy()
+        n = len(at)
+        times = query_resamples(n, resamples, seed)  # the topic's pairs resampled: the engine's draws
+        # each pair's confusion cell (graded at the alpha level, and binary): a resample sums them
+        one_hot = per_query_confusion(range(n), xi[at].tolist(), yi[at].tolist(), grades, grades)
+        binary = per_query_confusion(range(n), human_rel[at].tolist(), judge_rel[at].tolist(), [0, 1], [0, 1])
+        row = {
+            "query_id": query,
+            "pairs": n,
+            "alpha_level": "ordinal" if same_scale else "binary",
+            "agreement_binary": float(np.mean(human_rel[at] == judge_rel[at])),
+            "disagreement": float(np.mean(scaled[at])),
+            "disagreement_all": whole,
+            "kappa_binary": float(kappa_from_counts(binary.sum(axis=0), 1.0 - np.eye(2))),
+            "alpha": krippendorff_alpha(x[at], y[at], kind),
+        }
+        draws = {
+            "disagreement": None,
+            "kappa_binary": kappa_from_counts(np.einsum("bq,qij->bij", times, binary), 1.0 - np.eye(2)),
+            "alpha": alpha_from_counts(np.einsum("bq,qij->bij", times, one_hot), values, kind),
+        }
+        row["degenerate_pairs"] = 0
+        for name, drawn in draws.items():
+            if drawn is None:
+                found = mean_interval(scaled[at], resamples=resamples, seed=seed, level=level)
+            else:
+                found = interval(drawn, level)
+            row[f"{name}_ci_low_pairs"], row[f"{name}_ci_high_pairs"] = found.low, found.high
+            row["degenerate_pairs"] = max(row["degenerate_pairs"], found.degenerate)
+        rows.append(row)
+    table = pd.DataFrame(rows)
+    table["disagrees_most"] = table["disagreement_ci_low_pairs"] > whole
+    table = table.sort_values("disagreement", ascending=False, kind="stable").reset_index(drop=True)
+    table.insert(1, "rank", np.arange(1, len(table) + 1))
+    return table[TOPIC_COLUMNS]
+
+
+TOPIC_COLUMNS = [
+    "query_id",
+    "rank",
+    "pairs",
+    "alpha_level",
+    *(f"disagreement{end}" for end in ("", "_ci_low_pairs", "_ci_high_pairs")),
+    "disagreement_all",
+    "disagrees_most",
+    "agreement_binary",
+    *(f"{name}{end}" for name in ("kappa_binary", "alpha") for end in ("", "_ci_low_pairs", "_ci_high_pairs")),
+    "degenerate_pairs",
+]
+"""The columns of :func:`topic_agreement`, in order."""

@@ -18,7 +18,7 @@ from ..judges import HUMAN, Scale, restrict
 from .calibration import calibration_curve
 from .circularity import HUMAN_POOL, circularity_table, judge_ranking
 from .drift import drift, paired_shift
-from .labels import aligned, confusion, label_test
+from .labels import TOPIC_COLUMNS, aligned, confusion, label_test, topic_agreement
 from .length import by_decile, length_bias, system_lengths_by_judge, tier_correlation, with_lengths
 from .panel import (
     LOJO_LABEL_COLUMNS,
@@ -57,7 +57,7 @@ class DatasetInputs:
 
 
 TABLES = ("label_test", "lojo", "lojo_labels", "self_preference", "length", "length_systems", "deciles", "drift",
-          "control_chart", "circularity", "calibration")  # fmt: skip
+          "control_chart", "circularity", "calibration", "topic_agreement")  # fmt: skip
 
 
 def audit_tables(
@@ -114,6 +114,8 @@ def audit_tables(
             rows["label_test"].append({"dataset": dataset, "judge": judge, "kind": data.judges[judge]["kind"],
                                        **label_test(both, data.scale(HUMAN), scale)})  # fmt: skip
             heatmaps[dataset, judge] = confusion(both, data.scale(HUMAN), scale)
+            topics = topic_agreement(both, data.scale(HUMAN), scale, seed=seed)
+            rows["topic_agreement"].append(topics.assign(dataset=dataset, judge=judge))
             measured = with_lengths(both[both["doc_id"].isin(set(data.texts))], data.texts)  # pairs with a text
             if len(measured) >= 3:
                 rows["length"].append({"dataset": dataset, "judge": judge, **length_bias(measured)})
@@ -176,5 +178,6 @@ def audit_tables(
 
 
 EMPTY = {"deciles": ["dataset", "judge", "decile"], "calibration": ["dataset", "judge", "k"], "lojo": [],
-         "lojo_labels": ["dataset", *LOJO_LABEL_COLUMNS], "circularity": ["dataset", "ranker"]}  # fmt: skip
+         "lojo_labels": ["dataset", *LOJO_LABEL_COLUMNS], "circularity": ["dataset", "ranker"],
+         "topic_agreement": ["dataset", "judge", *TOPIC_COLUMNS]}  # fmt: skip
 """The columns of a table no dataset has a row for (what its figure expects)."""

@@ -117,6 +117,57 @@ def kappa_intervals(
     return row
 
 
+def cuts(scale: Scale) -> list[int]:
+    """The binarisation cuts of a scale: relevant means grade >= g, g = low + 1 .. high
+    (>= 1, >= 2, >= 3 on 0-3)."""
+    return list(range(scale.low + 1, scale.high + 1))
+
+
+def cut_labels(grades: pd.Series, scale: Scale, other: Scale, cut: int) -> pd.Series:
+    """A side's binary labels at the cut ``cut`` of the other side's scale ``other``: grade >= cut
+    on the same scale, else at its own binary threshold (a 0/1 judge keeps its labels at every
+    cut of 0-3 humans: the cuts then ask which human cut its "relevant" matches)."""
+    same_scale = (scale.low, scale.high) == (other.low, other.high)
+    return (grades >= cut).astype(int) if same_scale else scale.binary(grades)
+
+
+def kappa_cuts(
+    aligned: pd.DataFrame,
+    scale_a: Scale,
+    scale_b: Scale,
+    *,
+    a: str = "relevance_human",
+    b: str = "relevance_judge",
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+    level: float = LEVEL,
+) -> dict[str, float]:
+    """Cohen's kappa at each cut g of ``scale_a`` (:func:`cuts`): ``kappa_cut_<g>`` of the two
+    sides binarised at g (``b`` as :func:`cut_labels` says), each with its cluster-bootstrap
+    interval over queries (``kappa_cut_<g>_ci_low``/``_ci_high``: the draws of
+    :func:`kappa_intervals` with the same seed, so the cut at ``scale_a``'s binary threshold is
+    ``kappa_binary`` and its interval), and ``kappa_cut_degenerate``: the most draws any cut left
+    undefined (a resample with one binary label on a side)."""
+    row: dict[str, float] = {}
+    queries = aligned["query_id"].tolist()
+    distinct = len(dict.fromkeys(queries))
+    times = query_resamples(distinct, resamples, seed) if distinct >= 2 else None
+    degenerate = 0
+    for cut in cuts(scale_a):
+        x = (aligned[a] >= cut).astype(int)
+        y = cut_labels(aligned[b], scale_b, scale_a, cut)
+        row[f"kappa_cut_{cut}"] = _kappa(x, y, [0, 1]) if len(aligned) else math.nan
+        row[f"kappa_cut_{cut}_ci_low"] = row[f"kappa_cut_{cut}_ci_high"] = math.nan
+        if times is None:
+            continue
+        counts = per_query_confusion(queries, x.tolist(), y.tolist(), [0, 1], [0, 1])
+        found = interval(kappa_from_counts(np.einsum("bq,qij->bij", times, counts), 1.0 - np.eye(2)), level)
+        row[f"kappa_cut_{cut}_ci_low"], row[f"kappa_cut_{cut}_ci_high"] = found.low, found.high
+        degenerate = max(degenerate, found.degenerate)
+    row["kappa_cut_degenerate"] = degenerate
+    return row
+
+
 def kendall_tau(a: Sequence[float], b: Sequence[float]) -> float:
     """Kendall's tau-b between two score vectors over the same systems."""
     if len(a) < 2:

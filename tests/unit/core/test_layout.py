@@ -26,7 +26,7 @@ CORE = [
     "evaluation", "fingerprint", "formats", "init", "inputs", "judges", "layout", "machine", "manifest", "baselines", "output", "parallel",
     "preflight", "probes", "probes.gaming", "probes.items", "probes.personas", "probes.sensitivity", "probes.shifts",
     "probes.swap", "probes.tables", "prompts", "paper", "runs", "stats", "stats.agreement", "stats.multiplicity", "stats.paired", "stats.permutation", "stats.significance", "verdict",
-    "stats.proportions", "stats.resample", "systems", "texts", "timing", "jobscript", "jobhost", "hostdir", "questions", "stats.leaderboard",
+    "stats.proportions", "stats.reliability", "stats.resample", "systems", "texts", "timing", "jobscript", "jobhost", "hostdir", "questions", "stats.leaderboard",
 ]  # fmt: skip
 """The science modules: every module outside the LLM side below."""
 LLM_SIDE = ("llm", "llm_judge", "rankers", "assistants.job", "probes.job", "plan")
