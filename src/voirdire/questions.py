@@ -229,6 +229,12 @@ def _labels(rows, judge, context):
     if len(test):
         t = test.iloc[0].to_dict()
         detail = f"missed failures {_num(t, 'missed_failure_rate'):.2f}, false alarms {_num(t, 'false_alarm_rate'):.2f}"
+    for alpha in ("alpha_ordinal", "alpha_binary"):  # Krippendorff's, as challenges rank label sets beside kappa
+        if not math.isnan(_num(row, alpha)):
+            name = alpha.replace("_", " ")
+            found_alpha = _effect(_num(row, alpha), _num(row, f"{alpha}_ci_low"), _num(row, f"{alpha}_ci_high"))
+            detail = f"{name} {found_alpha}" + (f"; {detail}" if detail else "")
+            break
     se = _se(low, high)
     p = _normal_p((kappa - KAPPA_FLOOR) / se) if se > 0 else (0.0 if high < KAPPA_FLOOR else 1.0)
     straddles = low < KAPPA_FLOOR <= high

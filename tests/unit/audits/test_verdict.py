@@ -288,3 +288,12 @@ def test_voirdire_verdict_into_a_reader_that_stops_early_ends_quietly(tmp_path):
     done = subprocess.run(f"{' '.join(cli)} | head -n 2", shell=True, capture_output=True, text=True, check=True)
     assert len(done.stdout.splitlines()) == 2 and done.stdout.startswith("judge0 on d: ")
     assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr, done.stderr
+
+
+def test_labels_say_krippendorffs_alpha_beside_kappa():
+    frames = tables()
+    frames["table2"] = frames["table2"].assign(alpha_ordinal=[0.7, math.nan], alpha_ordinal_ci_low=[0.6, math.nan],
+                                               alpha_ordinal_ci_high=[0.8, math.nan], alpha_binary=[0.5, 0.05],
+                                               alpha_binary_ci_low=[0.4, 0.0], alpha_binary_ci_high=[0.6, 0.1])  # fmt: skip
+    assert answer(frames, "good", "labels")["detail"].startswith("alpha ordinal +0.700 [+0.600, +0.800]")
+    assert answer(frames, "bad", "labels")["detail"].startswith("alpha binary +0.050 [+0.000, +0.100]")
