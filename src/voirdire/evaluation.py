@@ -16,6 +16,15 @@ sends ``RR@k`` to its MS MARCO provider, which breaks tied scores by document id
 the two agree wherever scores do not tie within a query, and we keep trec_eval's order in
 ties, as every other measure has it. A measure neither route computes is a config error.
 
+Ties (``evaluation.ties``): trec_eval reads every score as a single-precision float, so scores
+that differ only beyond about seven digits tie there and are ordered by document id descending
+(Rank1's 0.9999998215687883 and 0.9999998115390605 do): ``trec_eval``, the default, keeps that
+convention (trec_eval's and ir_measures' pytrec_eval numbers); ``exact`` orders by the full
+score, ties (equal scores) by document id descending as trec_eval does, which is the order
+ir_measures' default RR@k provider reads where scores do not tie exactly. :func:`cut` takes the
+setting: under ``exact`` the run is handed on with its scores renumbered n..1 down each query in
+that order, so pytrec_eval, single precision and all, keeps it.
+
 The workflow computes every score once per dataset and provenance (:func:`scores_table`: every
 system under every judge and under ``human@pool``, every measure); every table reads it back,
 one measure of it with :func:`primary_scores`.
@@ -45,6 +54,10 @@ SCORE_COLUMNS = ["dataset", "judge", "measure", "system", "query_id", "value"]
 PRIMARY_COLUMNS = ["dataset", "judge", "query_id", "system", "ndcg"]
 """One measure's per-query scores (:func:`primary_scores`): the column ``ndcg`` holds the value
 whatever the measure."""
+
+TIES = ("trec_eval", "exact")
+"""How scores are ordered (``evaluation.ties``): as trec_eval reads them, at single precision
+(then document id descending), or by the full score (then document id descending)."""
 
 CUT_FIRST = frozenset({"RR"})
 """Measures whose value at cutoff k is, by definition, the measure without a cutoff on the run's
@@ -101,9 +114,31 @@ def for_judge(text: str, binary_threshold: int) -> Measure:
     return measure
 
 
-def cut(run: pd.DataFrame, depth: int) -> pd.DataFrame:
-    """The top ``depth`` of every query in trec_eval's order (the part a judge labels)."""
-    return trec_eval_order(run).groupby("query_id", sort=False).head(depth)
+def exact_order(run: pd.DataFrame) -> pd.DataFrame:
+    """The run in trec_eval's order at full precision (score descending, then document id
+    descending) with its scores renumbered n..1 down each query: any reader, pytrec_eval's single
+    precision included, keeps that order (n below 2**24, which a float32 holds exactly)."""
+    ordered = trec_eval_order(run).copy()
+    position = ordered.groupby("query_id", sort=False).cumcount().to_numpy()
+    sizes = ordered.groupby("query_id", sort=False)["doc_id"].transform("size").to_numpy()
+    ordered["score"] = (sizes - position).astype(float)
+    return ordered
+
+
+def check_ties(ties: str) -> None:
+    """A ``ties`` setting that is not one of :data:`TIES` is a ValueError."""
+    if ties not in TIES:
+        raise ValueError(f"ties must be one of {TIES}, got {ties!r}")
+
+
+def cut(run: pd.DataFrame, depth: int, ties: str = "trec_eval") -> pd.DataFrame:
+    """The top ``depth`` of every query in trec_eval's order (the part a judge labels). ``ties``
+    (:data:`TIES`): ``exact`` hands the top on in :func:`exact_order` (scores renumbered, so that
+    pytrec_eval reads the full-precision order); ``trec_eval`` with the run's own scores, which
+    pytrec_eval reads at single precision."""
+    check_ties(ties)
+    ordered = exact_order(run) if ties == "exact" else trec_eval_order(run)
+    return ordered.groupby("query_id", sort=False).head(depth)
 
 
 def judged_only(run: pd.DataFrame, qrels: pd.DataFrame) -> pd.DataFrame:
@@ -159,10 +194,12 @@ class _Run:
     pytrec_eval dict of a cutoff that does not depend on the judge is kept once made: a run scored
     under twenty judges is cut and converted once, not twenty times."""
 
-    def __init__(self, run: pd.DataFrame, wanted: set[str], depth: int | None) -> None:
+    def __init__(self, run: pd.DataFrame, wanted: set[str], depth: int | None, ties: str = "trec_eval") -> None:
         run = run[run["query_id"].isin(wanted)]
         if depth is not None:
-            run = cut(run, depth)
+            run = cut(run, depth, ties)
+        elif ties == "exact":
+            run = exact_order(run)
         self.query = run["query_id"].to_numpy(dtype=object)
         self.doc = run["doc_id"].to_numpy(dtype=object)
         self.score = run["score"].to_numpy()
@@ -216,10 +253,17 @@ class _Runs:
     (query, document) pairs coded as integers so that a judge's judged-only cut is one array
     lookup, its judge-free pytrec_eval dicts kept."""
 
-    def __init__(self, runs: Mapping[str, list[pd.DataFrame]], query_ids: Iterable[str], depth: int | None) -> None:
+    def __init__(
+        self,
+        runs: Mapping[str, list[pd.DataFrame]],
+        query_ids: Iterable[str],
+        depth: int | None,
+        ties: str = "trec_eval",
+    ) -> None:
+        check_ties(ties)
         self.qids = [str(q) for q in query_ids]
         wanted = set(self.qids)
-        self.systems = {system: [_Run(run, wanted, depth) for run in draws] for system, draws in runs.items()}
+        self.systems = {system: [_Run(run, wanted, depth, ties) for run in draws] for system, draws in runs.items()}
         every = [run for draws in self.systems.values() for run in draws]
         self._queries = pd.Index(pd.unique(np.array(self.qids, dtype=object)))
         docs = [_as_text(run.doc) for run in every]
@@ -287,15 +331,17 @@ def per_query_scores(
     *,
     binary_threshold: int = 2,
     depth: int | None = None,
+    ties: str = "trec_eval",
 ) -> pd.DataFrame:
     """Wide table: one row per query in ``query_ids``, one column per measure (as written).
 
     A query the run does not answer, or with no qrels under this judge, scores 0 (as
     trec_eval ``-c``), so every system is averaged over the same queries. ``depth`` cuts every
     query of the run in trec_eval's order before any measure (the evaluation depth); each
-    measure is then computed as :func:`route` says.
+    measure is then computed as :func:`route` says, its scores ordered as ``ties`` says
+    (:data:`TIES`).
     """
-    prepared = _Runs({"": [run]}, query_ids, depth)
+    prepared = _Runs({"": [run]}, query_ids, depth, ties)
     values = prepared.values(qrels, measures, binary_threshold)[""]
     return pd.DataFrame({text: values[text] for text in measures}, index=prepared.qids)
 
@@ -329,13 +375,14 @@ def evaluate_measures(
     *,
     binary_threshold: int = 2,
     depth: int | None = None,
+    ties: str = "trec_eval",
 ) -> pd.DataFrame:
     """Long table (measure, system, query_id, value) for every system under one judge.
 
     A system given several runs (an oracle with random tie-break, one run per draw) scores
     the mean over its draws, per query. No runs: no rows.
     """
-    return _long(_Runs(runs, query_ids, depth), qrels, measures, binary_threshold)
+    return _long(_Runs(runs, query_ids, depth, ties), qrels, measures, binary_threshold)
 
 
 def evaluate_systems(
@@ -346,12 +393,14 @@ def evaluate_systems(
     measure: str = str(MEASURE),
     binary_threshold: int = 2,
     depth: int | None = None,
+    ties: str = "trec_eval",
 ) -> pd.DataFrame:
     """Long table (query_id, system, ndcg) for every system under one judge and one measure
     (the primary measure: judged-only nDCG@10 unless configured otherwise)."""
-    return evaluate_systems_under(runs, {"": qrels}, {"": binary_threshold}, query_ids, measure=measure, depth=depth)[
-        ""
-    ]
+    under = evaluate_systems_under(
+        runs, {"": qrels}, {"": binary_threshold}, query_ids, measure=measure, depth=depth, ties=ties
+    )
+    return under[""]
 
 
 def evaluate_systems_under(
@@ -362,11 +411,12 @@ def evaluate_systems_under(
     *,
     measure: str = str(MEASURE),
     depth: int | None = None,
+    ties: str = "trec_eval",
 ) -> dict[str, pd.DataFrame]:
     """:func:`evaluate_systems` of the same runs under each of several label sets (name -> its
     qrels, binarized at ``thresholds[name]``): name -> its long table (query_id, system, ndcg).
     Every run is cut and coded once for all of them."""
-    prepared = _Runs(runs, query_ids, depth)
+    prepared = _Runs(runs, query_ids, depth, ties)
     return {
         name: _long(prepared, qrels, [measure], thresholds[name]).rename(columns={"value": "ndcg"})[
             ["query_id", "system", "ndcg"]
@@ -386,6 +436,7 @@ def scores_table(
     *,
     depth: int | None = None,
     processes: int = 1,
+    ties: str = "trec_eval",
 ) -> pd.DataFrame:
     """Every system under every judge for every measure, and under ``human@pool``: the long
     table (dataset, judge, measure, system, query_id, value) of one dataset and provenance.
@@ -395,8 +446,9 @@ def scores_table(
     of ``labels``; ``human@pool``'s (last) are the human labels restricted to ``pairs`` (the
     needed pairs), at the humans' threshold. No runs: no rows. ``processes``: the judges are
     scored in that many processes (:func:`voirdire.parallel.in_processes`; the same table).
+    ``ties``: how scores are ordered (:data:`TIES`; ``evaluation.ties``).
     """
-    prepared = _Runs(runs, query_ids, depth)  # every run cut and coded once, for every judge
+    prepared = _Runs(runs, query_ids, depth, ties)  # every run cut and coded once, for every judge
 
     def under(judge_qrels: tuple[str, pd.DataFrame]) -> pd.DataFrame:
         judge, qrels = judge_qrels

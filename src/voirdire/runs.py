@@ -12,6 +12,11 @@ per system) by :func:`normalise_run`:
 * the order is trec_eval's (score descending, then document id descending), whatever the
   rank column says; queries with tied scores in the top 10 are counted, since tools that
   break ties by file order report other numbers (Lin & Yang, SIGIR 2019);
+* trec_eval reads scores at single precision, so scores that differ beyond about seven digits
+  (an LLM reranker's probabilities near 1) tie there and go by document id: the queries whose
+  top 10 is ordered otherwise at full precision are counted (``queries_top10_single_precision``),
+  since every measure's value there depends on ``evaluation.ties`` (and ir_measures' default
+  RR@k provider, like the figures published with such runs, reads full precision);
 * the run is cut at ``depth``: a system is scored on the part of its ranking its judges label.
 """
 
@@ -22,6 +27,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from .errors import ConfigError, InputError
@@ -154,6 +160,29 @@ def _queries_with_ties(run: pd.DataFrame) -> int:
     return int(repeated.groupby(run["query_id"], sort=False).any().sum())
 
 
+def single_precision_order(run: pd.DataFrame) -> pd.DataFrame:
+    """A run in trec_eval's order as trec_eval reads it: per query, the score as a single-precision
+    float descending, then document id descending (:func:`voirdire.formats.trec_eval_order` is
+    the same at full precision)."""
+    keyed = run.assign(_single=run["score"].to_numpy(dtype=float).astype(np.float32))
+    ordered = keyed.sort_values(["query_id", "_single", "doc_id"], ascending=[True, False, False], kind="stable")
+    return ordered.drop(columns="_single")
+
+
+def queries_ordered_by_precision(run: pd.DataFrame, k: int = 10) -> list[str]:
+    """The queries whose top ``k`` (the documents and their order) differs between trec_eval's
+    single-precision order (:func:`single_precision_order`) and the full-precision one: where a
+    measure at cutoff k depends on ``evaluation.ties``."""
+    if not len(run):
+        return []
+    # both orders sort by query first, and keep as many lines of each: their tops align line by line
+    full, single = (
+        o.groupby("query_id", sort=False).head(k) for o in (trec_eval_order(run), single_precision_order(run))
+    )
+    differs = full["doc_id"].to_numpy() != single["doc_id"].to_numpy()
+    return sorted(set(full.loc[differs, "query_id"]))
+
+
 def normalise_run(
     run: pd.DataFrame,
     topics: Mapping[str, str],
@@ -168,9 +197,11 @@ def normalise_run(
 
     Returns the top ``depth`` per topic in trec_eval's order, ranks renumbered 1..n (so every
     later reader agrees on the order), with the counts a user must see: unknown queries
-    dropped, topics missing (they score 0), queries whose top 10 holds tied scores, documents
-    cut below ``depth``. Lines of ``set_aside`` queries (topics the dataset's ``queries`` list
-    leaves out) are removed first and counted, not taken for unknown queries.
+    dropped, topics missing (they score 0), queries whose top 10 holds tied scores, queries
+    whose top 10 is ordered otherwise at single precision than at full precision (their
+    measures depend on ``evaluation.ties``), documents cut below ``depth``. Lines of
+    ``set_aside`` queries (topics the dataset's ``queries`` list leaves out) are removed first
+    and counted, not taken for unknown queries.
     """
     if unknown_queries not in UNKNOWN_QUERIES:
         raise ValueError(f"unknown_queries must be one of {UNKNOWN_QUERIES}")
@@ -195,6 +226,7 @@ def normalise_run(
     tied = _queries_with_ties(top10)
     kept = ordered.groupby("query_id", sort=False).head(depth).copy()
     tied_depth = _queries_with_ties(kept)
+    by_precision = len(queries_ordered_by_precision(ordered, 10))
     kept["rank"] = kept.groupby("query_id", sort=False).cumcount() + 1
     summary = {
         "system": name,
@@ -206,6 +238,7 @@ def normalise_run(
         "lines_set_aside": int(aside.sum()),
         "queries_tied_top10": tied,
         "queries_tied_in_depth": tied_depth,
+        "queries_top10_single_precision": by_precision,
         "documents_below_depth": int(len(ordered) - len(kept)),
         "max_depth_in_file": int(ordered.groupby("query_id").size().max()),
         "depth": depth,

@@ -26,6 +26,7 @@ rule audits:
         measure=PLAN.measures[0],
         # every score the audits compute is cut here first, as Table 2's are
         depth=PLAN.depth,
+        ties=config["evaluation"]["ties"],
         seed=config["evaluation"]["seed"],
         alpha=config["evaluation"]["alpha"],
         include_humans=config["audits"]["self_preference"]["include_humans"],

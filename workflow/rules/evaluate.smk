@@ -23,6 +23,8 @@ rule scores:
         judges=INPUTS.judges_meta,
         measures=PLAN.measures,
         depth=PLAN.depth,
+        # single precision as trec_eval reads scores, or the full score (evaluation.ties)
+        ties=config["evaluation"]["ties"],
     script:
         "../scripts/scores.py"
 

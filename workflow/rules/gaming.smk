@@ -22,6 +22,8 @@ rule gaming_passages:
         "../../envs/voirdire.yaml"
     params:
         gaming=GAMING,
+        # the order the top k is read in: the one the systems are scored in
+        ties=config["evaluation"]["ties"],
     script:
         "../scripts/gaming_passages.py"
 
@@ -100,6 +102,10 @@ rule gaming_table:
                 scores=INPUTS.original_scores,
                 human=INPUTS.human_qrels_of,
                 runs=INPUTS.original_runs,
+                # which passages have a text: only those can be modified (a recorded run's may not)
+                passages=lambda wildcards: {
+                    d: L.passages(d) for d in PLAN.datasets if not PLAN.labels_only(d)
+                },
             )
         ),
         manifest=L.manifest(),
@@ -122,5 +128,6 @@ rule gaming_table:
         alpha=config["evaluation"]["alpha"],
         test=config["evaluation"]["test"],
         seed=config["evaluation"]["seed"],
+        ties=config["evaluation"]["ties"],
     script:
         "../scripts/gaming.py"

@@ -9,6 +9,8 @@ rule probe_sample:
     input:
         pairs=L.pairs(D, "original"),
         qrels=L.human_qrels(D),
+        # only pairs whose passage has a text are drawn (a recorded run's may have none)
+        passages=L.passages(D),
         runs=lambda wildcards: [
             p
             for paths in INPUTS.system_runs_of(wildcards.dataset, "original").values()
@@ -137,6 +139,8 @@ rule probe_tables:
                 human=INPUTS.human_qrels_of,
                 scores=INPUTS.original_scores,
                 runs=INPUTS.original_runs,
+                # each dataset's sample: what it left out for want of a text, in the tables
+                samples=lambda wildcards: {d: L.probe_sample(d) for d in PLAN.datasets},
             )
         ),
         manifest=L.manifest(),
@@ -157,6 +161,7 @@ rule probe_tables:
         judges=INPUTS.audit_judges,
         measure=PLAN.measures[0],
         depth=PLAN.depth,
+        ties=config["evaluation"]["ties"],
         alpha=config["evaluation"]["alpha"],
         low=HUMAN_SCALE.low,
         high=HUMAN_SCALE.high,
@@ -190,6 +195,7 @@ rule prompt_sensitivity:
         judges=INPUTS.audit_judges,
         measure=PLAN.measures[0],
         depth=PLAN.depth,
+        ties=config["evaluation"]["ties"],
         low=HUMAN_SCALE.low,
         high=HUMAN_SCALE.high,
         seed=config["evaluation"]["seed"],

@@ -88,7 +88,7 @@ for dataset, judges in params.judges.items():
     )  # fmt: skip
 tables, heatmaps = audit_tables(datasets, system_families=params.system_families, measure=params.measure,
                                 seed=params.seed, alpha=ALPHA, calibration=params.calibration,
-                                include_humans=params.include_humans, depth=params.depth)  # fmt: skip
+                                include_humans=params.include_humans, depth=params.depth, ties=params.ties)  # fmt: skip
 
 label_table = tables["label_test"]
 write_table(label_table, out.label_test, floatfmt=".3f", manifest=manifest,
@@ -121,7 +121,7 @@ write_table(preference, out.self_preference, floatfmt=".3f", manifest=manifest,
                   f"figures, not flagged on; {chance(preference_tests, ALPHA)})")  # fmt: skip
 length = tables["length"]
 write_table(length, out.length, floatfmt=".3f", manifest=manifest,
-            view=["judge", "pairs", "rho_overall", "rho_within", "p_within", "permutations", "length_biased", "simpson"],
+            view=["judge", "pairs", "pairs_without_text", "rho_overall", "rho_within", "p_within", "permutations", "length_biased", "simpson"],
             title="Length bias: passage length vs judge grade, overall and within human grades (permutation p-values "
                   f"within query x grade blocks; length_biased at p < 0.01: {chance(len(length), 0.01)})")  # fmt: skip
 write_table(tables["length_systems"], out.length_systems, floatfmt=".3f", manifest=manifest,

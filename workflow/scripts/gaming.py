@@ -9,7 +9,7 @@ hand_over(snakemake)  # the rest may run in the machine's job host (voirdire.job
 import pandas as pd
 
 from voirdire.evaluation import primary_scores
-from voirdire.formats import read_qrels, read_run
+from voirdire.formats import read_passages, read_qrels, read_run
 from voirdire.jobscript import grouped, start
 from voirdire.manifest import sha256
 from voirdire.output import write_table
@@ -38,6 +38,8 @@ def wide(scores: pd.DataFrame, judge: str) -> pd.DataFrame:
 frames = []
 for dataset, judges in params.judges.items():
     runs = {s: [read_run(p) for p in paths] for s, paths in files["runs"][dataset].items()}
+    # the passages that have a text: only those can be modified (a recorded run's may have none)
+    texts = set(read_passages(files["passages"][dataset])) if dataset in files.get("passages", {}) else None
     human = qrels(files["human"][dataset], dataset, "human")
     scores_table = pd.read_parquet(files["scores"][dataset])  # every judge, every measure
     human_scores = wide(scores_table, "human")
@@ -54,8 +56,19 @@ for dataset, judges in params.judges.items():
             scores=scores, human_scores=human_scores, judge_qrels=qrels(files["qrels"][dataset][judge], dataset, judge),
             human_qrels=human, labels=labels, k=gaming["k"], measure=params.measure, depth=params.depth,
             binary_threshold=meta["binary_threshold"], human_threshold=judges["human"]["binary_threshold"],
-            alpha=params.alpha, test=params.test, seed=params.seed,
+            alpha=params.alpha, test=params.test, seed=params.seed, texts=texts, ties=params.ties,
         )  # fmt: skip
+        for row in rows.drop_duplicates("system").itertuples():
+            if row.without_text:
+                log.warning(
+                    "%s/%s: %d human-judged top-%d passages of %s have no text: not modified, left as they are "
+                    "(without_text)",
+                    dataset,
+                    judge,
+                    row.without_text,
+                    row.k,
+                    row.system,
+                )
         for row in rows.itertuples():
             if row.unlabelled:
                 log.warning("%s/%s: %d of %d modified passages of %s have no label (unparsed): unjudged under the "
@@ -65,7 +78,13 @@ for dataset, judges in params.judges.items():
                           dataset, judge, row.gamed, row.human_delta)  # fmt: skip
         frames.append(rows)
 table = combine(frames)
-write_table(table, snakemake.output.csv, title="The gamed system: would it climb the leaderboard under this judge?",
+left = table.dropna(subset=["without_text"]).drop_duplicates(["dataset", "system"])
+left = left[left["without_text"] > 0]
+note = "; ".join(f"{r.dataset}/{r.system}: {r.without_text:.0f}" for r in left.itertuples())
+title = "The gamed system: would it climb the leaderboard under this judge?"
+if note:
+    title += f" (human-judged top-k passages without a text, not modified, counted in without_text: {note})"
+write_table(table, snakemake.output.csv, title=title,
             floatfmt=".3f", manifest=sha256(snakemake.input.manifest), view=VIEW,
             empty="no judge is put to the gamed system")  # fmt: skip
 gaming_chart(table, snakemake.output.png)

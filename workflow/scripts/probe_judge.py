@@ -37,4 +37,11 @@ for probe, counts in summary["probes"].items():
     if counts["unparsed"]:
         log.warning("probe %s: %d of %d answers unparsed (counted as such, never as a grade or a win)",
                     probe, counts["unparsed"], counts["calls"])  # fmt: skip
+left = {probe: n for probe, n in summary["left_out_without_text"].items() if n}
+if left:
+    log.warning(
+        "sample rows not asked: their passages have no text (a sample drawn without the texts; counted in the "
+        "summary): %s",
+        left,
+    )
 log.info("summary: %s", summary)

@@ -48,6 +48,16 @@ for name, summary in zip(snakemake.params.systems, summaries, strict=True):
     if summary["queries_tied_top10"]:
         log.warning("%s: %d queries have tied scores in the top 10; ordered as trec_eval does (score, then doc id "
                     "descending), not by the file's rank column", name, summary["queries_tied_top10"])  # fmt: skip
+    if summary["queries_top10_single_precision"]:
+        log.warning(
+            "%s: in %d queries the top 10 is ordered otherwise when scores are read at single precision, as trec_eval "
+            "reads them (scores that differ beyond about seven digits tie there and go by doc id descending), than at "
+            "full precision: their measures depend on evaluation.ties (trec_eval, the default: single precision; "
+            "exact: full precision, as ir_measures' default RR@k provider and figures published with such runs read "
+            "them); counted in the Recorded runs table",
+            name,
+            summary["queries_top10_single_precision"],
+        )
     if summary["documents_below_depth"]:
         log.info(
             "%s: cut at depth %d (%d documents below it are not scored)", name, depth, summary["documents_below_depth"]

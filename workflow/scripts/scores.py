@@ -19,7 +19,7 @@ labels = {judge: read_qrels(files["qrels"][judge], (scale["min"], scale["max"]),
 scores = scores_table(
     snakemake.wildcards.dataset, runs, labels, {judge: scale["binary_threshold"] for judge, scale in params.judges.items()},
     read_pairs(snakemake.input.pairs), read_topics(snakemake.input.topics), params.measures, depth=params.depth,
-    processes=snakemake.threads,
+    processes=snakemake.threads, ties=params.ties,
 )  # fmt: skip
 with atomic_write(snakemake.output.scores, "wb") as fh:
     scores.to_parquet(fh, index=False)

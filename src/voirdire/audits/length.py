@@ -20,12 +20,16 @@ rest. The p-values come from permuting the lengths within the same query x grade
 Parametric and Bootstrap Tests of Hypotheses*, on stratified permutation tests), two-sided,
 with the add-one estimate of Phipson & Smyth (2010): the statistic tested is the one
 reported. A judge is flagged as length-biased when that p < ``alpha``.
+
+A pair whose passage has no text (a recorded run's, beyond the candidates whose texts the
+workflow holds) has no length: it is left out of every figure here and counted
+(``pairs_without_text``; across systems, :func:`top_pairs_without_text`).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Mapping
+from collections.abc import Collection, Hashable, Iterator, Mapping
 
 import numpy as np
 import pandas as pd
@@ -36,10 +40,12 @@ from ..formats import trec_eval_order
 from ..stats.permutation import block_permutations, permutation_p
 
 
-def with_lengths(pairs: pd.DataFrame, texts: dict[str, str]) -> pd.DataFrame:
-    """Aligned pairs (query_id, doc_id, human, judge) with the passage length in words."""
+def with_lengths(pairs: pd.DataFrame, texts: Mapping[str, str]) -> pd.DataFrame:
+    """Aligned pairs (query_id, doc_id, human, judge) with the passage length in words (NaN for
+    a passage without a text: :func:`length_bias` and :func:`by_decile` leave it out, counted)."""
     out = pairs.copy()
-    out["words"] = [len(texts[d].split()) for d in out["doc_id"]]
+    words = [len(texts[d].split()) if d in texts else math.nan for d in out["doc_id"]]
+    out["words"] = pd.Series(words, index=out.index, dtype=float)
     return out
 
 
@@ -66,9 +72,14 @@ def length_bias(pairs: pd.DataFrame, alpha: float = 0.01, *, seed: int = 42, per
     ``p_within_human_g``; the pooled ``rho_within`` on the same percentile ranks and its
     ``p_within``; ``permutations`` (lengths permuted within query x grade blocks, seeded);
     ``length_biased`` (``p_within`` < ``alpha``) and ``simpson`` (biased, and the overall rho
-    has the other sign).
+    has the other sign); ``pairs_without_text``: the pairs left out for want of a length (a
+    passage without a text: ``words`` NaN), not in ``pairs``.
     """
-    row: dict = {"pairs": len(pairs), "rho_overall": _spearman(pairs["words"], pairs["judge"])}
+    measured = pairs["words"].notna()
+    without_text = int((~measured).sum())
+    pairs = pairs[measured].reset_index(drop=True)
+    row: dict = {"pairs": len(pairs), "pairs_without_text": without_text}
+    row["rho_overall"] = _spearman(pairs["words"], pairs["judge"])
     grades = sorted(pairs["human"].unique())
     human = pairs["human"].to_numpy()
     queries = pairs["query_id"] if "query_id" in pairs else pd.Series(0, index=pairs.index)
@@ -111,7 +122,9 @@ def _deciles(words: pd.Series) -> pd.Series:
 
 def by_decile(pairs: pd.DataFrame) -> pd.DataFrame:
     """Mean judge grade by length decile: over all pairs, and within each human grade (deciles
-    of the lengths of that grade's passages, so relevance is held fixed)."""
+    of the lengths of that grade's passages, so relevance is held fixed). A pair without a
+    length (no text) is left out."""
+    pairs = pairs[pairs["words"].notna()]
     columns = {"all": pairs.groupby(_deciles(pairs["words"]))["judge"].mean()}
     for grade, block in pairs.groupby("human"):
         columns[f"human_{grade}"] = block.groupby(_deciles(block["words"]))["judge"].mean()
@@ -162,24 +175,66 @@ def system_lengths_by_judge(
     """:func:`system_lengths` under each judge of ``judged`` (judge -> its qrels, or None: every
     document), the same numbers: the runs are cut at ``evaluation_depth`` and put in trec_eval's
     order once, and each judge's judged documents picked from all of them at once (a
-    judge-independent cut commutes with the judged-only filter, which keeps the order)."""
+    judge-independent cut commutes with the judged-only filter, which keeps the order). A
+    passage without a text has no length and is left out of its query's mean
+    (:func:`top_pairs_without_text` counts them)."""
     systems = list(runs)
     if not texts:  # no passage has a length: every mean is NaN, as the loop below would find
         return {j: pd.Series(math.nan, index=systems, dtype=float) for j in judged}
     words = {d: len(t.split()) for d, t in texts.items()}
+    owner = [(s, i) for s, rs in runs.items() for i in range(len(rs))]
+    out = {}
+    for judge, top in _tops(runs, judged, depth, evaluation_depth):
+        top = top.assign(words=top["doc_id"].map(words))
+        per_query = top.groupby(["run", "query_id"])["words"].mean()  # sorted: by run, then query
+        runs_of = per_query.index.get_level_values("run").to_numpy()
+        bounds = np.searchsorted(runs_of, [np.arange(len(owner)), np.arange(len(owner)) + 1])
+        values = per_query.to_numpy(dtype=float)
+        means: dict[str, list[float]] = {s: [] for s in systems}
+        for index, (system, _) in enumerate(owner):
+            means[system].append(pd.Series(values[bounds[0][index] : bounds[1][index]], dtype=float).mean())
+        out[judge] = pd.Series({s: float(np.mean(m)) for s, m in means.items()}, dtype=float)
+    return out
+
+
+def top_pairs_without_text(
+    runs: Mapping[str, list[pd.DataFrame]],
+    texts: Collection[str],
+    judged: Mapping[Hashable, pd.DataFrame | None],
+    depth: int | None = 10,
+    *,
+    evaluation_depth: int | None = None,
+) -> dict[Hashable, int]:
+    """Per judge of ``judged``: the distinct (query, passage) pairs in any system's top ``depth``
+    as :func:`system_lengths_by_judge` takes it whose passage has no text, so no length (left
+    out of the systems' mean lengths)."""
+    known = texts if isinstance(texts, (set, frozenset, Mapping)) else set(texts)
+    out: dict[Hashable, int] = {}
+    for judge, top in _tops(runs, judged, depth, evaluation_depth):
+        missing = top.loc[~top["doc_id"].isin(known), ["query_id", "doc_id"]]
+        out[judge] = len(missing.drop_duplicates())
+    return out
+
+
+def _tops(
+    runs: Mapping[str, list[pd.DataFrame]],
+    judged: Mapping[Hashable, pd.DataFrame | None],
+    depth: int | None,
+    evaluation_depth: int | None,
+) -> Iterator[tuple[Hashable, pd.DataFrame]]:
+    """(judge, the documents its measure scores): every run (numbered in ``run``, in the order
+    of ``runs`` and their draws) cut at ``evaluation_depth`` in trec_eval's order, the judge's
+    judged documents (qrels; None: every document), then each query's top ``depth``."""
     ordered = [cut(r, evaluation_depth) if evaluation_depth is not None else trec_eval_order(r)
                for rs in runs.values() for r in rs]  # fmt: skip
-    owner = [(s, i) for s, rs in runs.items() for i in range(len(rs))]
     sizes = [len(r) for r in ordered]
     every = pd.DataFrame({
         "run": np.repeat(np.arange(len(ordered)), sizes),
         "query_id": np.concatenate([r["query_id"].to_numpy(dtype=object) for r in ordered]) if ordered else [],
         "doc_id": np.concatenate([r["doc_id"].to_numpy(dtype=object) for r in ordered]) if ordered else [],
     })  # fmt: skip
-    every["words"] = every["doc_id"].map(words)
     pairs = pd.MultiIndex.from_arrays([every["query_id"].astype(str), every["doc_id"].astype(str)])
     codes, distinct = pairs.factorize()
-    out = {}
     for judge, qrels in judged.items():
         top = every
         if qrels is not None:  # judged_only: the pairs the qrels grade, at any grade
@@ -189,15 +244,7 @@ def system_lengths_by_judge(
             top = top[graded[codes]]
         if depth is not None:
             top = top.groupby(["run", "query_id"], sort=False).head(depth)
-        per_query = top.groupby(["run", "query_id"])["words"].mean()  # sorted: by run, then query
-        runs_of = per_query.index.get_level_values("run").to_numpy()
-        bounds = np.searchsorted(runs_of, [np.arange(len(ordered)), np.arange(len(ordered)) + 1])
-        values = per_query.to_numpy(dtype=float)
-        means: dict[str, list[float]] = {s: [] for s in systems}
-        for index, (system, _) in enumerate(owner):
-            means[system].append(pd.Series(values[bounds[0][index] : bounds[1][index]], dtype=float).mean())
-        out[judge] = pd.Series({s: float(np.mean(m)) for s, m in means.items()}, dtype=float)
-    return out
+        yield judge, top
 
 
 def fisher_interval(r: float, n: int, confidence: float = 0.95) -> tuple[float, float]:

@@ -19,7 +19,14 @@ from .calibration import calibration_curve
 from .circularity import HUMAN_POOL, circularity_table, judge_ranking
 from .drift import drift, paired_shift
 from .labels import TOPIC_COLUMNS, aligned, confusion, label_test, topic_agreement
-from .length import by_decile, length_bias, system_lengths_by_judge, tier_correlation, with_lengths
+from .length import (
+    by_decile,
+    length_bias,
+    system_lengths_by_judge,
+    tier_correlation,
+    top_pairs_without_text,
+    with_lengths,
+)
 from .panel import (
     LOJO_LABEL_COLUMNS,
     NULL_KINDS,
@@ -70,6 +77,7 @@ def audit_tables(
     calibration: Mapping[str, object] | None = None,
     include_humans: bool = False,
     depth: int | None = None,
+    ties: str = "trec_eval",
 ) -> tuple[dict[str, pd.DataFrame], dict[tuple[str, str], pd.DataFrame]]:
     """The audit tables of :data:`TABLES` (each with a ``dataset`` column first) and the
     confusion matrix of every (dataset, judge).
@@ -95,7 +103,7 @@ def audit_tables(
         threshold[HUMAN_POOL] = threshold[HUMAN]
         # systems under several label sets, as Table 2 scores them: every run cut at the evaluation
         # depth, the measure binarized at each label set's judge's threshold
-        under_each = partial(evaluate_systems_under, query_ids=data.topics, measure=measure, depth=depth)
+        under_each = partial(evaluate_systems_under, query_ids=data.topics, measure=measure, depth=depth, ties=ties)
         systems = bool(data.runs)
         if data.base is not None:
             # every judge (the humans too) as a ranker of the base run, scored under every judge and human@pool
@@ -116,8 +124,8 @@ def audit_tables(
             heatmaps[dataset, judge] = confusion(both, data.scale(HUMAN), scale)
             topics = topic_agreement(both, data.scale(HUMAN), scale, seed=seed)
             rows["topic_agreement"].append(topics.assign(dataset=dataset, judge=judge))
-            measured = with_lengths(both[both["doc_id"].isin(set(data.texts))], data.texts)  # pairs with a text
-            if len(measured) >= 3:
+            measured = with_lengths(both, data.texts)  # a pair without a text: no length, left out and counted
+            if measured["words"].notna().sum() >= 3:
                 rows["length"].append({"dataset": dataset, "judge": judge, **length_bias(measured)})
                 rows["deciles"].append(by_decile(measured).assign(dataset=dataset, judge=judge))
             sets = data.label_sets.get(judge, {})
@@ -141,12 +149,15 @@ def audit_tables(
         block = data.per_query
         # length across systems vs within tiers (families) of systems, on the documents the primary
         # measure scores under each judge (the judged top 10 of judged-only nDCG@10)
-        lengths = system_lengths_by_judge(data.runs, data.texts, {j: data.labels[j] if judged_only else None
-                                                                  for j in judges}, top, evaluation_depth=depth)  # fmt: skip
+        scored = {j: data.labels[j] if judged_only else None for j in judges}
+        lengths = system_lengths_by_judge(data.runs, data.texts, scored, top, evaluation_depth=depth)
+        gaps = top_pairs_without_text(data.runs, data.texts, scored, top, evaluation_depth=depth)
         for judge in judges:
             means = block[block["judge"] == judge].groupby("system")["ndcg"].mean()
-            rows["length_systems"].append({"dataset": dataset, "judge": judge,
-                                           **tier_correlation(lengths[judge], means, system_families)})  # fmt: skip
+            correlation = tier_correlation(lengths[judge], means, system_families)
+            rows["length_systems"].append(
+                {"dataset": dataset, "judge": judge, **correlation, "top_pairs_without_text": gaps[judge]}
+            )
         # the panel of judges, never the null baselines (as in self-preference)
         lojo = leave_one_judge_out(block, panel, seed=seed)
         if len(lojo):
@@ -156,7 +167,7 @@ def audit_tables(
         kinds = {j: data.judges[j]["kind"] for j in judges}
         # its flag reads labels within human grade, on the documents each system puts in its top
         # (the runs cut at the evaluation depth, human-judged documents, the measure's cutoff)
-        runs = {s: [cut(r, depth) for r in rs] for s, rs in data.runs.items()} if depth else data.runs
+        runs = {s: [cut(r, depth, ties) for r in rs] for s, rs in data.runs.items()} if depth else data.runs
         tops = top_documents(runs, human, top or 10)
         rows["self_preference"].append(self_preference(block, families, system_families, kinds, labels=data.labels,
                                                        scales=scales, tops=tops, include_humans=include_humans,

@@ -17,19 +17,24 @@ document ids replaced by the modified ones, in S's order. It is scored on the qr
 modified passage stands in for its original (the judge's label of the modified text; under the
 humans, the original's label, so the human score cannot move: ``human_delta`` is 0 by
 construction, a check). Every other system keeps its score (Table 1's).
+
+A passage without a text (a recorded run's, beyond the candidates whose texts the workflow
+holds) cannot be modified: it stays in the gamed run as it is, unmodified, and is counted
+(``without_text``), never taken for a label the judge failed to give (``unlabelled``).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from ..evaluation import per_query_scores
+from ..evaluation import check_ties, per_query_scores
 from ..formats import trec_eval_order
+from ..runs import single_precision_order
 from ..stats import mean_interval, significance_tests
 from .items import INJECTIONS, inject, query_terms
 
@@ -41,7 +46,7 @@ SHARE = 0.25
 SEPARATOR = "#"
 
 COLUMNS = [
-    "dataset", "judge", "method", "system", "gamed", "k", "queries", "modified", "unlabelled", "score",
+    "dataset", "judge", "method", "system", "gamed", "k", "queries", "modified", "unlabelled", "without_text", "score",
     "score_gamed", "delta", "delta_ci_low", "delta_ci_high", "delta_p", "human_delta", "rank", "rank_gamed",
     "systems", "passes", "passes_significant", "climbs", "reason",
 ]  # fmt: skip
@@ -76,28 +81,54 @@ def modify(method: str, passage: str, query: str, *, template: str | None = None
     return inject(template, passage, query)
 
 
-def in_order(run: pd.DataFrame) -> pd.DataFrame:
-    """The run in trec_eval's order with scores n..1 down each query (the order every measure
-    reads, so a renamed document cannot move in a tie)."""
-    ordered = trec_eval_order(run)[["query_id", "doc_id", "score"]].copy()
+def as_evaluated(run: pd.DataFrame, ties: str = "trec_eval") -> pd.DataFrame:
+    """The run in the order the evaluation reads it under ``evaluation.ties``: trec_eval's, at
+    single precision as trec_eval reads scores (``trec_eval``) or at full precision (``exact``),
+    then document id descending."""
+    check_ties(ties)
+    return single_precision_order(run) if ties == "trec_eval" else trec_eval_order(run)
+
+
+def in_order(run: pd.DataFrame, ties: str = "trec_eval") -> pd.DataFrame:
+    """The run in the order the evaluation reads it (:func:`as_evaluated`) with scores n..1 down
+    each query (so a renamed document cannot move in a tie, and the gamed system is read in the
+    order its system is scored in)."""
+    ordered = as_evaluated(run, ties)[["query_id", "doc_id", "score"]].copy()
     position = ordered.groupby("query_id", sort=False).cumcount()
     ordered["score"] = (len(ordered) - position).astype(float)
     return ordered.reset_index(drop=True)
 
 
-def top(run: pd.DataFrame, k: int) -> pd.DataFrame:
-    """The (query_id, doc_id) pairs of each query's top ``k`` in trec_eval's order."""
-    return trec_eval_order(run).groupby("query_id", sort=False).head(k)[["query_id", "doc_id"]]
+def top(run: pd.DataFrame, k: int, ties: str = "trec_eval") -> pd.DataFrame:
+    """The (query_id, doc_id) pairs of each query's top ``k`` in the order the evaluation reads
+    it (:func:`as_evaluated`)."""
+    return as_evaluated(run, ties).groupby("query_id", sort=False).head(k)[["query_id", "doc_id"]]
 
 
-def items_to_modify(runs: Iterable[pd.DataFrame], k: int, judged: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+def items_to_modify(
+    runs: Iterable[pd.DataFrame],
+    k: int,
+    judged: pd.DataFrame,
+    texts: Collection[str] | None = None,
+    ties: str = "trec_eval",
+) -> tuple[pd.DataFrame, int]:
     """The pairs in any gamed run's top ``k`` that are judged (human-judged pool pairs: only those
-    count under judged-only measures, and only those a judge labels), and how many pairs of those
-    top-k lists were left unjudged (an unjudged passage stays unjudged when modified)."""
-    tops = pd.concat([top(r, k) for r in runs], ignore_index=True).drop_duplicates()
+    count under judged-only measures, and only those a judge labels) and, with ``texts`` (the
+    passages that have one), whose passage has a text (the rest cannot be modified: they stay as
+    they are; the judged pairs without ``texts`` less these are the ones left out), and how many
+    pairs of those top-k lists were left unjudged (an unjudged passage stays unjudged when
+    modified). ``ties``: the order the top is read in (:func:`as_evaluated`)."""
+    tops = pd.concat([top(r, k, ties) for r in runs], ignore_index=True).drop_duplicates()
     keys = judged[["query_id", "doc_id"]].drop_duplicates()
     kept = tops.merge(keys, on=["query_id", "doc_id"])
-    return kept.sort_values(["query_id", "doc_id"], kind="stable").reset_index(drop=True), len(tops) - len(kept)
+    unjudged = len(tops) - len(kept)
+    if texts is not None:
+        kept = kept[kept["doc_id"].isin(_ids(texts))]
+    return kept.sort_values(["query_id", "doc_id"], kind="stable").reset_index(drop=True), unjudged
+
+
+def _ids(texts: Collection[str]) -> Collection[str]:
+    return texts if isinstance(texts, (set, frozenset, Mapping)) else set(texts)
 
 
 def modified_texts(
@@ -131,11 +162,17 @@ def texts_by_pair(items: pd.DataFrame) -> dict[tuple[str, str], str]:
     return dict(zip(zip(items["query_id"], items["doc_id"], strict=True), items["text"], strict=True))
 
 
-def game(run: pd.DataFrame, k: int, method: str) -> tuple[pd.DataFrame, dict]:
-    """The gamed run (the run in trec_eval's order, its top ``k`` per query renamed
-    ``{doc_id}#{method}``) and the renaming: (query_id, doc_id) -> the modified passage's id."""
-    gamed = in_order(run)
+def game(
+    run: pd.DataFrame, k: int, method: str, texts: Collection[str] | None = None, ties: str = "trec_eval"
+) -> tuple[pd.DataFrame, dict]:
+    """The gamed run (the run in the order the evaluation reads it, :func:`in_order`, its top
+    ``k`` per query renamed ``{doc_id}#{method}``; with ``texts``, only the passages that have a
+    text: the rest cannot be modified and stay as they are) and the renaming: (query_id, doc_id)
+    -> the modified passage's id."""
+    gamed = in_order(run, ties)
     first = gamed.groupby("query_id", sort=False).cumcount() < k
+    if texts is not None:
+        first &= gamed["doc_id"].isin(_ids(texts))
     originals = list(zip(gamed.loc[first, "query_id"], gamed.loc[first, "doc_id"], strict=True))
     swap = {(q, d): gamed_id(d, method) for q, d in originals}
     gamed.loc[first, "doc_id"] = [swap[key] for key in originals]
@@ -170,13 +207,17 @@ def gamed_scores(
     measure: str,
     depth: int | None,
     binary_threshold: int,
+    texts: Collection[str] | None = None,
+    ties: str = "trec_eval",
 ) -> pd.Series:
-    """Per-query scores of the gamed system (mean over a system's runs, as an oracle's draws)."""
+    """Per-query scores of the gamed system (mean over a system's runs, as an oracle's draws);
+    with ``texts``, a passage without one is not modified (:func:`game`); ``ties``: the order
+    its system is scored in (``evaluation.ties``)."""
     values = []
     for run in runs:
-        gamed, swap = game(run, k, method)
+        gamed, swap = game(run, k, method, texts, ties)
         found = per_query_scores(gamed, stand_in(qrels, swap, labels), queries, [measure],
-                                 binary_threshold=binary_threshold, depth=depth)  # fmt: skip
+                                 binary_threshold=binary_threshold, depth=depth, ties=ties)  # fmt: skip
         values.append(found[measure])
     return sum(values[1:], values[0]) / len(values)
 
@@ -215,6 +256,8 @@ def gaming_rows(
     alpha: float = 0.05,
     test: str = "t",
     seed: int = 42,
+    texts: Collection[str] | None = None,
+    ties: str = "trec_eval",
 ) -> pd.DataFrame:
     """One row per method x gamed system for one judge and dataset.
 
@@ -225,7 +268,11 @@ def gaming_rows(
     (:func:`voirdire.stats.mean_interval`), ``delta_p`` the engine's paired test. The passes are the
     systems the humans rank above S that the judge ranked at or above S and ranks below S#method;
     a pass is significant when the engine's paired test of the two under the judge has p < alpha.
-    ``climbs``: Δ's interval lies above 0 and S#method passes a human-better system."""
+    ``climbs``: Δ's interval lies above 0 and S#method passes a human-better system. ``texts``: the
+    passages that have a text; a human-judged top-k passage without one is not modified and is
+    counted in ``without_text`` (not in ``modified`` nor ``unlabelled``). ``ties``: the order the
+    systems are scored in (``evaluation.ties``), which the gamed system is read in too, so that no
+    tie moves it under the humans."""
     queries = list(scores.index)
     graded = dict(zip(zip(labels["query_id"], labels["doc_id"], strict=True), labels["relevance"], strict=True))
     judge_means, human_means = scores.mean(), human_scores.mean()
@@ -235,11 +282,13 @@ def gaming_rows(
             name = gamed_name(system, method)
             common = {"judge": judge, "method": method, "system": system, "gamed": name}
             system_runs = runs[system]
-            modified = pd.concat([top(r, k) for r in system_runs]).drop_duplicates()
+            modified = pd.concat([top(r, k, ties) for r in system_runs]).drop_duplicates()
             modified = modified.merge(human_qrels[["query_id", "doc_id"]], on=["query_id", "doc_id"])
+            readable = modified if texts is None else modified[modified["doc_id"].isin(_ids(texts))]
+            without, modified = len(modified) - len(readable), readable
             wanted = {(q, gamed_id(d, method)) for q, d in modified.itertuples(index=False)}
             unlabelled = len(wanted - set(graded))
-            kwargs = {"measure": measure, "depth": depth}
+            kwargs = {"measure": measure, "depth": depth, "texts": texts, "ties": ties}
             after = gamed_scores(system_runs, judge_qrels, queries, method, k, labels=graded,
                                  binary_threshold=binary_threshold, **kwargs)  # fmt: skip
             human_after = gamed_scores(system_runs, human_qrels, queries, method, k, labels=None,
@@ -259,7 +308,8 @@ def gaming_rows(
             delta = float(np.mean(diff)) if len(diff) else math.nan
             rows.append({
                 "dataset": dataset, **common, "k": k, "queries": len(queries), "modified": len(modified),
-                "unlabelled": unlabelled, "score": float(before.mean()), "score_gamed": float(after.mean()),
+                "unlabelled": unlabelled, "without_text": without, "score": float(before.mean()),
+                "score_gamed": float(after.mean()),
                 "delta": delta, "delta_ci_low": ci.low, "delta_ci_high": ci.high, "delta_p": p,
                 "human_delta": float((human_after - human_scores[system]).mean()),
                 "rank": int(_ranks(judge_means)[system]), "rank_gamed": int(ranks_after[name]),

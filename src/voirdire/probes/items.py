@@ -13,6 +13,12 @@ unchanged text is already stored by its pool job and costs nothing here:
   judged once per assessor role (:mod:`.personas`); a pair no human judged is left out (and
   counted), since the roles are scored against the humans on the same pairs.
 
+Every probe shows the judge a passage's text, so with ``texts`` (the passages that have one)
+a pair whose passage has none is left out of every draw and counted (``without_text`` in each
+probe's summary): a recorded run can retrieve passages beyond the candidates whose texts the
+workflow holds (DL19's reranker runs rerank BM25's top 1000; the RankGPT file holds the top
+100). With every text present the draws are the ones drawn without ``texts``.
+
 Draws depend only on the seed and the sorted input (never on row order), and a sample that
 comes up short says so in its summary.
 """
@@ -21,7 +27,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -82,15 +88,33 @@ def judged_pool(pairs: pd.DataFrame, human: pd.DataFrame) -> pd.DataFrame:
     return _sorted(joined.astype({"human": int}), ["query_id", "doc_id"])
 
 
-def swap_pairs(judged: pd.DataFrame, n: int, seed: int) -> tuple[pd.DataFrame, dict]:
+def has_text(frame: pd.DataFrame, texts: Collection[str] | None, columns: Sequence[str] = ("doc_id",)) -> pd.Series:
+    """Which rows' passages (in ``columns``) all have a text; every row when ``texts`` is None."""
+    if texts is None:
+        return pd.Series(True, index=frame.index)
+    known = texts if isinstance(texts, (set, frozenset, Mapping)) else set(texts)
+    found = pd.Series(True, index=frame.index)
+    for column in columns:
+        found &= frame[column].isin(known)
+    return found
+
+
+def swap_pairs(
+    judged: pd.DataFrame, n: int, seed: int, texts: Collection[str] | None = None
+) -> tuple[pd.DataFrame, dict]:
     """``n`` passage pairs of one query with different human grades, seeded; (doc_a, doc_b) in a
-    seeded random order, so neither position holds the better passage by construction."""
+    seeded random order, so neither position holds the better passage by construction. With
+    ``texts``, a pair one of whose passages has no text is not a candidate (``without_text``
+    counts them; with every text present the draw is the one without ``texts``)."""
     rows = []
     for qid, group in _sorted(judged, ["query_id", "doc_id"]).groupby("query_id", sort=True):
         for a, b in itertools.combinations(group.itertuples(index=False), 2):
             if a.human != b.human:
                 rows.append((qid, a.doc_id, b.doc_id, a.human, b.human))
     candidates = pd.DataFrame(rows, columns=["query_id", "doc_a", "doc_b", "human_a", "human_b"])
+    readable = has_text(candidates, texts, ("doc_a", "doc_b"))
+    without = int((~readable).sum())
+    candidates = candidates[readable].reset_index(drop=True)
     rng = _rng(seed, 1)
     if len(candidates) > n:
         candidates = candidates.iloc[np.sort(rng.choice(len(candidates), size=n, replace=False))]
@@ -98,7 +122,8 @@ def swap_pairs(judged: pd.DataFrame, n: int, seed: int) -> tuple[pd.DataFrame, d
     out = candidates.copy()
     for x, y in (("doc_a", "doc_b"), ("human_a", "human_b")):
         out.loc[flip, [x, y]] = candidates.loc[flip, [y, x]].to_numpy()
-    return out.reset_index(drop=True), {"asked": n, "drawn": len(out), "short": len(out) < n}
+    summary = {"asked": n, "drawn": len(out), "short": len(out) < n, "without_text": without}
+    return out.reset_index(drop=True), summary
 
 
 def sample_queries(queries: Sequence[str], n: int | None, seed: int, salt: int) -> list[str]:
@@ -120,6 +145,17 @@ def list_pairs(rankings: Mapping[str, Mapping[str, Sequence[str]]], queries: Seq
             if docs_a != docs_b and docs_a and docs_b:
                 rows.append((qid, a, b, docs_a, docs_b))
     return pd.DataFrame(rows, columns=["query_id", "system_a", "system_b", "docs_a", "docs_b"])
+
+
+def lists_with_texts(table: pd.DataFrame, texts: Collection[str] | None) -> pd.DataFrame:
+    """The pairs of :func:`list_pairs` whose two lists hold only passages with a text (a list with
+    a passage the judge cannot read is not the list the system returned); every pair when
+    ``texts`` is None."""
+    if texts is None or not len(table):
+        return table
+    known = texts if isinstance(texts, (set, frozenset, Mapping)) else set(texts)
+    readable = [all(d in known for d in [*a, *b]) for a, b in zip(table["docs_a"], table["docs_b"], strict=True)]
+    return table[readable].reset_index(drop=True)
 
 
 def top_pairs(rankings: Mapping[str, Mapping[str, Sequence[str]]], queries: Sequence[str], depth: int) -> pd.DataFrame:
@@ -185,40 +221,61 @@ def draw_probes(
     rankings: Mapping[str, Mapping[str, Sequence[str]]],
     list_systems: Sequence[str],
     low: int = 0,
+    texts: Collection[str] | None = None,
 ) -> dict:
     """Every probe's sample for one dataset, from the config's ``probes`` section: a JSON-ready
     dict with one entry per configured probe and a ``summary`` of what was drawn (and what came
-    up short). ``rankings`` are every system's rankings (query -> doc ids), by system name."""
+    up short). ``rankings`` are every system's rankings (query -> doc ids), by system name.
+
+    ``texts``: the passages that have a text (ids; a dict of texts will do). A pair whose passage
+    has none is drawn by no probe and counted: ``summary["without_text"]`` (human-judged pool
+    pairs), and each probe's ``without_text`` (swap: candidate pairs; lists: pairs of lists;
+    pad, injection: passages of the grades drawn; personas: ``without_text_left_out``). None:
+    every passage is taken to have one (the probe job then leaves out, and counts, those that
+    do not: :func:`voirdire.probes.job.without_text`)."""
     from ..assistants.sample import balanced_sample
 
+    known = None if texts is None else set(texts)
     seed = options["seed"]
     judged = judged_pool(pairs, human)
-    drawn: dict = {"summary": {"judged_pool_pairs": len(judged)}}
+    drawn: dict = {"summary": {"judged_pool_pairs": len(judged), "without_text": int((~has_text(judged, known)).sum())}}
     summary = drawn["summary"]
     queries = sorted(set(pairs["query_id"]))
+    graded = judged.rename(columns={"human": "relevance"})
     if "swap" in options:
-        swap, summary["swap"] = swap_pairs(judged, options["swap"]["pairs"], seed)
+        swap, summary["swap"] = swap_pairs(judged, options["swap"]["pairs"], seed, known)
         drawn["swap"] = swap.to_dict("records")
         lists = options["swap"].get("lists")
         if lists:
             chosen = sample_queries(queries, lists["queries"], seed, 2)
-            table = list_pairs({s: rankings[s] for s in list_systems}, chosen, lists["depth"])
+            every = list_pairs({s: rankings[s] for s in list_systems}, chosen, lists["depth"])
+            table = lists_with_texts(every, known)
             drawn["lists"] = table.to_dict("records")
-            summary["lists"] = {"queries": chosen, "systems": list(list_systems), "pairs": len(table)}
+            summary["lists"] = {
+                "queries": chosen,
+                "systems": list(list_systems),
+                "pairs": len(table),
+                "without_text": len(every) - len(table),
+            }
     if "pad" in options:
-        table, summary["pad"] = balanced_sample(judged.rename(columns={"human": "relevance"}),
-                                                options["pad"]["per_grade"], seed + 3)  # fmt: skip
+        table, summary["pad"] = balanced_sample(graded, options["pad"]["per_grade"], seed + 3, has_text=known)
         drawn["pad"] = table.to_dict("records")
     if "injection" in options:
-        table, summary["injection"] = balanced_sample(judged.rename(columns={"human": "relevance"}),
-                                                      options["injection"]["passages"], seed + 4, grades=(low,))  # fmt: skip
+        table, summary["injection"] = balanced_sample(
+            graded, options["injection"]["passages"], seed + 4, grades=(low,), has_text=known
+        )
         drawn["injection"] = table.to_dict("records")
     if "personas" in options:
         chosen = sample_queries(queries, options["personas"].get("queries"), seed, 5)
         top = top_pairs(rankings, chosen, options["personas"]["depth"])
-        graded = human[["query_id", "doc_id"]].drop_duplicates()
-        table = top.merge(graded, on=["query_id", "doc_id"])  # human-judged only, in top_pairs' order
+        judged_top = top.merge(human[["query_id", "doc_id"]].drop_duplicates(), on=["query_id", "doc_id"])
+        table = judged_top[has_text(judged_top, known)]  # human-judged, with a text, in top_pairs' order
         drawn["personas"] = {"queries": chosen, "pairs": table.to_dict("records")}
-        summary["personas"] = {"queries": len(chosen), "pairs": len(table), "unjudged_left_out": len(top) - len(table),
-                               "depth": options["personas"]["depth"]}  # fmt: skip
+        summary["personas"] = {
+            "queries": len(chosen),
+            "pairs": len(table),
+            "unjudged_left_out": len(top) - len(judged_top),
+            "without_text_left_out": len(judged_top) - len(table),
+            "depth": options["personas"]["depth"],
+        }
     return drawn

@@ -272,6 +272,7 @@ def condition_scores(
     judge_of: Callable[[str, str], str],
     measure: str = str(MEASURE),
     depth: int | None = None,
+    ties: str = "trec_eval",
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The systems' per-query scores under each label set of ``labels`` (dataset, group,
     condition, query_id, doc_id, relevance) and under ``human`` (dataset, query_id, doc_id,
@@ -288,7 +289,8 @@ def condition_scores(
 
     def scores(qrels: pd.DataFrame, dataset: str, judge: str, queries: list[str]) -> pd.DataFrame:
         threshold = judges[dataset][judge]["binary_threshold"]
-        return evaluate_systems(runs[dataset], qrels, queries, measure=measure, depth=depth, binary_threshold=threshold)
+        return evaluate_systems(runs[dataset], qrels, queries, measure=measure, depth=depth,
+                                binary_threshold=threshold, ties=ties)  # fmt: skip
 
     queries = {d: sorted(set(labels.loc[labels["dataset"] == d, "query_id"])) for d in runs}
     per_query = pd.concat([
@@ -359,6 +361,7 @@ def sensitivity_results(
     high: int,
     seed: int,
     rbo_p: float,
+    ties: str = "trec_eval",
     left_out: pd.DataFrame | None = None,
     groups: str = "groups",
     condition: str = "condition",
@@ -371,7 +374,7 @@ def sensitivity_results(
     if labels.empty:
         return nothing_compared(NO_LABELS, left_out)
     per_query, human_scores = condition_scores(
-        labels, human, runs, judges=judges, judge_of=judge_of, measure=measure, depth=depth
+        labels, human, runs, judges=judges, judge_of=judge_of, measure=measure, depth=depth, ties=ties
     )
     frames = sensitivity_tables(labels, human, baselines, per_query, human_scores, low=low, high=high, seed=seed,
                                 rbo_p=rbo_p, left_out=left_out)  # fmt: skip
@@ -425,10 +428,11 @@ VIEWS = {  # the columns a person reads in the Markdown; the CSV keeps every one
 }  # fmt: skip
 """By table name: the probe tables' and the sensitivity tables' (persona and prompt variants alike)."""
 
-EVALUATION = ("judges", "measure", "depth", "low", "high", "seed", "rbo_p")
+EVALUATION = ("judges", "measure", "depth", "low", "high", "seed", "rbo_p", "ties")
 """The rule parameters that say how systems are scored and compared (:func:`sensitivity_results`'
 keyword arguments): every judge's scale and binary threshold, the primary measure, the
-evaluation depth, the human grade range, the bootstraps' seed and RBO's persistence."""
+evaluation depth, the human grade range, the bootstraps' seed, RBO's persistence and how tied
+scores are ordered (``evaluation.ties``)."""
 
 
 def evaluation_of(params) -> dict:
