@@ -63,7 +63,8 @@ recorded = pd.DataFrame(recorded)
 if len(recorded):
     recorded = recorded[["dataset"] + [c for c in recorded.columns if c != "dataset"]]
 write_table(recorded, out.recorded_runs, manifest=manifest, empty="no recorded runs (runs:) are listed",
-            title="Recorded runs: what reading each run file changed (unknown queries dropped, topics missing "
+            title="Recorded runs: what reading each run file changed (queries whose top 10 is ordered otherwise at "
+            "single precision, evaluation.ties; unknown queries dropped, topics missing "
             "and scored 0, queries with tied scores in the top 10, documents below the depth)")  # fmt: skip
 agreement = pd.concat([pd.read_parquet(p) for p in snakemake.input.agreement], ignore_index=True)
 write_table(
