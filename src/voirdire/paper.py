@@ -31,8 +31,10 @@ from .stats import (
     system_agreement_intervals,
     tau_ap,
     top_k,
+    user_agreement,
 )
 from .stats.agreement import MIN_QUERIES
+from .stats.leaderboard import NULL_DRAWS
 from .stats.resample import SEED
 
 TABLE1_KEEP = ("system", "measure", HUMAN, POOL)
@@ -106,6 +108,8 @@ def agreement_tables(
     test: str = "t",
     resamples: int = 1000,
     seed: int = 42,
+    constructed: Sequence[str] | None = None,
+    null_draws: int = NULL_DRAWS,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Table 2 (one row per judge and measure) and the significance comparison of one dataset.
 
@@ -119,7 +123,18 @@ def agreement_tables(
     query under the humans but only the labelled pairs under a judge, so a judge that copies
     the human labels can still reorder systems against the humans. Against ``human@pool`` it
     cannot; tau and the significance counts are reported against both (suffix ``_vs_pool``).
+
+    The leaderboard and decisions rules rest on the systems the user brought, ``constructed``
+    (the systems built from the human labels: Perfect and the swaps; default: ``oracles``) left
+    out; their columns come last, against each reference (:func:`voirdire.stats.user_agreement`):
+    ``systems_user``; ``tau_user`` with its interval, ``tau_user_null`` (the tau an unbiased
+    judge with this judge's per-query noise reaches) and ``tau_user_p`` (one-sided);
+    ``pairs_user``, ``reversed_user`` (reversed pairs at ``alpha``, no correction),
+    ``reversed_user_p`` (the count's sign-flip null over whole queries) and
+    ``reversed_user_expected``. NaN, counts 0, with fewer than
+    :data:`voirdire.stats.MIN_USER_SYSTEMS` user systems; ``null_draws`` draws per null.
     """
+    constructed = list(oracles if constructed is None else constructed)
     outside = int((~pairs["in_pool"].astype(str).isin(["True", "true", "1"])).sum()) if "in_pool" in pairs else None
     label_rows = label_agreement(labels, scales, pairs, resamples=resamples, seed=seed)
     rows, significance = [], []
@@ -142,6 +157,7 @@ def agreement_tables(
             row = {"dataset": dataset, "judge": judge, "measure": measure, "queries": len(human),
                    "pairs_outside_pool": outside, **label_rows[judge]}  # fmt: skip
             judge_tests = significance_tests(other, test, **_seeded(test, seed))
+            user = {}  # the rules over the user's systems, after every other column
             for name, ref in reference.items():
                 suffix = "" if name == "human" else "_vs_pool"
                 row.update(_system_agreement(ref, other, oracles, rbo_p, suffix, resamples=resamples, seed=seed,
@@ -157,6 +173,8 @@ def agreement_tables(
                 row["disagreements_expected" + suffix] = expected_false_flags(
                     len(dd), alpha, correction, discoveries=row["disagreements" + suffix]
                 )
+                found = user_agreement(ref, other, constructed, alpha, resamples=resamples, draws=null_draws, seed=seed)
+                user.update({column + suffix: value for column, value in found.items()})
                 if name == "human":
                     row["test"] = test
                     row["discriminative_power"] = discriminative_power(sig["p_judge_adjusted"], alpha)
@@ -172,7 +190,7 @@ def agreement_tables(
                     for column, value in (("measure", measure), ("judge", judge), ("dataset", dataset)):
                         sig.insert(0, column, value)
                     significance.append(sig)
-            rows.append(row)
+            rows.append(row | user)
     agreement = pd.DataFrame(rows)
     return agreement, (pd.concat(significance, ignore_index=True) if significance else pd.DataFrame())
 

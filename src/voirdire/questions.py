@@ -37,6 +37,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
+from .stats.leaderboard import MIN_USER_SYSTEMS
+
 PASS, FLAG, NA, INFO, INCONCLUSIVE = "pass", "flag", "na", "info", "inconclusive"
 """The statuses of a cell, as ``verdict.csv`` writes them (``na``, not "n/a", which pandas reads as missing)."""
 STATUSES = (FLAG, INCONCLUSIVE, PASS, INFO, NA)
@@ -53,9 +55,9 @@ RHO_MIN = 0.1
 """The within-grade rank correlation of length and grade that matters: a judge with a finer
 sense of relevance than a coarse human grade correlates with length a little (length tracks
 relevance within a grade), so significance alone over thousands of pairs is no finding."""
-MIN_USER_SYSTEMS = 3
-"""Leaderboard and decisions rest on the systems a user brought (constructed oracles and swaps
-left out); with two, tau is +-1 and one pair is all there is."""
+RESOLVED_TAU = 0.5
+"""Below this reference tau (what an unbiased judge with the judge's own noise reaches), the
+judge's noise alone scrambles the systems' order: no ordering question can be answered."""
 
 
 @dataclass(frozen=True)
@@ -258,8 +260,9 @@ def _suffix(row: Mapping, column: str) -> str:
 
 @question("leaderboard", asks="Does it order the systems as the humans do?", table="table2", needs=("runs",),
           rule="over the systems you brought (oracles and swaps left out), flag when tau against human@pool lies "
-          "below what an unbiased judge with this judge's own per-query noise reaches (one-sided, whole queries "
-          "resampled); n/a below 3 systems", absent="no systems")  # fmt: skip
+          "below what an unbiased judge with this judge's own per-query noise reaches (one-sided: both sides' "
+          "deviations resampled by whole queries, the humans' means shrunk to their real spread); inconclusive "
+          "where that reference is below 0.5; n/a below 3 systems", absent="no systems")  # fmt: skip
 def _leaderboard(rows, judge, context):
     row = _table2_row(rows, judge)
     if row is None:
@@ -279,7 +282,11 @@ def _leaderboard(rows, judge, context):
     every = _num(row, f"tau_all{suffix}")
     if not math.isnan(every):
         detail += f"; every system, oracles included: {every:+.3f}"
-    return Cell(PASS, tau, low, high, p=_num(row, f"tau_user_p{suffix}"), signal=tau < null, detail=detail)
+    unresolved = null < RESOLVED_TAU
+    return Cell(INCONCLUSIVE if unresolved else PASS, tau, low, high, p=_num(row, f"tau_user_p{suffix}"),
+                signal=tau < null, detail=detail,
+                reason=f"its own noise scrambles these systems (an unbiased judge with it reaches tau {null:+.2f}): "
+                "it cannot tell them apart" if unresolved else "")  # fmt: skip
 
 
 @question("decisions", asks="Does it see the same differences between systems?", table="table2", needs=("runs",),

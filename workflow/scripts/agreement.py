@@ -35,6 +35,9 @@ if files.get("scores"):  # the scores table (none without systems)
         labels=labels, scales=scales, pairs=pairs, scores=scores, measures=params.measure_names,
         oracles=params.oracles, alpha=params.alpha, rbo_p=params.rbo_p, pool_scores=pool,
         correction=params.correction, test=params.test, resamples=params.resamples, seed=params.seed,
+        # leaderboard and decisions rest on the user's systems: the oracles (Perfect, swaps) are built from the
+        # human labels, so they are left out of both (the oracles question reads them)
+        constructed=params.oracles,
     )  # fmt: skip
 else:  # no systems: one row per judge, its labels against the humans' (no measure, no tau, no tests)
     outside = int((~pairs["in_pool"].astype(str).isin(["True", "true", "1"])).sum()) if "in_pool" in pairs else None

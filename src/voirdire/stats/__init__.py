@@ -2,6 +2,7 @@
 
 * :mod:`.resample`: the bootstrap over queries (seeded, counting undefined draws);
 * :mod:`.agreement`: kappa, Kendall's tau, RBO, with their intervals;
+* :mod:`.leaderboard`: tau and the reversed pairs over the user's systems, with their nulls;
 * :mod:`.paired`: paired tests with the query as the unit (sign-flip, clustered marginal
   homogeneity), the systems' paired t-tests and difference in differences;
 * :mod:`.permutation`: permutation tests within blocks;
@@ -31,6 +32,16 @@ from .agreement import (
     system_agreement_intervals,
     tau_ap,
     top_k,
+)
+from .leaderboard import (
+    MIN_USER_SYSTEMS,
+    NULL_DRAWS,
+    USER_COLUMNS,
+    reversal_counts,
+    reversal_null,
+    tau_null,
+    user_agreement,
+    user_systems,
 )
 from .multiplicity import CORRECTIONS, adjust, expected_false_flags
 from .paired import (
@@ -71,4 +82,6 @@ __all__ = [
     "kendall_tau_rows", "majority", "mean_interval", "ordering", "paired_shift", "paired_tests", "per_query_confusion",
     "percentile_interval", "query_mean_test", "query_picks", "query_resamples", "ratio_interval", "rbo", "rbo_floor",
     "rbo_scores", "reference_draws", "sign_flip_p", "sign_test_p", "stuart_maxwell", "system_agreement_intervals", "wilson",
+    "MIN_USER_SYSTEMS", "NULL_DRAWS", "USER_COLUMNS", "reversal_counts", "reversal_null", "tau_null", "user_agreement",
+    "user_systems",
 ]  # fmt: skip

@@ -297,3 +297,10 @@ def test_labels_say_krippendorffs_alpha_beside_kappa():
                                                alpha_binary_ci_low=[0.4, 0.0], alpha_binary_ci_high=[0.6, 0.1])  # fmt: skip
     assert answer(frames, "good", "labels")["detail"].startswith("alpha ordinal +0.700 [+0.600, +0.800]")
     assert answer(frames, "bad", "labels")["detail"].startswith("alpha binary +0.050 [+0.000, +0.100]")
+
+
+def test_a_judge_whose_noise_scrambles_the_systems_is_inconclusive_on_the_leaderboard_not_a_pass():
+    frames = tables()
+    frames["table2"].loc[0, ["tau_user_vs_pool", "tau_user_null_vs_pool", "tau_user_p_vs_pool"]] = [0.05, 0.1, 0.4]
+    row = answer(frames, "good", "leaderboard")
+    assert row["status"] == INCONCLUSIVE and "cannot tell them apart" in row["reason"]
