@@ -7,7 +7,8 @@ estimated prompt and completion tokens, and estimated cost from litellm's cost m
 tokens are counted by the model's tokenizer (:func:`voirdire.llm.count_tokens`) on the
 rendered prompts; completions are assumed to use ``max_tokens`` (an upper bound). Also the
 naive count the paper's design avoids: queries x systems x depth. Then the API rankers' calls
-at most, the assistants experiment's calls and the judge probes' calls.
+at most, the assistants experiment's calls and the judge probes' calls (the persona probe's
+placebo, the null its roles are tested against, on a row of its own: ``probe placebo``).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from .llm import Store, answered, count_tokens, estimated_cost
 from .llm_judge.job import load_inputs
 from .llm_judge.tasks import judge_calls
 from .probes.gaming import texts_by_pair, to_label
-from .probes.job import pad_calls, padded_texts, probe_calls
+from .probes.job import is_placebo, pad_calls, padded_texts, probe_calls
 from .texts import provenance_texts
 
 
@@ -148,11 +149,17 @@ def assistant_rows(plan: Plan) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+PLACEBO_ROW = "probe placebo"
+"""The purpose of the plan's row of the persona probe's placebo calls (:func:`probe_rows`)."""
+
+
 def probe_rows(plan: Plan) -> pd.DataFrame:
     """The judge probes' calls, before any: the LLM padders' paddings, then
-    each probed judge's grades (plain prompts count as stored when its pool job has them) and
-    pairwise questions. Before a padder has run, the calls on its paddings are estimated
-    (``estimated``) with a stand-in of twice the original length."""
+    each probed judge's grades (plain prompts count as stored when its pool job has them), the
+    persona probe's grades under its placebo persona (the null its roles are tested against: one
+    call per persona pair and sample, on a row of its own, ``probe placebo``) and pairwise
+    questions. Before a padder has run, the calls on its paddings are estimated (``estimated``)
+    with a stand-in of twice the original length."""
     probes = plan.config.get("probes")
     if probes is None or not plan.probe_judges:
         return pd.DataFrame()
@@ -178,8 +185,12 @@ def probe_rows(plan: Plan) -> pd.DataFrame:
         for name in plan.probe_judges:
             judge = plan.judge(dataset, name)
             grades, pairs = probe_calls(judge, sample, topics, texts, options=probes, padded=padded, personas=personas)
+            placebo = [c for c in grades if is_placebo(c)]
+            grades = [c for c in grades if not is_placebo(c)]
             stores = [layout.probe_answers(dataset, name, "sqlite"), layout.store(dataset, "original", name)]
-            for purpose, calls in (("probe grades", grades), ("probe pairwise", pairs)):
+            for purpose, calls in (("probe grades", grades), (PLACEBO_ROW, placebo), ("probe pairwise", pairs)):
+                if purpose == PLACEBO_ROW and not calls:  # no persona probe
+                    continue
                 rows.append(_row(name, judge.model, judge.max_tokens, calls, stores,
                                  dataset=dataset, purpose=purpose, estimated=estimated))  # fmt: skip
     return pd.DataFrame(rows)
@@ -251,7 +262,8 @@ def render(plan: Plan, provenance: str = "original") -> str:
     sections = [
         (ranker_rows, "The API rankers (calls at most: reranking the top depth of every query's pool)"),
         (assistant_rows, "The assistants experiment (rewrites; the judges' labels of the sample and of the rewritten collections)"),
-        (probe_rows, "The judge probes (LLM paddings; each probed judge's grades and pairwise questions)"),
+        (probe_rows, "The judge probes (LLM paddings; each probed judge's grades, its grades under the placebo "
+                     "persona, the null the persona roles are tested against, and its pairwise questions)"),
         (gaming_rows, "The gamed system (each judge's labels of the modified passages)"),
     ]  # fmt: skip
     for rows, heading in sections:

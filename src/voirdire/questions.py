@@ -508,14 +508,14 @@ def _position(rows, judge, context):
                 tests=tests or None, detail=detail)  # fmt: skip
 
 
-NO_RERUN = "no rerun of the base prompt, so |delta rank| has no null (ask the judge again: samples or reruns)"
+NO_RERUN = "no placebo persona beside the roles, so |delta rank| has no null (a prompt-variant group, or a table of an older version)"
 
 
 @question("persona_prompt", asks="Does a change of persona or prompt move its ranking beyond the queries' noise?",
           table="persona_sensitivity", needs=("texts", "probe"),
-          rule="flag when mean |delta rank| under the persona or prompt exceeds a rerun's of the base prompt on the "
-          "same query draws, one-sided; inconclusive without a rerun", effect=0.5,
-          effect_words="0.5 rank positions more than a rerun moves")  # fmt: skip
+          rule="flag when mean |delta rank| under the persona exceeds the placebo persona's (a neutral role: any "
+          "prompt change draws a fresh answer) on the same query draws, one-sided; inconclusive without one", effect=0.5,
+          effect_words="0.5 rank positions more than the placebo persona moves")  # fmt: skip
 def _persona(rows, judge, context):
     found = rows[(rows["group"] == judge) & (rows["condition"] == "all")] if len(rows) and "group" in rows else rows[:0]
     if not len(found):
@@ -526,7 +526,7 @@ def _persona(rows, judge, context):
                     _num(row, "ci_high_queries"), reason=NO_RERUN)  # fmt: skip
     value, low, high = _num(row, "excess_abs_delta_r"), _num(row, "excess_ci_low"), _num(row, "excess_ci_high")
     return Cell(PASS, value, low, high, p=_num(row, "excess_p"), signal=value > 0, se=_se(low, high),
-                detail=f"mean |delta rank| {_num(row, 'mean_abs_delta_r'):.2f} beside a rerun's")  # fmt: skip
+                detail=f"mean |delta rank| {_num(row, 'mean_abs_delta_r'):.2f}, less the placebo persona's")  # fmt: skip
 
 
 # ----------------------------------------------------------------------------- one budget per judge

@@ -1,7 +1,9 @@
 """The judge probes through the workflow (inject -> recover): loopback judges with one planted
 behaviour each -- always prefers position A, adds a grade to longer text, obeys an injected
 claim, grades lower in one role -- are each found by their probe with the right sign, and a
-clean judge is flagged by none. Plan first, no call twice, and bad input is one clear error."""
+clean judge is flagged by none. A judge that answers by a hash of its prompt (any persona draws a
+fresh answer) is tested against the placebo persona and not flagged for it in the verdict. Plan
+first, no call twice, and bad input is one clear error."""
 
 import json
 
@@ -12,10 +14,18 @@ from conftest import LOOPBACK_KEY, ROOT, snakemake
 from support.loopback import LONG_WORDS, LoopbackServer, probe_grade
 
 from voirdire.formats import read_corpus, read_topics
+from voirdire.plan import PLACEBO_ROW
 from voirdire.probes.items import pad_filler, pad_repeat
+from voirdire.probes.personas import ROLES
+from voirdire.probes.sensitivity import RERUN
+from voirdire.questions import NO_RERUN
 
 DEMO = ROOT / "resources" / "demo"
 JUDGES = ("clean", "always-a", "longer", "obeys", "role")
+HASH = "hash"
+"""A judge the loopback answers by a hash of the whole prompt (its model name has no ``probe-``)."""
+PROBED = (*JUDGES, HASH)
+PURPOSES = ("probe grades", PLACEBO_ROW, "probe pairwise")
 
 
 def probe_config(tmp_path, server=None) -> dict:
@@ -29,6 +39,7 @@ def probe_config(tmp_path, server=None) -> dict:
     url = server.url if server else "http://127.0.0.1:9/v1"
     llm = {"kind": "llm", "api_base": url, "api_key_env": "VOIRDIRE_TEST_KEY", "concurrency": 16, "parse_retries": 0}
     config["judges"] = [{"name": name, "model": f"openai/probe-{name}", **llm} for name in JUDGES]
+    config["judges"].append({"name": HASH, "model": "openai/hash-of-the-prompt", **llm})
     config["judges"].append({"name": "length", "kind": "baseline", "method": "length"})
     for section in ("assistants", "rewriting", "gaming"):
         config.pop(section)
@@ -68,21 +79,23 @@ def test_each_planted_behaviour_is_found_by_its_probe_and_a_clean_judge_by_none(
         planned = {}
         for line in plan.split("## The judge probes")[1].splitlines():
             cells = [c.strip() for c in line.strip("|").split("|")]
-            if len(cells) > 7 and cells[1] in ("pad", "probe grades", "probe pairwise"):
+            if len(cells) > 7 and cells[1] in ("pad", *PURPOSES):
                 planned[cells[3], cells[1]] = int(cells[7])  # calls to make
-        assert set(planned) == {("loop", "pad")} | {(j, p) for j in JUDGES for p in ("probe grades", "probe pairwise")}
+        assert set(planned) == {("loop", "pad")} | {(j, p) for j in PROBED for p in PURPOSES}
         # the probes' tables and figures and what they need, by rule (the demo test runs everything)
-        probes = ("probe_tables", "prompt_sensitivity")
+        probes = ("probe_tables", "prompt_sensitivity", "verdict")
         snakemake(*probes, "--cores", "2", "--configfile", path)
         calls = len(server.log)
         assert snakemake(*probes, "--cores", "2", "--configfile", path).stderr.count("Nothing to be done") == 1
         assert len(server.log) == calls  # a warm rerun makes no call
     # every probe call was planned; the plain prompts among them were then made by the pool job
-    for judge in JUDGES:
+    persona_pairs = len(json.loads((out / "demo/probes/sample.json").read_text())["personas"]["pairs"])
+    for judge in PROBED:
         summary = json.loads((out / f"demo/probes/judge-{judge}.summary.json").read_text())
         made = summary["calls_this_run"] + summary["copied_from_finished_jobs"]
-        assert made == planned[judge, "probe grades"] + planned[judge, "probe pairwise"]
+        assert made == sum(planned[judge, p] for p in PURPOSES)
         assert summary["copied_from_finished_jobs"] > 0
+        assert planned[judge, PLACEBO_ROW] == persona_pairs > 0  # one placebo call per persona pair
 
     swap = read(out, "swap").set_index(["judge", "probe"])
     for probe in ("swap", "lists"):
@@ -130,8 +143,25 @@ def test_each_planted_behaviour_is_found_by_its_probe_and_a_clean_judge_by_none(
         assert agreement.loc[("clean", role), "shift_vs_baseline"] == 0
     moved = read(out, "persona_displacement")
     assert (moved.loc[moved["group"] == "clean", "delta_r"] == 0).all()
-    clean_rows = read(out, "persona_sensitivity").query("group == 'clean'")
+    sensitivity = read(out, "persona_sensitivity")
+    clean_rows = sensitivity.query("group == 'clean'")
     assert (clean_rows["affected_systems"] == 0).all() and (clean_rows["mean_abs_delta_r"] == 0).all()
+    # every role of every judge is tested against the placebo persona, the null asked beside them
+    assert set(sensitivity["group"]) == set(PROBED) and sensitivity["rerun"].astype(bool).all()
+    assert set(sensitivity.query("group == @HASH")["condition"]) == {"all", RERUN, *ROLES}
+    tested = sensitivity[sensitivity["condition"] != RERUN]
+    assert (tested["reason"].fillna("") == "").all() and tested["excess_p"].between(0, 1).all()
+    # a persona does not move a judge that never reads it beyond the placebo: excess 0, p 1
+    blind = tested[tested["group"].isin(["clean", "always-a", "longer", "obeys"])]
+    assert (blind["excess_abs_delta_r"] == 0).all() and (blind["excess_p"] == 1).all()
+    # the hash judge moves its ranking under every prompt change, the placebo's included: no flag
+    hashed = sensitivity.query("group == @HASH").set_index("condition")
+    assert hashed.loc[RERUN, "mean_abs_delta_r"] > 0
+    verdict = pd.read_csv(out / "verdict.csv", keep_default_na=False).set_index(["judge", "question"])
+    for judge in (HASH, "clean"):
+        cell = verdict.loc[(judge, "persona_prompt")]
+        assert cell["status"] in ("pass", "inconclusive"), cell.to_dict()
+        assert cell["reason"] != NO_RERUN
     personas = pd.read_parquet(out / "demo/probes/personas.parquet")
     assert set(personas["role"]) == {
         "query-aligned",
@@ -140,7 +170,7 @@ def test_each_planted_behaviour_is_found_by_its_probe_and_a_clean_judge_by_none(
         "evidence-verification",
         "global-assessor",
     }
-    assert len(read(out, "persona_consistency")) > 0  # five judge models share the roles
+    assert len(read(out, "persona_consistency")) > 0  # six judge models share the roles
 
     variants = read(out, "prompt_sensitivity_agreement").set_index(["group", "condition"])
     assert variants.loc[("lengthy", "clean"), "kappa_qw_baseline"] == 1

@@ -9,14 +9,23 @@ resumable, costed):
 * ``pad``: a grade for each sampled passage as written and for each padding of it, and the
   pairwise question (original vs padded) in both orders;
 * ``injection``: a grade for each non-relevant passage as written and with each template;
-* ``persona``: a grade for each pair under the plain prompt (``baseline``) and under each
-  role's "You are acting as {persona}." prefix.
+* ``persona``: a grade for each pair under the plain prompt (``baseline``), under each
+  role's "You are acting as {persona}." prefix, and under the placebo persona's
+  (:data:`voirdire.probes.personas.PLACEBO_PERSONA`, condition
+  :data:`voirdire.probes.sensitivity.RERUN`): the null the roles are tested against, one more
+  call per pair (and sample) that :mod:`voirdire.plan` lists on a row of its own
+  (:func:`is_placebo`).
 
 Grades use the judge's own template, so a plain prompt is the very request its pool job made
 and is copied from that job's finished store at cost 0 (``seeds``). The job writes one row per
 call: ``probe``, ``condition``, ``query_id``, ``doc_id`` (pointwise) or ``first``/``second``
 and ``order`` (pairwise), ``sample``, ``label`` or ``choice`` (None when unparsed), status and
 raw answer.
+
+A sample row that needs a passage the texts lack (a sample drawn without knowing the texts:
+:func:`voirdire.probes.items.draw_probes` leaves such pairs out when it is given them) is not
+asked: :func:`without_text` counts them per probe, and the job's summary carries the counts
+(``left_out_without_text``).
 
 An LLM padder is an assistant with the pad prompt (:data:`voirdire.probes.items.PAD_PROMPT`):
 :func:`run_pad_job` asks it through the assistants' caller
@@ -41,7 +50,8 @@ from ..llm import Answer, Call, Request, Store, Verdict, call_all, price_known
 from ..llm_judge.tasks import GradeAccept, grade_calls
 from ..llm_judge.templates import Template
 from .items import LISTS_PROMPT, PAIRWISE_PROMPT, inject, pad, render_list
-from .personas import persona_prefix
+from .personas import PLACEBO_PERSONA, persona_prefix
+from .sensitivity import RERUN
 
 CHOICE = "choice:AB"
 _STRICT = re.compile(r"^\W*([AB])\W*$", re.IGNORECASE)
@@ -138,6 +148,30 @@ def _with_prefix(messages: list[dict], prefix: str) -> list[dict]:
     return [{**messages[0], "content": f"{prefix}\n\n{messages[0]['content']}"}, *messages[1:]]
 
 
+def _readable(sample: Mapping, texts: Mapping[str, str]) -> dict[str, list]:
+    """Each probe's sample rows whose passages all have a text (personas: its pairs)."""
+
+    def docs(probe: str, row: Mapping) -> list[str]:
+        if probe == "swap":
+            return [row["doc_a"], row["doc_b"]]
+        if probe == "lists":
+            return [*row["docs_a"], *row["docs_b"]]
+        return [row["doc_id"]]
+
+    rows = {p: sample.get(p) or [] for p in ("swap", "lists", "pad", "injection")}
+    rows["personas"] = (sample.get("personas") or {}).get("pairs", [])
+    return {p: [r for r in found if all(d in texts for d in docs(p, r))] for p, found in rows.items()}
+
+
+def without_text(sample: Mapping, texts: Mapping[str, str]) -> dict[str, int]:
+    """Per probe (swap, lists, pad, injection, personas), how many of the sample's rows need a
+    passage that has no text in ``texts``: the probe job does not ask them."""
+    readable = _readable(sample, texts)
+    every = {p: len(sample.get(p) or []) for p in ("swap", "lists", "pad", "injection")}
+    every["personas"] = len((sample.get("personas") or {}).get("pairs", []))
+    return {p: every[p] - len(readable[p]) for p in every}
+
+
 def probe_calls(
     judge: LLMJudge,
     sample: Mapping,
@@ -151,8 +185,13 @@ def probe_calls(
     """(grade calls, pairwise calls) of every probe in ``sample`` (see the module docstring).
 
     ``padded`` holds LLM padders' texts by padder and passage; ``personas`` has (query_id, role,
-    persona) rows; ``options`` is the config's ``probes`` section."""
+    persona) rows; ``options`` is the config's ``probes`` section. A row whose passage has no
+    text in ``texts`` is not asked (:func:`without_text` counts them)."""
     template = Template.from_file(judge.prompt_file)
+    readable = _readable(sample, texts)
+    sample = {**sample, **{p: readable[p] for p in ("swap", "lists", "pad", "injection") if p in sample}}
+    if sample.get("personas"):
+        sample["personas"] = {**sample["personas"], "pairs": readable["personas"]}
     grades: list[Call] = []
     pairs: list[Call] = []
     answer_tokens = (options.get("swap") or {}).get("max_tokens")
@@ -222,7 +261,13 @@ def probe_calls(
             grade("persona", "baseline", q, doc, texts[doc])
             for role in options["personas"]["roles"]:
                 grade("persona", role, q, doc, texts[doc], persona_prefix(roles[q, role]))
+            grade("persona", RERUN, q, doc, texts[doc], persona_prefix(PLACEBO_PERSONA))
     return grades, pairs
+
+
+def is_placebo(call: Call) -> bool:
+    """Whether ``call`` is the persona probe's, under its placebo persona (the null condition)."""
+    return call.items.get("probe") == "persona" and call.items.get("condition") == RERUN
 
 
 ANSWER_COLUMNS = [
@@ -289,6 +334,7 @@ def run_probe_job(
         "price_known": price_known(judge.model),
         "cost_ledger_usd": float(table.drop_duplicates("key")["cost"].sum()),
         "wall_s": graded.wall_s + chosen.wall_s,
+        "left_out_without_text": without_text(sample, texts),
     }  # fmt: skip
     with atomic_write(summary_out) as fh:
         json.dump(summary, fh, indent=2)

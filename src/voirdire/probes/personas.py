@@ -12,6 +12,10 @@ roles, so any change in the labels is the persona's doing:
 * ``evidence-verification`` and ``global-assessor`` -- one fixed text each, for every query
   (:data:`FIXED_ROLES`).
 
+Beside them every pair is also asked under a placebo persona (:data:`PLACEBO_PERSONA`, "You are
+acting as a relevance assessor."): the null the roles are tested against (a role's effect is
+what it changes beyond a neutral persona line).
+
 Similarity is the cosine of all-MiniLM-L6-v2 embeddings, as in the paper. The paper inspected
 the top three candidates by hand and kept the first; here the first is kept without a look,
 ties going to the earlier persona of the pool, so the assignment is deterministic.
@@ -57,6 +61,20 @@ FIXED_ROLES: dict[str, str] = {
     "global-assessor": "A professional search quality rater evaluating relevance according to standard web search guidelines.",
 }
 """The two query-independent personas: evidence verification and the global assessor (GAP)."""
+
+PLACEBO_PERSONA = "A relevance assessor."
+"""The placebo persona, the null every role is tested against: ``You are acting as a relevance
+assessor.`` before the judge's unchanged prompt, which already asks for relevance, so it asks
+nothing different. It is not one of the paper's roles: the persona probe asks it of every pair
+beside them, as the condition :data:`voirdire.probes.sensitivity.RERUN` (``(placebo persona)``).
+
+Why a placebo and not the plain prompt asked again: any change of the prompt draws a fresh answer
+from a judge whose answer is a function of its prompt (any judge at temperature 0), while the
+identical request is answered from the store, or identically, and so shows no noise at all; a
+role's every move would then count as its effect. Under the placebo such a judge moves as much as
+under any role, so only what a role changes beyond a neutral persona line is the role's effect
+(:func:`voirdire.probes.sensitivity.rerun_excess`). A judge that samples (``samples: k``, a
+temperature above 0) carries its sampling noise into the placebo too, as wanted."""
 
 # Mohtadi et al. (2026), Table 1: each query is assigned to exactly one domain.
 DOMAINS: tuple[str, ...] = (

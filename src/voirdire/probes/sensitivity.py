@@ -26,17 +26,24 @@ at three levels:
   |delta_r|, the number of systems that move, the signed nDCG shift, and whether judge models
   move a system the same way.
 
-**Noise floor.** A prompt that changes nothing still moves labels and ranks when the judge is
-asked again (sampling, a nondeterministic server). The condition named ``RERUN`` in a group,
-where there is one, is the baseline prompt asked again: it is compared with the baseline like
-any condition (its rows in every table are the noise floor), stays out of the ``all`` summary,
-Sensitivity(s) and direction consistency, and its kappa against the baseline and its mean
-|delta_r| are repeated on every row of its group (``noise_floor_kappa_qw``,
-``noise_floor_abs_delta_r``). Without one those are NaN, and ``noise_floor`` says why.
+**Noise floor.** A prompt that changes nothing of substance still moves labels and ranks when
+the judge is asked again (sampling, a nondeterministic server) and, for a judge whose answer is
+any function of its prompt (temperature 0, a prompt-hashing stand-in), as soon as one character
+of the prompt changes. The condition named ``RERUN`` (``(placebo persona)``) in a group, where
+there is one, is that null: the baseline prompt with a neutral change that asks nothing different
+(the persona probe asks the judge's prompt under a placebo persona,
+:data:`voirdire.probes.personas.PLACEBO_PERSONA`; a plain rerun of the identical request would
+be a cache hit, or identical at temperature 0, and so no null for a prompt-sensitive judge). It
+is compared with the baseline like any condition (its rows in every table are the noise floor),
+stays out of the ``all`` summary, Sensitivity(s) and direction consistency, and its kappa
+against the baseline and its mean |delta_r| are repeated on every row of its group
+(``noise_floor_kappa_qw``, ``noise_floor_abs_delta_r``). Without one those are NaN, and
+``noise_floor`` says why.
 
 **Against the rerun.** Mean |delta_r| is never negative, so its interval lies above 0 for any
 judge that moves one label among near-tied systems, and a noise floor read as one rerun's
-point value is no test either. Where a group has a rerun, each condition is compared with it on
+point value is no test either. Where a group has a ``RERUN`` (below "the rerun": the placebo
+persona, or any label set of the baseline asked again), each condition is compared with it on
 the same queries (:func:`rerun_excess`): the excess of its mean |delta_r| over the rerun's, a
 paired bootstrap interval over queries, and a permutation test that swaps the condition's and
 the rerun's scores within queries (null: the condition is just another draw of the judge's
@@ -81,20 +88,24 @@ from ..stats import (
 from ..stats.resample import LEVEL, RESAMPLES, SEED
 
 ALL = "all"  # the condition name of the per-(dataset, group) summary row
-RERUN = "(baseline rerun)"
-"""The condition that is the baseline prompt asked again: the noise floor (no judge or role
-can be named so: judge names have neither spaces nor brackets)."""
+RERUN = "(placebo persona)"
+"""The null condition of a group, the noise floor every other condition is tested against: the
+baseline prompt asked again with a neutral change that asks nothing different (the persona
+probe's placebo persona, :data:`voirdire.probes.personas.PLACEBO_PERSONA`, asked by
+:func:`voirdire.probes.job.probe_calls`). No judge or role can be named so: judge names have
+neither spaces nor brackets."""
 NO_RERUN = (
     "n/a: no rerun of the baseline prompt in this group (one label set per condition, a judge's samples "
-    "aggregated by majority into it; a second label set of the baseline, condition '(baseline rerun)', gives it)"
+    "aggregated by majority into it; the baseline prompt asked again under a neutral persona, condition "
+    f"'{RERUN}', gives it)"
 )
 """The default reason the noise floor is n/a."""
-RERUN_NOTE = "the baseline prompt against a rerun of itself"
-NO_NULL = "no rerun of the base prompt: the absolute Δ rank has no null"
+RERUN_NOTE = "the baseline prompt against itself under a neutral (placebo) persona"
+NO_NULL = "no placebo or rerun of the base prompt: the absolute Δ rank has no null"
 """Why a group's excess over the rerun is NaN: without a rerun, mean |delta_r| has nothing to be
 compared with (it is never negative, so an interval above 0 says nothing). No ``|`` in it: it is
 a cell of Markdown tables (this table's view, the verdict's reason)."""
-THE_NULL = "the rerun itself: the null every condition of its group is compared with"
+THE_NULL = "the placebo itself: the null every condition of its group is compared with"
 NO_PER_QUERY = "no per-query scores: the excess over the rerun needs the queries to resample and permute"
 PERMUTATIONS = 1999
 """Draws of the permutation test of :func:`rerun_excess` (add-one p: the smallest is 1/2000)."""
@@ -154,7 +165,7 @@ def _check_baselines(frame: pd.DataFrame, baselines: Mapping[str, str]) -> None:
                 f"group {group!r} on {dataset!r} has no labels or scores for its baseline {baselines[group]!r}"
             )
         if baselines[group] == RERUN:
-            raise ValueError(f"group {group!r}: {RERUN!r} is the baseline's rerun, not a baseline")
+            raise ValueError(f"group {group!r}: {RERUN!r} is the null condition (the baseline's rerun), not a baseline")
 
 
 def _grades(values: pd.Series, low: int, high: int, what: str) -> np.ndarray:
@@ -442,8 +453,9 @@ def rerun_excess(
     """How much more a condition moves the system ranking than a rerun of the baseline does.
 
     ``baseline`` and ``rerun``: (queries, systems) per-query scores of the baseline prompt and of
-    the baseline prompt asked again; ``conditions``: (queries, systems) of one condition, or
-    (conditions, queries, systems) of several (the ``all`` row: their mean |delta_r|); the same
+    the baseline prompt asked again (the persona probe: under its placebo persona, ``RERUN``);
+    ``conditions``: (queries, systems) of one condition, or (conditions, queries, systems) of
+    several (the ``all`` row: their mean |delta_r|); the same
     queries and systems everywhere, systems in name order (rank ties go by name, as in
     :func:`displacement`); NaN where a label set does not score a system on a query (left out of
     its mean). S(X) is the mean over systems of |rank under X - rank under the baseline|, ranks by
@@ -815,7 +827,7 @@ def sensitivity_chart(summary_by_condition: pd.DataFrame, png: str | Path) -> No
         ax.bar(positions, mean, yerr=np.nan_to_num(errors), color=colours, capsize=3)
         floor = rows["noise_floor_abs_delta_r"].to_numpy(dtype=float)
         if len(floor) and np.isfinite(floor[0]):
-            ax.axhline(floor[0], color="black", ls="--", lw=0.8, label="noise floor (baseline rerun)")
+            ax.axhline(floor[0], color="black", ls="--", lw=0.8, label=f"noise floor {RERUN}")
             ax.legend(fontsize=6)
         ax.set_xticks(positions, rows["condition"], rotation=45, ha="right", fontsize=7)
         ax.set_title(f"{dataset} / {group}", fontsize=9)

@@ -158,7 +158,7 @@ def test_persona_without_a_rerun_is_never_a_flag():
     row = {"dataset": "d", "group": "good", "condition": "all", "mean_abs_delta_r": 1.48, "ci_low_queries": 1.2,
            "ci_high_queries": 1.7, "noise_floor_abs_delta_r": math.nan}  # fmt: skip
     found = answer(tables(persona_sensitivity=pd.DataFrame([row])), "good", "persona_prompt", judges=["good"])
-    assert found["status"] == INCONCLUSIVE and "no rerun" in found["reason"]
+    assert found["status"] == INCONCLUSIVE and "no placebo persona" in found["reason"]
     with_rerun = row | {"rerun": True, "excess_abs_delta_r": 0.9, "excess_ci_low": 0.6, "excess_ci_high": 1.2,
                         "excess_p": 0.0001}  # fmt: skip
     found = answer(tables(persona_sensitivity=pd.DataFrame([with_rerun])), "good", "persona_prompt", judges=["good"])
