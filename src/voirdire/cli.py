@@ -44,6 +44,12 @@ def _main(argv: list[str] | None = None) -> int:
     verdict = sub.add_parser("verdict", help="print the verdict of a finished run: one row per judge and dataset")
     verdict.add_argument("--configfile", default="config/config.yaml")
     verdict.add_argument("--results", help="the run's results folder (default: the config's results:)")
+    verdict.add_argument(
+        "--rank",
+        action="store_true",
+        help="print the judges' leaderboard instead: every judge ranked by its agreement with the humans, each "
+        "against the next one down (audits/<provenance>/judge_ranking.csv)",
+    )
     resume = sub.add_parser(
         "resume",
         help="resume a killed run: refuse while a process of it lives, else `snakemake --unlock` and the run again",
@@ -127,6 +133,8 @@ def _verdict(args: argparse.Namespace) -> int:
         except (InputError, FileNotFoundError) as exc:
             print(f"voirdire: {exc}", file=sys.stderr)
             return 2
+    if args.rank:
+        return _ranking(Layout(str(results)))
     path = Path(Layout(str(results)).verdict("csv"))
     if not path.exists():
         print(f"voirdire: no verdict at {path}: run the workflow first (snakemake --cores N)", file=sys.stderr)
@@ -139,6 +147,22 @@ def _verdict(args: argparse.Namespace) -> int:
         for row in rows.itertuples():
             print(f"  {row.question:<{width}}  {row.text}")
         print()
+    return 0
+
+
+def _ranking(layout) -> int:
+    """``voirdire verdict --rank``: the judges' leaderboard of every provenance the run audited (original first)."""
+    from .verdict import ranking_text, read_ranking
+
+    original = Path(layout.audit("original", "judge_ranking"))
+    found = sorted(original.parent.parent.glob(f"*/{original.name}"), key=lambda p: (p != original, str(p)))
+    if not found:
+        print(f"voirdire: no judges' leaderboard at {original}: run the workflow first", file=sys.stderr)
+        return 2
+    for path in found:
+        if len(found) > 1:
+            print(f"# {path.parent.name}")
+        print(ranking_text(read_ranking(path)))
     return 0
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from difflib import get_close_matches
 from fnmatch import fnmatch, fnmatchcase
@@ -313,6 +314,97 @@ def family_warnings(
     return warnings
 
 
+# ----------------------------------------------------------------------------- short system names
+
+SHORT_NAME = 20
+"""The longest system name :func:`short_names` gives: a name is in every cell of the verdict that
+names systems (the oracles cell lists each system that passes an oracle)."""
+_WORDS = re.compile(r"[A-Za-z0-9]+|[^A-Za-z0-9]+")
+_RESERVED = re.compile(r"^(bm25|perfect|swap\[.*\])$", re.IGNORECASE)  # the workflow's own systems
+
+
+def _words(name: str) -> list[str]:
+    """A name as its alternating words and separators (``run.bm25-v2`` -> run . bm25 - v2)."""
+    return _WORDS.findall(name)
+
+
+def _common_affixes(names: Sequence[str]) -> tuple[int, int]:
+    """How many leading and trailing tokens (:func:`_words`) every name shares, cut at a separator
+    (the prefix ends with one, the suffix starts with one), each name keeping a word."""
+    tokens = [_words(n) for n in names]
+    if len(tokens) < 2:
+        return 0, 0
+    shortest = min(len(t) for t in tokens)
+    lead = 0
+    while lead < shortest - 1 and len({t[lead] for t in tokens}) == 1:
+        lead += 1
+    while lead and tokens[0][lead - 1].isalnum():  # back to the last separator
+        lead -= 1
+    trail = 0
+    while trail < shortest - lead - 1 and len({t[-1 - trail] for t in tokens}) == 1:
+        trail += 1
+    while trail and tokens[0][-trail].isalnum():  # forward to a separator
+        trail -= 1
+    return lead, trail
+
+
+def _abbreviated(name: str, limit: int, spread: Mapping[str, int] | None = None) -> str:
+    """``name`` in at most ``limit`` characters, its words joined by ``-``: the first and the last
+    (a team, a run's number or version), then the words between as they fit, the rarest across the
+    runs first (``spread``: word -> how many names hold it; what tells runs apart), kept in their
+    order; a word that no longer fits whole is cut to what is left (three characters or more)."""
+    if len(name) <= limit:
+        return name
+    words = [w for w in _words(name) if w.isalnum()]
+    if len(words) < 2:
+        return name[:limit]
+    first, last = words[0], words[-1][: max(3, limit // 2)]
+    first = first[: max(1, limit - len(last) - 1)]
+    kept = {0: first, len(words) - 1: last}
+    room = limit - len(first) - len(last) - 1
+    middle = sorted(range(1, len(words) - 1), key=lambda i: (spread or {}).get(words[i], 0))
+    for i in middle:
+        if len(words[i]) + 1 <= room:
+            kept[i], room = words[i], room - len(words[i]) - 1
+        elif room >= 4:
+            kept[i], room = words[i][: room - 1], 0
+    return "-".join(kept[i] for i in sorted(kept))
+
+
+def short_names(names: Sequence[str], limit: int = SHORT_NAME) -> dict[str, str]:
+    """Name -> a short, unique, readable system name. Names of at most ``limit`` characters are
+    kept as they are (every one of them, when none is longer). Otherwise every name loses what all
+    of them share at their start and end (``llmjudge-2024-``, ``.run``: whole words), and a name
+    still longer keeps its first and last word and the rarest words between that fit
+    (:func:`_abbreviated`); a coincidence left is numbered. A name never becomes one of the
+    workflow's own systems (BM25, Perfect, Swap[...]), and holds only the characters a system name
+    may (letters, digits, ``_ . + -``)."""
+    names = list(dict.fromkeys(names))
+    if all(len(n) <= limit for n in names):
+        return {n: n for n in names}
+    lead, trail = _common_affixes(names)
+    stripped = ["".join(_words(n)[lead : len(_words(n)) - trail]) for n in names]
+    spread = Counter(w for n in stripped for w in {w for w in _words(n) if w.isalnum()})
+    found: dict[str, str] = {}
+    taken: set[str] = set()
+    for name, short in zip(names, stripped, strict=True):
+        candidate = re.sub(r"[^A-Za-z0-9_.+-]", "_", _abbreviated(short, limit, spread)).lstrip("_.+-") or "run"
+        if _RESERVED.match(candidate):
+            candidate = _abbreviated(f"{candidate}-run", limit)
+        unique, number = candidate, 1
+        while unique.lower() in taken:
+            number += 1
+            unique = f"{candidate[: limit - len(str(number)) - 1]}-{number}"
+        taken.add(unique.lower())
+        found[name] = unique
+    return found
+
+
+def _described(path: Path, name: str) -> str:
+    """A run's full identity, for the ``description`` of its shortened entry."""
+    return f"{name}: {path} (run tag {run_tag(path)})"
+
+
 # ----------------------------------------------------------------------------- the config
 
 
@@ -380,6 +472,27 @@ def init_config(
             system_families[key] = run_entries[key].get("family")
         else:
             raise ConfigError(f"no such file or folder: {value}", key="--runs")
+    full_names = list(run_files_)
+    shortened = short_names(full_names)
+    if any(short != full for full, short in shortened.items()):
+        # long names (clashing run tags give file names) would fill every cell that names systems:
+        # every run its own entry under a short name, the full one in its description
+        run_entries = {}
+        for full, path in run_files_.items():
+            short = shortened[full]
+            entry = {"path": str(path), "description": _described(Path(path), full)}
+            if f := system_families.get(full) or family_of(short, family):
+                entry["family"] = f
+            run_entries[short] = entry
+        system_families = {shortened[n]: f for n, f in system_families.items()}
+        run_files_ = {shortened[n]: p for n, p in run_files_.items()}
+        if oracle_base_run in shortened:
+            oracle_base_run = shortened[oracle_base_run]
+        notes.append(
+            f"system names shortened to at most {SHORT_NAME} characters ({sum(s != f for f, s in shortened.items())} "
+            f"of {len(shortened)} runs): each runs: entry's description holds the run's full name, file and run tag; "
+            "tables/<dataset>/recorded_runs.csv maps every system to its file"
+        )
     config: dict = {"results": results or f"results/{dataset}", "datasets": {dataset: spec}}
     if run_entries:
         config["runs"] = run_entries
@@ -404,7 +517,7 @@ def init_config(
         WARNING + w
         for w in family_warnings(
             family,
-            list(dict.fromkeys([*run_entries, *run_files_])),
+            list(dict.fromkeys([*run_entries, *run_files_, *full_names])),
             judge_families,
             system_families if run_entries else {},
         )

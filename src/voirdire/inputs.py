@@ -297,6 +297,17 @@ class Inputs:
             if judge.kind in ("llm", "recorded")
         }
 
+    def jury_member_qrels(self, wildcards) -> dict:
+        """A jury's member name -> its qrels of the dataset and provenance (docs/juries.md)."""
+        d, p = wildcards.dataset, wildcards.provenance
+        return {name: self.layout.qrels(d, p, name) for name in self.plan.judge(d, wildcards.judge).members}
+
+    def jury_scales(self, wildcards) -> dict:
+        """A jury's member name -> its scale (min, max, binary_threshold), and the humans' (``human``)."""
+        d = wildcards.dataset
+        names = [*self.plan.judge(d, wildcards.judge).members, "human"]
+        return {name: self.judge_scale(d, name) for name in names}
+
     def texts_inputs(self, wildcards) -> dict:
         """The texts of the pool in the job's provenance: the pool's passages, and an assistant's
         rewrites (substituted wherever the passage appears) for rewritten-* provenances."""

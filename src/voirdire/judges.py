@@ -5,7 +5,8 @@ A judge has a name, a label scale and a binary threshold (relevant = grade
 dataset's qrels) and *recorded* judges (labels read from an existing qrels file: UMBRELA
 outputs, LLMJudge, a reranker used as a judge) and *null* judges (length-only and
 query-term-overlap baselines computed from the texts) and live *LLM* judges (their calls are
-made by :mod:`voirdire.llm_judge`). Every judge turns the set of pairs that evaluation needs
+made by :mod:`voirdire.llm_judge`) and *juries* (labels aggregated from other judges' labels of
+the same pairs: :mod:`voirdire.jury`). Every judge turns the set of pairs that evaluation needs
 (:func:`needed_pairs`) into qrels.
 """
 
@@ -141,8 +142,48 @@ class EmbeddingJudge:
         return f"{self.name} (embedding judge: {self.model})"
 
 
-Judge = HumanJudge | RecordedJudge | NullJudge | LLMJudge | EmbeddingJudge
-JUDGE_KINDS = ("human", "recorded", "baseline", "llm", "embedding")
+JURY_AGGREGATES = ("mean", "median", "majority")
+"""How a jury turns its members' grades of a pair into one (docs/juries.md)."""
+
+
+@dataclass(frozen=True)
+class JuryJudge:
+    """Labels aggregated from the labels other judges of the dataset gave the same pairs
+    (:mod:`voirdire.jury`; docs/juries.md): ``mean`` or ``median`` rounded half up to a grade, or a
+    strict ``majority``; a pair gets a label when at least ``quorum`` members answered it.
+
+    ``scale`` is the members' common scale, or 0..1 (relevant >= 1) when ``binarize``: then each
+    member's grade counts as its binary label (grade >= its own binary threshold), so members on
+    different scales can sit on one jury.
+    """
+
+    name: str
+    members: tuple[str, ...]
+    aggregate: str
+    quorum: int
+    scale: Scale = Scale()
+    binarize: bool = False
+    kind: str = "jury"
+    family: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.aggregate not in JURY_AGGREGATES:
+            raise ValueError(f"aggregate {self.aggregate!r} is not one of {', '.join(JURY_AGGREGATES)}")
+        if not 1 <= self.quorum <= len(self.members):
+            raise ValueError(f"quorum {self.quorum} must lie in 1..{len(self.members)} (the members)")
+
+    def __str__(self) -> str:
+        on = "binary votes" if self.binarize else str(self.scale)
+        return f"{self.name} (jury: {self.aggregate} of {', '.join(self.members)}; {on}; quorum {self.quorum})"
+
+
+def default_quorum(members: int) -> int:
+    """A jury's quorum unless its config sets one: more than half of its members."""
+    return members // 2 + 1
+
+
+Judge = HumanJudge | RecordedJudge | NullJudge | LLMJudge | EmbeddingJudge | JuryJudge
+JUDGE_KINDS = ("human", "recorded", "baseline", "llm", "embedding", "jury")
 LLM_FIELDS = ("temperature", "top_p", "max_tokens", "seed", "samples", "parse_retries", "threads")
 """A live judge's own config keys, beside its endpoint's (:data:`voirdire.llm.endpoint.KEYS`)."""
 
@@ -203,7 +244,76 @@ def judge_from_config(entry: dict, *, key: str) -> Judge:
         return LLMJudge(
             name=entry["name"], endpoint=endpoint, prompt_file=prompt, scale=scale, family=family, **options
         )
+    if kind == "jury":
+        raise ConfigError("a jury needs its members' judges: build it with jury_from_config", key=key)
     raise ConfigError(f"unknown judge kind {kind!r}; expected one of {', '.join(JUDGE_KINDS)}", key=f"{key}.kind")
+
+
+JURY_KEYS = ("members", "aggregate", "quorum", "binarize")
+"""The keys only a jury has."""
+NOT_A_JURY_KEY = ("qrels", "reruns", "method", "model", "prompt_file", "thresholds", "api_base", "serve", "api_key_env")
+"""Keys of the other kinds that a jury, whose labels come from its members, has no use for."""
+
+
+def jury_from_config(entry: dict, *, key: str, members: Mapping[str, Judge]) -> JuryJudge:
+    """A jury from one entry of the config's ``judges`` list, its ``members`` already found
+    (name -> the member judge of one dataset, for every name the entry lists: checked by
+    :func:`voirdire.config.sections_judges.check_judges`).
+
+    Its scale is its members' (they must agree: range and binary threshold), or 0..1 with
+    ``binarize``; a ``scale`` or ``binary_threshold`` other than the schema's defaults (which
+    the schema fills in when unset) must be that scale. Its family is the one all its members
+    declare, if they do, unless it declares its own.
+    """
+    for name in NOT_A_JURY_KEY:
+        if entry.get(name) is not None:
+            raise ConfigError(f"a jury has no {name!r}: its labels come from its members", key=f"{key}.{name}")
+    aggregate = entry.get("aggregate")
+    if aggregate not in JURY_AGGREGATES:
+        raise ConfigError(f"a jury needs 'aggregate', one of {', '.join(JURY_AGGREGATES)}", key=f"{key}.aggregate")
+    names = list(entry["members"])
+    binarize = bool(entry.get("binarize", False))
+    if binarize:
+        scale = Scale(0, 1, 1)
+    else:
+        scale = members[names[0]].scale
+        for index, name in enumerate(names):
+            if members[name].scale != scale:
+                raise ConfigError(
+                    f"member {name!r} grades on {members[name].scale}, member {names[0]!r} on {scale}: a jury's "
+                    "members grade on one scale (set binarize: true to take each member's binary label as its vote)",
+                    key=f"{key}.members[{index}]",
+                )
+    scale_cfg = entry.get("scale") or {}
+    declared = (scale_cfg.get("min", 0), scale_cfg.get("max", 3), entry.get("binary_threshold", 2))
+    unset = Scale()  # the schema's defaults, which it fills in when the keys are left out
+    if declared not in (
+        (unset.low, unset.high, unset.binary_threshold),
+        (scale.low, scale.high, scale.binary_threshold),
+    ):
+        raise ConfigError(
+            f"a jury grades on its members' scale, {scale}{' (binarize)' if binarize else ''}; leave 'scale' and "
+            "'binary_threshold' out, or give that scale",
+            key=f"{key}.scale",
+        )
+    quorum = entry.get("quorum")
+    if quorum is None:
+        quorum = default_quorum(len(names))
+    elif not 1 <= int(quorum) <= len(names):
+        raise ConfigError(f"quorum {quorum} must lie in 1..{len(names)} (the jury's members)", key=f"{key}.quorum")
+    family = entry.get("family")
+    if family is None:
+        families = {members[name].family for name in names}
+        family = families.pop() if len(families) == 1 else None
+    return JuryJudge(
+        name=entry["name"],
+        members=tuple(names),
+        aggregate=aggregate,
+        quorum=int(quorum),
+        scale=scale,
+        binarize=binarize,
+        family=family,
+    )
 
 
 def needed_pairs(

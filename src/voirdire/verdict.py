@@ -255,3 +255,71 @@ def coverage_notes(table2: pd.DataFrame) -> list[str]:
             notes.append(f"{row.judge} on {row.dataset} labelled {row.pairs_labelled:,} of the {row.pairs_needed:,} "
                          f"needed pairs ({coverage:.1%}); its scores rest on those")  # fmt: skip
     return notes
+
+
+# ----------------------------------------------------------------------------- the judges' leaderboard
+
+
+def read_ranking(path: str | Path) -> pd.DataFrame:
+    """The judges' leaderboard (``audits/<provenance>/judge_ranking.csv``) as written."""
+    table = pd.read_csv(path, keep_default_na=False, na_values=[""])
+    for column in ("next_judge", "kind"):
+        if column in table:
+            table[column] = table[column].astype(object).where(table[column].notna(), None)
+    return table
+
+
+def _interval(value: float, low: float, high: float, signed: bool = False) -> str:
+    if math.isnan(value):
+        return "n/a"
+    number = f"{value:+.3f}" if signed else f"{value:.3f}"
+    return number if math.isnan(low) else f"{number} [{low:.3f}, {high:.3f}]"
+
+
+def _split(value) -> bool:
+    """A ``distinguishable`` cell as read back (True, False or empty)."""
+    return str(value).strip().lower() == "true"
+
+
+def ranking_summary(block: pd.DataFrame) -> str:
+    """Whether the top ones of one dataset's ranking by one measure are distinguishable, in words:
+    the leader alone in its tier, or the judges no adjacent comparison separates from it."""
+    block = block.sort_values("rank")
+    top = block.iloc[0]
+    if len(block) < 2 or pd.isna(top["next_judge"]):
+        return f"{top['judge']} leads; no other judge to compare"
+    gap = _interval(top["difference"], top["difference_ci_low"], top["difference_ci_high"], True)
+    if _split(top["distinguishable"]):
+        return f"{top['judge']} leads, distinguishable from {top['next_judge']} ({gap}, p_holm {top['p_holm']:.3g})"
+    tier = block[block["tier"] == top["tier"]]["judge"].tolist()
+    shown = ", ".join(map(str, tier[:5])) + (f" and {len(tier) - 5} more" if len(tier) > 5 else "")
+    first = f"{top['judge']} vs {top['next_judge']}: {gap}, p_holm {top['p_holm']:.3g}"
+    return f"the top {len(tier)} ({shown}) are not distinguishable by adjacent comparisons ({first})"
+
+
+def ranking_text(table: pd.DataFrame) -> str:
+    """The judges' leaderboard for the terminal (``voirdire verdict --rank``): per dataset and
+    measure a sentence on the top (:func:`ranking_summary`), then a line per judge: its rank,
+    the measure with its 95% interval, and against the next one down the difference with its
+    paired interval, p, p_holm and the tier."""
+    if table.empty:
+        return "no judge besides the human labels: nothing to rank"
+    lines = []
+    for (dataset, measure), block in table.groupby(["dataset", "measure"], sort=False):
+        block = block.sort_values("rank")
+        comparisons = int(block["comparisons"].max()) if len(block) else 0
+        queries = int(block["queries"].max())
+        head = f"{dataset}, {measure} ({queries} queries; Holm over {comparisons} adjacent pair(s))"
+        lines.append(f"{head}: {ranking_summary(block)}")
+        width = max(len(str(j)) for j in block["judge"])
+        for row in block.itertuples():
+            value = _interval(row.value, row.value_ci_low, row.value_ci_high)
+            tier = "" if pd.isna(row.tier) else f"tier {int(row.tier)}"
+            line = f"  {row.rank:>3}  {row.judge!s:<{width}}  {value:<24}  {tier}"
+            if pd.notna(row.next_judge):
+                gap = _interval(row.difference, row.difference_ci_low, row.difference_ci_high, True)
+                verdict = "distinguishable" if _split(row.distinguishable) else "not distinguishable"
+                line += f"  vs {row.next_judge}: {gap}, p {row.p:.3g}, p_holm {row.p_holm:.3g}: {verdict}"
+            lines.append(line.rstrip())
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"

@@ -41,9 +41,12 @@ CAPTION_TABLES = {
             "circularity",
             "calibration",
             "topic_agreement",
+            "judge_ranking",
         )
     },
     **{f"probe_{name}": rf"audits/original/{name}\.csv" for name in ("swap", "pad", "injection", "gaming")},
+    # a jury's tables, written by its own job beside its labels (docs/juries.md)
+    **{name: rf"[^/]+/judgments/[^/]+/[^/]+\.{name}\.csv" for name in ("jury", "jury_correlation")},
     **{
         f"probe_sensitivity_{name}": rf"audits/original/(persona|prompt_sensitivity)_{name}\.csv"
         for name in ("agreement", "displacement", "sensitivity", "systems", "consistency")

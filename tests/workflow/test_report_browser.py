@@ -29,6 +29,18 @@ TABLE = "Array.from(document.querySelectorAll('.voirdire-verdict table tr'), tr 
 FIGURE = ("(f => f && [f.querySelector('img').naturalWidth, f.querySelector('figcaption').innerText])"
           "(document.querySelector('.voirdire-verdict figure'))")  # fmt: skip
 
+# where the verdict is drawn: the window's width, the page's (the window less the navigation bar on
+# its left), the verdict block's, its table's and the rule graph's boxes
+LAYOUT = """(() => {
+  const box = e => { const r = e.getBoundingClientRect(); return {left: r.left, right: r.right, top: r.top,
+                                                                   bottom: r.bottom, width: r.width}; };
+  const nav = document.querySelector('nav');
+  const table = document.querySelector('.voirdire-verdict table');
+  return {window: innerWidth, page: innerWidth - (nav ? nav.getBoundingClientRect().right : 0),
+          verdict: box(document.querySelector('.voirdire-verdict')), table: box(table),
+          rulegraph: box(document.querySelector('#rulegraph'))};
+})()"""
+
 # how a judge's sentence (voirdire.verdict.sentence) says each status
 SAYS = {"flagged on ": "flag", "inconclusive on ": "inconclusive", "passes ": "pass", "reports ": "info"}
 BUDGET = re.compile(r"chance of any false flag at most [0-9.]+ over its \d+ tested questions \(Holm\)")
@@ -58,9 +70,17 @@ def landing(browser_available, dl19_results, tmp_path_factory):
         screen = page.first_screen()
         table = page.evaluate(TABLE)
         figure = page.evaluate(FIGURE)
+        layout = page.evaluate(LAYOUT)
         shot = page.screenshot(folder / "first-screen.png")
     verdict = pd.read_csv(dl19_results / "verdict.csv", keep_default_na=False)
-    return {"screen": screen, "table": table, "figure": figure, "verdict": verdict, "screenshot": shot}
+    return {
+        "screen": screen,
+        "table": table,
+        "figure": figure,
+        "verdict": verdict,
+        "screenshot": shot,
+        "layout": layout,
+    }
 
 
 def judges(verdict: pd.DataFrame) -> list[tuple[str, str]]:
@@ -138,3 +158,18 @@ def test_figure3_is_drawn_on_the_landing_page(landing):
     assert landing["figure"] is not None, "no Figure 3 on the landing page"
     width, caption = landing["figure"]
     assert width > 300 and caption.startswith("Figure 3:")
+
+
+def test_the_verdict_takes_the_pages_full_width_and_the_rule_graph_moves_below(landing):
+    """At 1280x800 the verdict is not squeezed beside the rule graph: the verdict block and its
+    table span at least 90% of the page (the window less Snakemake's navigation bar, which the
+    window's width would count), the table ends inside the window (a table wider than the page
+    scrolls sideways in it), and the rule graph lies below the table, not beside it
+    (workflow/report/workflow.rst). Beside the rule graph the verdict had 512 px of 990."""
+    layout, shot = landing["layout"], landing["screenshot"]
+    page = layout["page"]
+    assert page > 0.7 * layout["window"], (layout, shot)  # the navigation bar takes a fifth or so
+    assert layout["verdict"]["width"] >= 0.9 * page, (layout, shot)
+    assert layout["table"]["width"] >= 0.9 * page, (layout, shot)
+    assert layout["table"]["right"] <= layout["window"] + 1, (layout, shot)
+    assert layout["rulegraph"]["top"] >= layout["table"]["bottom"], (layout, shot)

@@ -163,3 +163,35 @@ rule embedding_judge:
         judge=lambda wildcards: PLAN.judge(wildcards.dataset, wildcards.judge),
     script:
         "../scripts/embedding_judge.py"
+
+
+# Juries (docs/juries.md): a jury's labels from its members' labels of the same pairs (mean or
+# median rounded half up, or a strict majority; a quorum of answering members), and its members'
+# error correlation against the humans with the panel's effective size. Its qrels then enter
+# every table, audit and verdict question as any judge's do.
+rule jury:
+    input:
+        unpack(named_inputs(members=INPUTS.jury_member_qrels)),
+        pairs=L.pairs(D, P),
+        human=L.human_qrels(D),
+    output:
+        qrels=L.qrels(D, P, J),
+        table=in_report(L.judgments(D, P, J, "jury.csv"), "jury"),
+        table_md=L.judgments(D, P, J, "jury.md"),
+        correlation=in_report(L.judgments(D, P, J, "jury_correlation.csv"), "jury_correlation"),
+        correlation_md=L.judgments(D, P, J, "jury_correlation.md"),
+    log:
+        L.log("{dataset}/{provenance}/judge-{judge}"),
+    benchmark:
+        L.benchmark("{dataset}/{provenance}/judge-{judge}")
+    wildcard_constraints:
+        judge=INPUTS.judges_of_kind("jury"),
+    conda:
+        "../../envs/voirdire.yaml"
+    params:
+        jury=lambda wildcards: PLAN.judge(wildcards.dataset, wildcards.judge),
+        scales=INPUTS.jury_scales,
+        resamples=config["evaluation"]["resamples"],
+        seed=config["evaluation"]["seed"],
+    script:
+        "../scripts/jury.py"

@@ -14,6 +14,7 @@ from voirdire.audits.figures import (
     circularity_heatmap,
     confusion_heatmaps,
     drift_chart,
+    judge_ranking_chart,
     length_chart,
     leniency_chart,
     lojo_chart,
@@ -23,7 +24,7 @@ from voirdire.audits.run import DatasetInputs, audit_tables
 from voirdire.evaluation import PRIMARY_COLUMNS, primary_scores, read_scores
 from voirdire.formats import read_pairs, read_qrels, read_run, read_topics
 from voirdire.jobscript import grouped, start
-from voirdire.judges import HUMAN, restrict
+from voirdire.judges import HUMAN, POOL, restrict
 from voirdire.manifest import sha256
 from voirdire.output import IntervalCell, pyplot, save_figure, write_table
 from voirdire.texts import provenance_texts
@@ -35,6 +36,8 @@ files = grouped(snakemake.input)
 manifest = sha256(snakemake.input.manifest)
 scores = read_scores(snakemake.input.scores)  # every dataset's; none without systems
 per_query = primary_scores(scores, params.measure) if len(scores) else pd.DataFrame(columns=PRIMARY_COLUMNS)
+# the systems under human@pool: the reference the judges' leaderboard ranks tau against, as the verdict does
+pool_per_query = primary_scores(scores, params.measure, [POOL]) if len(scores) else per_query.iloc[:0]
 ALPHA = params.alpha
 SYSTEMS = params.systems  # any listed: without, only the label sets are audited
 
@@ -81,6 +84,7 @@ for dataset, judges in params.judges.items():
         base=read_run(files["base"][dataset]) if dataset in files.get("base", {}) else None,
         topics=read_topics(files["topics"][dataset]),
         per_query=per_query[per_query["dataset"] == dataset],
+        pool_per_query=pool_per_query[pool_per_query["dataset"] == dataset] if len(pool_per_query) else None,
         # a labels-only dataset has no texts: its length audit is empty, the rest runs on labels
         texts=provenance_texts([files["passages"][dataset]], files.get("rewrites", {}).get(dataset))[0]
         if dataset in files.get("passages", {}) else {},
@@ -181,6 +185,33 @@ write_table(
     "pairs, descriptive); disagrees_most: the whole interval above the judge's disagreement over all pairs",
 )
 topic_agreement_chart(topics, out.topic_agreement_png)
+ranking = tables["judge_ranking"]
+write_table(
+    ranking,
+    out.judge_ranking,
+    floatfmt=".3f",
+    manifest=manifest,
+    empty="no judge besides the human labels is configured",
+    view=[
+        "measure",
+        "rank",
+        "judge",
+        "kind",
+        "value",
+        "next_judge",
+        "difference",
+        "p",
+        "p_holm",
+        "distinguishable",
+        "tier",
+    ],
+    title="The judges' leaderboard: every judge ranked by its agreement with the humans (binary kappa, "
+    "Krippendorff's alpha, tau over your systems), each with its 95% interval over queries, and each against the "
+    "next one down: the difference on the same query resamples (95% paired interval), the swap test's p and the "
+    f"p Holm-adjusted over the adjacent pairs; distinguishable at p_holm < {ALPHA:g}; a tier ends at each "
+    "distinguishable pair",
+)
+judge_ranking_chart(ranking, out.judge_ranking_png)
 leniency_chart(label_table, out.leniency_png)
 circularity = tables["circularity"]
 write_table(circularity, out.circularity, floatfmt=".3f", manifest=manifest,

@@ -21,6 +21,7 @@ gaming = params.gaming
 WHY = {
     "recorded": "a recorded judge's labels are fixed: it cannot be asked about the modified passages",
     "baseline": "a baseline judge is not put to the gamed system (gaming.judges: kinds llm and embedding)",
+    "jury": "a jury's labels are its members': it is put to the gamed system only through them",
 }
 
 

@@ -65,6 +65,8 @@ OUTPUTS: tuple[AuditOutput, ...] = (
     _figure("confusion", "confusion", key="confusion"),
     _table("topic_agreement"),
     _figure("topic_agreement", "topic_agreement_chart"),
+    _table("judge_ranking"),
+    _figure("judge_ranking", "judge_ranking_chart"),
     _table("lojo"),
     _figure("lojo", "lojo_chart"),
     _table("lojo_labels"),
@@ -105,6 +107,7 @@ EVIDENCE: dict[str, str] = {
     "leniency": "labels",
     "lojo_labels": "labels",
     "topic_agreement": "labels",
+    "judge_ranking": "labels",  # the judges ranked by their agreement with the humans
     "figure3": "leaderboard",  # each system under each judge: the leaderboard it would publish
     "lojo": "leaderboard",  # the panel's order of systems without each judge
     "asl": "decisions",  # which pairs of systems each judge's tests call different
@@ -117,6 +120,7 @@ EVIDENCE: dict[str, str] = {
 OTHER_CATEGORIES: dict[str, tuple[str, ...]] = {
     "Datasets and systems": ("datasets", "recorded_runs", "position_bias"),
     "Calibration with few labels": ("calibration",),
+    "Juries": ("jury", "jury_correlation"),  # written by the jury rule (workflow/rules/judges.smk)
     "Assistants": (
         "label_shift",
         "substitution",
@@ -151,6 +155,8 @@ SHORT_NAMES: dict[str, str] = {
     "position_bias": "PRP position bias",
     "rewrite_self_preference": "Rewrite self-preference",
     "probes_fingerprint": "Probes fingerprint",
+    "jury_correlation": "Jury: member error correlation",
+    "judge_ranking": "Judge leaderboard",
     **{f"persona_{part}": f"Personas: {part}" for part in PERSONA_PARTS},
     **{f"prompt_sensitivity_{part}": f"Prompt variants: {part}" for part in PERSONA_PARTS},
 }

@@ -376,3 +376,42 @@ def topic_agreement_chart(topics: pd.DataFrame, png: str | Path):
     if image is not None:
         fig.colorbar(image, ax=[ax for ax, _, _ in panels], label="disagreement (0 agrees, 1 chance)", shrink=0.9)
     return _finish(fig, png)
+
+
+def judge_ranking_chart(ranking: pd.DataFrame, png: str | Path):
+    """The judges' leaderboard (:func:`voirdire.audits.ranking.judge_leaderboard`): a panel per
+    dataset and measure, the judges down the side in their rank (the best on top), each measure
+    with its 95% interval over queries. Where a judge and the next one down differ (``p_holm`` <
+    alpha: ``distinguishable``) a red line cuts the column between them and a star marks the
+    pair; judges between two lines are one tier. Every judge is drawn (one summary panel a
+    measure, however many judges: names longer than a label get a short one and a key)."""
+    frame = ranking if len(ranking) else pd.DataFrame(columns=["dataset", "measure", "judge"])
+    panels = list(dict.fromkeys(zip(frame["dataset"], frame["measure"], strict=True))) or [("", "")]
+    most = int(frame.groupby(["dataset", "measure"]).size().max()) if len(frame) else 1
+    fig, axes = _panels(len(panels), 4.2, max(2.4, 0.24 * most + 1.4), cols=3)
+    labels = short_labels([str(j) for j in frame["judge"]], limit=24, prefix="J")
+    marked = None
+    for ax, (dataset, measure) in zip(axes, panels, strict=True):
+        block = frame[(frame["dataset"] == dataset) & (frame["measure"] == measure)].sort_values("rank")
+        if block.empty:
+            ax.text(0.5, 0.5, "no judge besides the human labels", ha="center")
+            ax.axis("off")
+            continue
+        y = np.arange(len(block))
+        ax.errorbar(block["value"], y, xerr=_errors(block, "value"), fmt="o", color="black", markersize=4, capsize=2.5)
+        split = block["distinguishable"].fillna(False).astype(bool).to_numpy()
+        for at in np.flatnonzero(split):
+            marked = ax.axhline(at + 0.5, color="C3", lw=1, ls="--")
+            where = {"xycoords": ("axes fraction", "data"), "ha": "left", "va": "center", "annotation_clip": False}
+            ax.annotate("*", (1.0, at + 0.5), color="C3", fontsize=11, **where)
+        ax.set_yticks(y, [labels[str(j)] for j in block["judge"]], fontsize=7 if len(block) > 20 else 8)
+        ax.set_ylim(len(block) - 0.5, -0.5)
+        ax.set_xlabel(f"{measure} (95% interval over queries)")
+        tiers = int(block["tier"].max()) if block["tier"].notna().any() else 0
+        ax.set_title(_title(dataset, f"{measure}: {tiers} tier(s) among {len(block)} judges", width=44), fontsize=9)
+        ax.grid(axis="x", lw=0.3, color="0.85")
+    if marked is not None:
+        marked.set_label("the judges either side differ (adjacent pair, Holm-adjusted p < alpha)")
+        fig.legend(handles=[marked], loc="outside upper center", fontsize=7)
+    add_key(fig, labels, title="judges")
+    return _finish(fig, png)

@@ -407,7 +407,7 @@ def self_preference(
     n/a and a reason; without labels the within-grade estimate is n/a with its reason.
     """
     humans = [j for j in judge_families if kinds.get(j) == "human"]
-    candidates = [j for j in judge_families if kinds.get(j) not in (*NULL_KINDS, "human")]
+    candidates = [j for j in judge_families if kinds.get(j) not in (*NULL_KINDS, "human", "jury")]
     wide = per_query.pivot_table(index=["query_id", "system"], columns="judge", values="ndcg")
     scored = set(per_query["system"])
     engine = {"resamples": resamples, "seed": seed}

@@ -7,7 +7,7 @@ together, so it is unit-tested on small frames (``tests/unit/audits/test_audits_
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -35,6 +35,7 @@ from .panel import (
     self_preference,
     top_documents,
 )
+from .ranking import RANKING_COLUMNS, judge_leaderboard
 
 
 @dataclass
@@ -57,6 +58,9 @@ class DatasetInputs:
     per_query: pd.DataFrame
     texts: Mapping[str, str] = field(default_factory=dict)
     label_sets: Mapping[str, Mapping[str, pd.DataFrame]] = field(default_factory=dict)
+    pool_per_query: pd.DataFrame | None = None
+    """The systems' per-query scores under ``human@pool`` (the columns of ``per_query``), the
+    reference of the judges' leaderboard's tau; None: the humans' own scores."""
 
     def scale(self, judge: str) -> Scale:
         meta = self.judges[judge]
@@ -64,7 +68,7 @@ class DatasetInputs:
 
 
 TABLES = ("label_test", "lojo", "lojo_labels", "self_preference", "length", "length_systems", "deciles", "drift",
-          "control_chart", "circularity", "calibration", "topic_agreement")  # fmt: skip
+          "control_chart", "circularity", "calibration", "topic_agreement", "judge_ranking")  # fmt: skip
 
 
 def audit_tables(
@@ -78,6 +82,7 @@ def audit_tables(
     include_humans: bool = False,
     depth: int | None = None,
     ties: str = "trec_eval",
+    constructed: Sequence[str] | None = None,
 ) -> tuple[dict[str, pd.DataFrame], dict[tuple[str, str], pd.DataFrame]]:
     """The audit tables of :data:`TABLES` (each with a ``dataset`` column first) and the
     confusion matrix of every (dataset, judge).
@@ -87,7 +92,14 @@ def audit_tables(
     evaluation depth; None: uncut), binarized at the scoring judge's ``binary_threshold``. The
     length across systems is measured on the documents ``measure`` scores: each run cut at
     ``depth``, judged documents only for a judged-only measure, then the measure's cutoff, all
-    in trec_eval's order."""
+    in trec_eval's order.
+
+    The judges' leaderboard ranks them by tau over the systems the user brought: every system of
+    ``system_families`` but ``constructed`` (default: those of the family ``oracle``, Perfect and
+    the swaps, as :func:`voirdire.systems.family_of` files them)."""
+    if constructed is None:
+        constructed = [s for s, family in system_families.items() if family == ORACLE_FAMILY]
+    user = [s for s in system_families if s not in set(constructed)]
     calibration = dict(calibration or {"ks": [3, 5, 10, 20], "draws": 50})
     primary = parse_measure(measure)
     top = primary["cutoff"] if isinstance(primary["cutoff"], int) else None
@@ -138,12 +150,33 @@ def audit_tables(
                 rows["control_chart"].append(
                     paired_shift(sets, alpha=alpha, seed=seed).assign(dataset=dataset, judge=judge)
                 )
-        panel = [j for j in others if data.judges[j]["kind"] not in NULL_KINDS]
+        panel = [j for j in others if data.judges[j]["kind"] not in (*NULL_KINDS, "jury")]  # a jury repeats its members
         scales = {j: data.scale(j) for j in judges}
         # the panel's labels with and without each judge, against the humans' (no system needed)
         lojo_labels = leave_one_judge_out_labels({**data.labels, HUMAN: human}, scales, panel, HUMAN, seed=seed)
         if len(lojo_labels):
             rows["lojo_labels"].append(lojo_labels.assign(dataset=dataset))
+        # every judge ranked by its agreement with the humans (labels; tau over the user's systems
+        # when there are systems), each against the next one down on the same query resamples
+        reference = None
+        if systems:
+            pool = data.pool_per_query
+            pool = data.per_query[data.per_query["judge"] == HUMAN] if pool is None else pool
+            reference = pool.pivot_table(index="query_id", columns="system", values="ndcg") if len(pool) else None
+        kinds = {j: data.judges[j]["kind"] for j in judges}
+        scored = data.per_query if systems else None
+        ranking = judge_leaderboard(
+            {**data.labels, HUMAN: human},
+            scales,
+            kinds,
+            scores=scored,
+            reference=reference,
+            user=user,
+            alpha=alpha,
+            seed=seed,
+        )
+        if len(ranking):
+            rows["judge_ranking"].append(ranking.assign(dataset=dataset))
         if not systems:  # what follows ranks or scores systems
             continue
         block = data.per_query
@@ -188,7 +221,10 @@ def audit_tables(
     return tables, heatmaps
 
 
+ORACLE_FAMILY = "oracle"
+"""The family :func:`voirdire.systems.family_of` gives the constructed systems (Perfect, the swaps)."""
+
 EMPTY = {"deciles": ["dataset", "judge", "decile"], "calibration": ["dataset", "judge", "k"], "lojo": [],
          "lojo_labels": ["dataset", *LOJO_LABEL_COLUMNS], "circularity": ["dataset", "ranker"],
-         "topic_agreement": ["dataset", "judge", *TOPIC_COLUMNS]}  # fmt: skip
+         "topic_agreement": ["dataset", "judge", *TOPIC_COLUMNS], "judge_ranking": RANKING_COLUMNS}  # fmt: skip
 """The columns of a table no dataset has a row for (what its figure expects)."""

@@ -7,8 +7,10 @@
   homogeneity), the systems' paired t-tests and difference in differences;
 * :mod:`.permutation`: permutation tests within blocks;
 * :mod:`.proportions`: rates of clustered pairs;
+* :mod:`.redundancy`: a panel's error correlation against the humans and its effective size;
 * :mod:`.significance`: IR's randomization test, randomized Tukey HSD, discriminative power;
-* :mod:`.multiplicity`: adjusted p-values and what chance alone flags.
+* :mod:`.multiplicity`: adjusted p-values and what chance alone flags;
+* :mod:`.ranking`: judges ranked by a measure, neighbours compared on the same resamples.
 
 No audit resamples on its own: a test reads the audit modules' source to hold that.
 """
@@ -60,6 +62,8 @@ from .paired import (
 )
 from .permutation import block_permutations, permutation_p
 from .proportions import clustered_rate, wilson
+from .ranking import RANK_COLUMNS, difference_interval, rank_judges, swap_p
+from .redundancy import ErrorCorrelations, error_correlations, kish_n_eff
 from .resample import (
     Interval,
     cluster_sums,
@@ -83,5 +87,6 @@ __all__ = [
     "percentile_interval", "query_mean_test", "query_picks", "query_resamples", "ratio_interval", "rbo", "rbo_floor",
     "rbo_scores", "reference_draws", "sign_flip_p", "sign_test_p", "stuart_maxwell", "system_agreement_intervals", "wilson",
     "MIN_USER_SYSTEMS", "NULL_DRAWS", "USER_COLUMNS", "reversal_counts", "reversal_null", "tau_null", "user_agreement",
-    "user_systems",
+    "user_systems", "ErrorCorrelations", "error_correlations", "kish_n_eff",
+    "RANK_COLUMNS", "difference_interval", "rank_judges", "swap_p",
 ]  # fmt: skip
