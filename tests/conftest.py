@@ -16,18 +16,14 @@ from voirdire import jobhost
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DL19 = ROOT.parent / "shared" / "data" / "trec-dl-2019"
 LOOPBACK_KEY = "sk-loopback-test"
-"""The API key of the loopback judges, one value for every test that does not plant its own
-secret: the call host's key hashes the environment, so tests with equal environments share
-one host (4.5 CPU-s of litellm import each) while it stays up."""
+"""The API key of the loopback judges (servers on 127.0.0.1 that speak the OpenAI protocol), one
+value for every test that does not plant its own secret."""
 
 
 def pytest_configure(config):
     os.environ.setdefault("TQDM_DISABLE", "1")
     # litellm fetches a price list from GitHub at import time unless told not to
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    # the model host that the workflow tests' jobs start leaves 20 s after their last call
-    # (60 s for a user's run), not long after the suite (voirdire.llm.local.host)
-    os.environ.setdefault("VOIRDIRE_MODEL_HOST_IDLE_S", "20")
     # Slurm starts only for the tests that ask for it (the `slurm` fixture below); the others
     # run with SLURM_CONF masked, or with Slurm's tools installed and no controller every
     # `snakemake` start would wait 9 s for the Slurm executor plugin's probe (tests/support/slurm.py)
@@ -173,8 +169,7 @@ LAUNCH_SNAKEMAKE = Path(__file__).parent / "support" / "launch_snakemake.py"
 
 def snakemake_env() -> dict[str, str]:
     """The environment a test's Snakemake runs in: this process's, less pytest's own variables
-    (the current test's name, the xdist worker's): they would make each test's environment, and
-    so its call host, its own. Nothing the workflow runs reads them."""
+    (the current test's name, the xdist worker's), which nothing the workflow runs reads."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
     return env | {jobhost.PRELOAD_ENV: "snakemake.cli"}
 

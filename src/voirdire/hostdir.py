@@ -1,4 +1,4 @@
-"""The private folder of the machine's helper processes (the model, call and job hosts): their
+"""The private folder of the machine's helper process (the job host, :mod:`voirdire.jobhost`): its
 sockets, locks and logs, in ``$XDG_RUNTIME_DIR/voirdire`` or ``/tmp/voirdire-UID``; and how a job
 starts a host and waits for it to answer."""
 

@@ -16,8 +16,6 @@ from .errors import InputError
 TORCH_THREADS_ENV = "VOIRDIRE_TORCH_THREADS"
 """torch's thread count in a job: :data:`voirdire.llm.local.inference.TORCH_THREADS_ENV`, named
 again here because importing :mod:`voirdire.llm` would add 60 ms to every job's start."""
-MODEL_HOST_ENV = "VOIRDIRE_MODEL_HOST"
-""":data:`voirdire.llm.local.host.ENV`, named again here for the same reason."""
 
 
 def start(snakemake) -> logging.Logger:
@@ -55,9 +53,6 @@ def start(snakemake) -> logging.Logger:
     # Local models (torch) use exactly the cores Snakemake gave this job: oversubscribed torch
     # threads slow a model 5-20x when another job shares the cores.
     os.environ.setdefault(TORCH_THREADS_ENV, str(snakemake.threads))
-    # A one-thread job hands its local-model work to the machine's model host (started by the
-    # first job that needs it), unless $VOIRDIRE_MODEL_HOST=0: voirdire.llm.local.host
-    os.environ.setdefault(MODEL_HOST_ENV, "1")
     log = logging.getLogger(f"voirdire.{snakemake.rule}")
     why = os.environ.pop(jobhost.WHY_ENV, None)
     # The script's imports live as long as the job: out of the collector's sight, as the job

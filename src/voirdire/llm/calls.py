@@ -17,11 +17,10 @@ acceptance rule (:data:`Accept`: does the answer parse, are logprobs present?).
 * collects errors, redacted of the API key, without aborting the other calls;
 * shows a tqdm bar and returns per-run :class:`RunStats`.
 
-This package is the only one that imports litellm (lazily, through :mod:`voirdire.llm.env`).
-The local model (``local/...``) is called in this process without it
+This package is the only one that imports litellm (lazily, through :mod:`voirdire.llm.env`),
+in the process that makes the calls: a workflow job sends its own API calls. The local model
+(``local/...``) is called in this process without it
 (:func:`voirdire.llm.local.provider.acompletion`): a job of the local model never imports litellm.
-A workflow job hands its API calls to the call host (:mod:`voirdire.llm.callhost`), which
-imports litellm once for all the jobs of a run.
 """
 
 from __future__ import annotations
@@ -35,7 +34,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import callhost
 from .endpoint import Endpoint
 from .env import import_litellm
 from .request import Request
@@ -249,22 +247,10 @@ def _is_local(model: str) -> bool:
     return is_local(model)
 
 
-def _ask_litellm(method: str, here: Callable[..., Any], /, *args: Any) -> Any:
-    """``here(litellm, *args)``: in the call host (its ``method``) when this job uses one, else
-    with litellm imported here."""
-    relay = callhost.relay()
-    if relay is not None:
-        try:
-            return relay.request(method, *args)
-        except callhost.HOST_GONE as gone:
-            callhost.forget(gone)
-    return here(_litellm(), *args)
-
-
 def price_known(model: str) -> bool:
     """Whether ``model`` has a known price: litellm's cost map prices it, or it is the local
     model (free). A self-hosted model: no."""
-    return _is_local(model) or _ask_litellm("has_price", has_price, model)
+    return _is_local(model) or has_price(_litellm(), model)
 
 
 def estimated_cost(model: str, prompt_tokens: int, completion_tokens: int) -> float | None:
@@ -272,9 +258,10 @@ def estimated_cost(model: str, prompt_tokens: int, completion_tokens: int) -> fl
     has no price for ``model``."""
     if _is_local(model):
         return 0.0
-    if not _ask_litellm("has_price", has_price, model):
+    litellm = _litellm()
+    if not has_price(litellm, model):
         return None
-    return _ask_litellm("token_cost", token_cost, model, prompt_tokens, completion_tokens)
+    return token_cost(litellm, model, prompt_tokens, completion_tokens)
 
 
 def count_tokens(model: str, messages: list[dict]) -> int:
@@ -290,8 +277,9 @@ def _transport(model: str) -> tuple[Callable[..., Any], Callable[[int, int], flo
     """The coroutine that sends one request, and the price of (prompt, completion) tokens.
 
     The local model answers in this process without litellm, for free. An API is called
-    through the call host (:mod:`voirdire.llm.callhost`) when this is a workflow job, else (or
-    when the host goes away) through litellm imported here.
+    through litellm, imported here (on the first call). A price is litellm's
+    (:func:`token_cost`), asked once per run for each distinct pair of token counts: litellm
+    walks its cost map on every ask (0.7 ms of CPU, a tenth of a call's).
     """
     if _is_local(model):
         from .local.provider import acompletion
@@ -299,16 +287,15 @@ def _transport(model: str) -> tuple[Callable[..., Any], Callable[[int, int], flo
         return acompletion, lambda prompt_tokens, completion_tokens: 0.0
 
     async def complete(**kwargs: Any) -> Any:
-        relay = callhost.relay()
-        if relay is not None:
-            try:
-                return await relay.acompletion(**kwargs)
-            except callhost.HOST_GONE as gone:
-                callhost.forget(gone)
         return await _litellm().acompletion(**kwargs)
 
+    prices: dict[tuple[int, int], float] = {}
+
     def cost(prompt_tokens: int, completion_tokens: int) -> float:
-        return _ask_litellm("token_cost", token_cost, model, prompt_tokens, completion_tokens)
+        tokens = (prompt_tokens, completion_tokens)
+        if tokens not in prices:
+            prices[tokens] = token_cost(_litellm(), model, prompt_tokens, completion_tokens)
+        return prices[tokens]
 
     return complete, cost
 

@@ -31,7 +31,7 @@ import json
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import astuple, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -89,12 +89,12 @@ class Record:
     created: float
 
     def row(self) -> tuple:
-        values = list(astuple(self))
-        for name in ("items", "logprobs", "value"):
-            index = COLUMNS.index(name)
-            if values[index] is not None:
-                values[index] = json.dumps(values[index], ensure_ascii=False)
-        return tuple(values)
+        # the fields as they are (dataclasses.astuple would deep-copy the logprobs first: a third
+        # of a put's CPU), the structured ones as JSON
+        return tuple(
+            json.dumps(value, ensure_ascii=False) if name in _JSON and value is not None else value
+            for name, value in ((name, getattr(self, name)) for name in COLUMNS)
+        )
 
     @classmethod
     def from_row(cls, row: tuple) -> Record:
@@ -107,6 +107,8 @@ class Record:
 
 
 COLUMNS = tuple(Record.__dataclass_fields__)
+_JSON = frozenset({"items", "logprobs", "value"})
+"""The columns stored as JSON text."""
 _CHUNK = 500
 
 

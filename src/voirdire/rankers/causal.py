@@ -55,7 +55,7 @@ def candidate_logprobs(
     dtype: str = "auto",
 ) -> list[dict[str, float]]:
     """Next-token log-probabilities of each candidate's first token, per conversation."""
-    if model == local_llm.LITELLM_MODEL:  # by the model host in a workflow job that uses one
+    if model == local_llm.LITELLM_MODEL:
         return local_llm.next_token_logprobs(conversations, candidates, batch_size=batch_size)
     loaded, tokenizer = load(model, dtype)
     if loaded.config.is_encoder_decoder:

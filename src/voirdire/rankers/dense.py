@@ -44,7 +44,7 @@ def _encoder(model: str):
 
 
 def encode(model: str, texts: Sequence[str], *, batch_size: int = 32) -> np.ndarray:
-    """Normalised embeddings of ``texts`` in this process, one row each."""
+    """Normalised embeddings of ``texts``, one row each."""
     encoded = _encoder(model).encode(
         list(texts), batch_size=batch_size, normalize_embeddings=True, show_progress_bar=False
     )
@@ -58,11 +58,7 @@ def embed(
     (and not at all when ``memo``, text -> embedding, already holds it; new ones are added)."""
     memo = {} if memo is None else memo
     new = [text for text in dict.fromkeys(texts) if text not in memo]
-    if new and model == MINILM:
-        from ..llm.local import host  # the model host computes it in a workflow job that uses one
-
-        memo.update(zip(new, host.answer("embed", encode, model, new, batch_size=batch_size)))
-    elif new:  # another model (a hub id or a path): in this process, as the job configured it
+    if new:
         memo.update(zip(new, encode(model, new, batch_size=batch_size)))
     if not len(texts):
         return np.zeros((0, _encoder(model).get_sentence_embedding_dimension() or 0), dtype=np.float32)

@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from ..probes.swap import FIRST, SECOND, swap_counts, swap_outcome
+from ..swaps import FIRST, SECOND, swap_counts, swap_outcome
 
 RG_PROMPT = "Passage: {passage}\nQuery: {query}\nDoes the passage answer the query? Answer 'Yes' or 'No'."
 PRP_PROMPT = (
@@ -104,11 +104,11 @@ class PairwiseLedger:
 
     def outcome(self, i: int, j: int) -> float:
         """1 if i beats j in both orders, 0 if j does, 0.5 if the answer depends on the order
-        (the swap test's one definition, :func:`voirdire.probes.swap.swap_outcome`)."""
+        (the swap test's one definition, :func:`voirdire.swaps.swap_outcome`)."""
         return {FIRST: 1.0, SECOND: 0.0}.get(swap_outcome(self.answers[i, j], self.answers[j, i]), 0.5)
 
     def bias(self) -> dict[str, int]:
-        """Position-bias counts of the pairs asked in both orders (:func:`~voirdire.probes.swap.swap_counts`)."""
+        """Position-bias counts of the pairs asked in both orders (:func:`~voirdire.swaps.swap_counts`)."""
         unordered = sorted({(min(i, j), max(i, j)) for i, j in self.answers if (j, i) in self.answers})
         counts = swap_counts((self.answers[i, j], self.answers[j, i]) for i, j in unordered)
         counts["prompts"] = len(self.answers)

@@ -13,7 +13,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from ..probes.swap import swap_rates
+from ..swaps import swap_rates
 from ..systems import Ranker
 from .llm import LogitsBackend, prp_rank, rg_scores
 

@@ -1,6 +1,6 @@
 """The architecture holds: one package calls into litellm, the science core imports no heavy stack,
-every module has one home, result paths come from Layout, package data is read through
-importlib.resources.
+no import cycle (function-level imports included), every module has one home, result paths come
+from Layout, package data is read through importlib.resources.
 
 The checkers are plain functions on source text, so each is also tested on a planted violation."""
 
@@ -20,13 +20,14 @@ CORE = [
     "voirdire", "assistants", "assistants.checks", "assistants.declarations", "assistants.experiments",
     "assistants.figures", "assistants.preference", "assistants.recorded", "assistants.sample",
     "audits", "audits.calibration", "audits.circularity", "audits.declared", "audits.drift", "audits.figures", "audits.labels", "audits.run",
-    "audits.length", "audits.panel", "bm25", "cli", "config", "config.checks", "config.found", "config.plan", "config.sections_judges",
+    "audits.length", "audits.panel", "audits.ranking", "stats.ranking", "bm25", "cli", "config", "config.checks", "config.found", "config.plan", "config.sections_judges",
     "config.sections_probes", "config.sections_systems", "config.schema", "data",
     "embedding_judge", "errors",
     "evaluation", "fingerprint", "formats", "init", "inputs", "judges", "layout", "machine", "manifest", "baselines", "output", "parallel",
     "preflight", "probes", "probes.gaming", "probes.items", "probes.personas", "probes.sensitivity", "probes.shifts",
     "probes.swap", "probes.tables", "prompts", "paper", "runs", "stats", "stats.agreement", "stats.multiplicity", "stats.paired", "stats.permutation", "stats.significance", "verdict",
-    "stats.proportions", "stats.reliability", "stats.resample", "systems", "texts", "timing", "jobscript", "jobhost", "hostdir", "questions", "stats.leaderboard",
+    "stats.proportions", "stats.reliability", "stats.resample", "swaps", "systems", "texts", "timing", "jobscript", "jobhost", "hostdir", "questions", "stats.leaderboard",
+    "jury", "stats.redundancy",
 ]  # fmt: skip
 """The science modules: every module outside the LLM side below."""
 LLM_SIDE = ("llm", "llm_judge", "rankers", "assistants.job", "probes.job", "plan")
@@ -34,8 +35,8 @@ LLM_SIDE = ("llm", "llm_judge", "rankers", "assistants.job", "probes.job", "plan
 LLM jobs) and the plan of their calls. Of these, only ``llm`` may call into litellm."""
 
 
-def module_name(path: Path) -> str:
-    parts = path.relative_to(SRC).with_suffix("").parts
+def module_name(path: Path, src: Path = SRC) -> str:
+    parts = path.relative_to(src).with_suffix("").parts
     parts = parts[:-1] if parts[-1] == "__init__" else parts
     return ".".join(parts) or "voirdire"
 
@@ -175,34 +176,115 @@ def test_the_core_check_catches_a_planted_import(tmp_path):
     assert heavy_imports("import matplotlib\nfrom .llm import Call\n") == []
 
 
-def imported_units(name: str, path: Path) -> set[str]:
-    """The top-level modules and packages of voirdire (``assistants``, ``config``, ...) that the
-    module ``name`` imports when it is imported (its module-level imports)."""
-    full = ["voirdire", *name.split(".")] if name != "voirdire" else ["voirdire"]
-    package = full if path.name == "__init__.py" else full[:-1]
-    units = set()
-    for node in ast.parse(path.read_text(encoding="utf-8")).body:
-        if isinstance(node, ast.ImportFrom):
-            base = package[: len(package) - node.level + 1] if node.level else []
-            target = [*base, *(node.module or "").split(".")] if node.module else base
-        elif isinstance(node, ast.Import):
-            target = node.names[0].name.split(".")  # one name per import in this code base
-        else:
+def import_graph(src: Path = SRC, package: str = "voirdire") -> dict[str, set[str]]:
+    """Which modules of the package at ``src`` each of its modules imports (names as
+    :func:`module_name` gives them), read from every ``import`` and ``from ... import`` in the
+    file, at any depth: those inside a function or an ``if`` count as much as those at the top,
+    since either runs when the code runs. Relative imports are resolved against the module's
+    package; ``from p import x`` is an import of the module ``p.x`` when there is one, else of
+    ``p``; an import of a name inside a module is an import of that module."""
+    found = {module_name(path, src): path for path in sorted(src.rglob("*.py"))}
+    dotted = {(package if name == "voirdire" else f"{package}.{name}"): name for name in found}
+    graph: dict[str, set[str]] = {}
+    for name, path in found.items():
+        parts = [package, *name.split(".")] if name != "voirdire" else [package]
+        here = parts if path.name == "__init__.py" else parts[:-1]
+        targets: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = here[: len(here) - node.level + 1] if node.level else []
+                origin = ".".join([*base, *(node.module.split(".") if node.module else [])])
+                targets.update(f"{origin}.{a.name}" if f"{origin}.{a.name}" in dotted else origin for a in node.names)
+        graph[name] = set()
+        for target in targets:
+            while target and target not in dotted:  # a name inside a module: that module
+                target = target.rpartition(".")[0]
+            if target and dotted[target] != name:
+                graph[name].add(dotted[target])
+    return graph
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import cycles of ``graph``: each set of nodes that reach one another (a strongly
+    connected component of more than one node, Tarjan's algorithm), sorted."""
+    order: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles = []
+    for start in sorted(graph):
+        if start in order:
             continue
-        if len(target) > 1 and target[0] == "voirdire":
-            units.add(target[1])
+        walk = [(start, iter(sorted(graph.get(start, ()))))]
+        order[start] = low[start] = len(order)
+        stack.append(start)
+        while walk:
+            node, following = walk[-1]
+            step = next(following, None)
+            if step is None:
+                walk.pop()
+                if walk:
+                    low[walk[-1][0]] = min(low[walk[-1][0]], low[node])
+                if low[node] == order[node]:
+                    component = stack[stack.index(node) :]
+                    del stack[stack.index(node) :]
+                    if len(component) > 1:
+                        cycles.append(sorted(component))
+            elif step not in order:
+                order[step] = low[step] = len(order)
+                stack.append(step)
+                walk.append((step, iter(sorted(graph.get(step, ())))))
+            elif step in stack:
+                low[node] = min(low[node], order[step])
+    return sorted(cycles)
+
+
+def unit_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """``graph`` between the top-level modules and packages (``assistants``, ``llm``, ``config``, ...)."""
+    units: dict[str, set[str]] = {}
+    for name, imported in graph.items():
+        unit = name.split(".")[0]
+        units.setdefault(unit, set()).update({other.split(".")[0] for other in imported} - {unit})
     return units
 
 
+def test_no_module_of_voirdire_imports_itself_back():
+    """No import cycle between modules, function-level imports included: a module never
+    reaches itself through what it imports."""
+    assert not import_cycles(import_graph())
+
+
 def test_no_two_parts_of_voirdire_import_each_other():
-    """No import cycle between packages (``assistants``, ``probes``, ``llm_judge``, ...) or modules
-    of voirdire: if one imports the other, the other does not import it back."""
-    edges: dict[str, set[str]] = {}
-    for name, path in modules().items():
-        unit = name.split(".")[0]
-        edges.setdefault(unit, set()).update(imported_units(name, path) - {unit})
-    cycles = sorted((a, b) for a in edges for b in edges[a] if a < b and a in edges.get(b, set()))
-    assert not cycles, cycles
+    """No import cycle between packages (``assistants``, ``probes``, ``llm_judge``, ...) or
+    top-level modules of voirdire, function-level imports included."""
+    assert not import_cycles(unit_graph(import_graph()))
+
+
+def test_the_cycle_check_catches_a_planted_cycle_through_a_function_level_import(tmp_path):
+    package = tmp_path / "voirdire"
+    (package / "sub").mkdir(parents=True)
+    (package / "__init__.py").write_text('"""A package."""\n', encoding="utf-8")
+    (package / "sub" / "__init__.py").write_text("", encoding="utf-8")
+    (package / "sub" / "first.py").write_text("from . import second\n\nVALUE = 1\n", encoding="utf-8")
+    lazy = "def value():\n    from .first import VALUE\n\n    return VALUE\n"
+    (package / "sub" / "second.py").write_text(lazy, encoding="utf-8")
+    (package / "leaf.py").write_text("import voirdire.sub.first\n", encoding="utf-8")
+    graph = import_graph(package)
+    assert graph["sub.first"] == {"sub.second"} and graph["sub.second"] == {"sub.first"}
+    assert graph["leaf"] == {"sub.first"}
+    assert import_cycles(graph) == [["sub.first", "sub.second"]]
+    assert import_cycles(unit_graph(graph)) == []  # both in one package
+    # the same cycle between two packages, by absolute imports
+    (package / "other").mkdir()
+    (package / "other" / "__init__.py").write_text("", encoding="utf-8")
+    (package / "sub" / "second.py").write_text("def value():\n    from voirdire.other import thing\n", encoding="utf-8")
+    (package / "other" / "thing.py").write_text("from ..sub.first import VALUE\n", encoding="utf-8")
+    assert import_cycles(import_graph(package)) == [["other.thing", "sub.first", "sub.second"]]
+    assert import_cycles(unit_graph(import_graph(package))) == [["other", "sub"]]
+    # and none once the lazy import is gone
+    (package / "sub" / "second.py").write_text("VALUE = 2\n", encoding="utf-8")
+    assert import_cycles(import_graph(package)) == []
 
 
 # ----------------------------------------------------------------------------- result paths

@@ -200,21 +200,13 @@ def _use_stream_threads() -> None:
 _load_lock = threading.Lock()
 _slots_lock = threading.Lock()
 _slots: dict[int, threading.BoundedSemaphore] = {}
-_concurrent: int | None = None
-
-
-def allow_concurrent_forward_passes(count: int) -> None:
-    """Let ``count`` forward passes run at once in this process, whatever :func:`streams` says:
-    the model host (:mod:`.host`) runs the requests of several one-thread jobs side by side."""
-    global _concurrent
-    _concurrent = count
 
 
 @contextlib.contextmanager
 def _forward_slot() -> Iterator[None]:
     """At most :func:`streams` forward passes at once in this process: the model is shared, and
     more passes than cores only fight for them."""
-    count = _concurrent or streams()
+    count = streams()
     with _slots_lock:
         slot = _slots.setdefault(count, threading.BoundedSemaphore(count))
     with slot:
@@ -388,21 +380,6 @@ def generate(
     batch_size: int = DEFAULT_BATCH_SIZE,
     cache_dir: str | Path | None = None,
 ) -> list[Generation]:
-    """:func:`generate_here`, by the model host in a workflow job that uses one (:mod:`.host`)."""
-    from . import host
-
-    conversations = [_normalise(c) for c in conversations]
-    return host.answer("generate", generate_here, conversations, max_tokens=max_tokens, batch_size=batch_size,
-                       cache_dir=cache_dir)  # fmt: skip
-
-
-def generate_here(
-    conversations: Sequence[Conversation],
-    *,
-    max_tokens: int = DEFAULT_MAX_TOKENS,
-    batch_size: int = DEFAULT_BATCH_SIZE,
-    cache_dir: str | Path | None = None,
-) -> list[Generation]:
     """Greedy chat completions, one per conversation, in order.
 
     Each conversation is a list of ``{"role": ..., "content": ...}`` messages; the chat template
@@ -487,24 +464,8 @@ def next_token_logprobs(
     over the full vocabulary at the next position and returns ``{candidate: logprob}`` for the
     first token of each candidate string, tokenised as written (``"Yes"`` and ``" Yes"`` are
     different tokens; the reply starts right after ``<|im_start|>assistant\n``, so no space).
-    Candidates sharing a first token get the same value. In a workflow job that uses the model
-    host (:mod:`.host`), the host computes it.
+    Candidates sharing a first token get the same value.
     """
-    from . import host
-
-    conversations = [_normalise(c) for c in conversations]
-    return host.answer("next_token_logprobs", next_token_logprobs_here, conversations, list(candidates),
-                       cache_dir=cache_dir, batch_size=batch_size)  # fmt: skip
-
-
-def next_token_logprobs_here(
-    conversations: Sequence[Conversation],
-    candidates: Sequence[str],
-    cache_dir: str | Path | None = None,
-    *,
-    batch_size: int = DEFAULT_BATCH_SIZE,
-) -> list[dict[str, float]]:
-    """:func:`next_token_logprobs` in this process."""
     model, tokenizer = load(cache_dir)
     return logprobs_with(model, tokenizer, conversations, candidates, batch_size=batch_size)
 
