@@ -4,10 +4,9 @@
     python bench/process_cpu.py --acct -- .venv/bin/python -m pytest      # the suite
     python bench/process_cpu.py --acct -- .venv/bin/snakemake --cores 2   # the demo
 
-`time` counts a command and the children it waits for; the model and call hosts (detached
-processes that outlive the job that started them) and the kernel's and the VM agent's threads
-escape it. This script prints the CPU each kind of process spent *during the run*: the model
-hosts, the call hosts, Snakemake itself, each rule's jobs (by the job script's name), pytest's
+`time` counts a command and the children it waits for; detached processes (a server a service
+job started) and the kernel's and the VM agent's threads escape it. This script prints the CPU
+each kind of process spent *during the run*: Snakemake itself, each rule's jobs (by the job script's name), pytest's
 workers, Java, kernel threads, everything else by name. It reads every process's command line
 and CPU time (psutil) every ``--interval`` seconds. With ``--acct`` (root) it also turns
 on the kernel's process accounting (``acct(2)``, to a temporary file, off again at the end),
@@ -151,28 +150,10 @@ def merge(seen: dict[tuple[int, float], Seen], records: list[tuple[int, int, str
             seen[(pid, started)] = Seen(pid, ppid, name, "", started, 0.0, cpu, False)
 
 
-COPY = re.compile(r"^j:(\w+)$")
-"""A job host's copy running a job (voirdire.jobhost names it ``j:<rule>``, 15 bytes at most)."""
-RULES = sorted(p.stem for p in (Path(__file__).resolve().parents[1] / "workflow" / "scripts").glob("*.py"))
-
-
-def copy_rule(comm: str) -> str | None:
-    """The rule of a job host's copy from its process name (the rule's name may be cut short)."""
-    found = COPY.match(comm)
-    if not found:
-        return None
-    start = found.group(1)
-    matches = [rule for rule in RULES if rule.startswith(start)]
-    return start if start in RULES or len(matches) != 1 else matches[0]
-
-
 LAUNCHER = "launch_snakemake"
-"""The test suite's Snakemake command line (tests/support/launch_snakemake.py), run by a copy too."""
+"""The test suite's Snakemake command line (tests/support/launch_snakemake.py)."""
 KINDS: list[tuple[str, re.Pattern[str]]] = [
     ("snakemake", re.compile(LAUNCHER + r"\.py")),
-    ("job host", re.compile(r"voirdire\.jobhost")),
-    ("model host", re.compile(r"voirdire\.llm\.local\.host.*--kind model")),
-    ("call host", re.compile(r"voirdire\.llm\.local\.host.*--kind call")),
     ("job: {0}", re.compile(r"\.snakemake/scripts/tmp\w+\.(\w+)\.py")),
     ("pytest worker", re.compile(r"exec\(eval\(sys\.stdin\.readline\(\)\)\)")),
     ("snakemake", re.compile(r"(^|/|-m )snakemake( |$)")),
@@ -184,9 +165,6 @@ KINDS: list[tuple[str, re.Pattern[str]]] = [
 def kind(entry: Seen) -> str:
     """The process's kind: a named pattern of its command line, else its name (``kernel: name``
     for the kernel's threads, which have no command line)."""
-    rule = copy_rule(entry.comm)
-    if rule is not None:  # the job's own process, which handed it over, counts under the rule too
-        return "snakemake" if LAUNCHER.startswith(rule) else f"job: {rule}"
     for label, pattern in KINDS:
         found = pattern.search(entry.args)
         if found:

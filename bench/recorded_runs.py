@@ -4,7 +4,7 @@ Builds a labels-only dataset in a temporary folder -- N runs of D documents x Q 
 the label sets audited alone, as a challenge's submissions), J recorded judges, M measures --
 writes its config with ``voirdire init``, and times ``snakemake --cores 2`` on it (cold), then a
 warm rerun, and prints the CPU time the cold run's processes took (what a shared machine does
-not inflate: Snakemake's and its children's, and the job hosts' copies' from the hosts' logs,
+not inflate: Snakemake's and its children's, every job among them,
 so run it on a machine no other workflow uses) and the slowest jobs (their Snakemake benchmark files). ``--corpus`` also
 writes the passages' texts (a JSONL corpus of passages of 10 to 400 words), so the length audit
 and its chart run too (the dataset is then indexed with BM25 and is no longer labels-only).
@@ -31,8 +31,6 @@ from pathlib import Path
 
 import numpy as np
 import yaml
-
-from voirdire import jobhost
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCUMENTS = 5000
@@ -105,22 +103,6 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _host_log_sizes() -> dict[Path, int]:
-    """Each job host log's size now: what a run adds to them is its copies' lines."""
-    return {path: path.stat().st_size for path in jobhost.host_logs()}
-
-
-def _copies_cpu(before: dict[Path, int]) -> float:
-    """CPU seconds of the jobs the job hosts' copies ran since ``before`` (the hosts are not
-    Snakemake's children: their copies' CPU is in their logs, not in ``_children_cpu``)."""
-    total = 0.0
-    for path in jobhost.host_logs():
-        with path.open("rb") as fh:
-            fh.seek(before.get(path, 0))
-            total += jobhost.copies_cpu_s(fh.read().decode("utf-8", "replace"))
-    return total
-
-
 def local_run_environment() -> dict[str, str]:
     """This environment, with ``SLURM_CONF`` pointing at an empty file: the runs are local, and
     Snakemake's Slurm executor plugin asks ``scontrol show config`` on every start, which waits
@@ -160,9 +142,9 @@ def main() -> None:
         command = [sys.executable, "-m", "snakemake", "--cores", str(args.cores), "--configfile", str(config),
                    "--config", f"results={folder / 'results'}"]  # fmt: skip
         env = local_run_environment()
-        start, cpu, logs = time.perf_counter(), _children_cpu(), _host_log_sizes()
+        start, cpu = time.perf_counter(), _children_cpu()
         cold = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, env=env)
-        cold_s, cold_cpu = time.perf_counter() - start, _children_cpu() - cpu + _copies_cpu(logs)
+        cold_s, cold_cpu = time.perf_counter() - start, _children_cpu() - cpu
         if cold.returncode != 0:
             sys.exit(cold.stdout[-3000:] + cold.stderr[-3000:])
         # the warm rerun by modification times only: code edited meanwhile (in a shared working

@@ -11,8 +11,6 @@ from pathlib import Path
 import pytest
 from support import slurm as single_node
 
-from voirdire import jobhost
-
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DL19 = ROOT.parent / "shared" / "data" / "trec-dl-2019"
 LOOPBACK_KEY = "sk-loopback-test"
@@ -170,13 +168,11 @@ LAUNCH_SNAKEMAKE = Path(__file__).parent / "support" / "launch_snakemake.py"
 def snakemake_env() -> dict[str, str]:
     """The environment a test's Snakemake runs in: this process's, less pytest's own variables
     (the current test's name, the xdist worker's), which nothing the workflow runs reads."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
-    return env | {jobhost.PRELOAD_ENV: "snakemake.cli"}
+    return {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
 
 
 def snakemake(*args: str, cwd: Path = ROOT, check: bool = True) -> subprocess.CompletedProcess:
-    """Run the workflow's Snakemake in a subprocess (the way a user runs it), its command line
-    run by a copy of the job host that has imported Snakemake (``support/launch_snakemake.py``;
+    """Run the workflow's Snakemake in a subprocess (the way a user runs it: ``support/launch_snakemake.py``;
     the tests that signal Snakemake start it themselves, as ``python -m snakemake``).
 
     ``--nolock``: the workflow tests run side by side in one working directory (each with its own

@@ -10,7 +10,6 @@ import os
 import sys
 import traceback
 
-from . import jobhost
 from .errors import InputError
 
 TORCH_THREADS_ENV = "VOIRDIRE_TORCH_THREADS"
@@ -54,16 +53,10 @@ def start(snakemake) -> logging.Logger:
     # threads slow a model 5-20x when another job shares the cores.
     os.environ.setdefault(TORCH_THREADS_ENV, str(snakemake.threads))
     log = logging.getLogger(f"voirdire.{snakemake.rule}")
-    why = os.environ.pop(jobhost.WHY_ENV, None)
-    # The script's imports live as long as the job: out of the collector's sight, as the job
-    # host's are for its copies. A full collection otherwise walks all of them, and some
-    # libraries ask for one on every call (statsmodels' Holm correction: 40 of 61 s of Table 2 at
-    # 100 runs x 20 judges, in a job that runs its script itself)
+    # The script's imports live as long as the job: out of the collector's sight. A full
+    # collection otherwise walks all of them, and some libraries ask for one on every call
+    # (statsmodels' Holm correction: 40 of 61 s of Table 2 at 100 runs x 20 judges)
     gc.freeze()
-    if jobhost.in_copy():
-        log.info("run by a copy of the job host (pid %d; voirdire.jobhost)", os.getpid())
-    elif why:
-        log.info("run in its own process, not the job host's: %s", why)
     return log
 
 

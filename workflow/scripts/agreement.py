@@ -2,10 +2,6 @@
 scores read from the scores table (stage 5a). Without systems (the label sets audited alone): the
 label agreement only, and no paired tests."""
 
-from voirdire.jobhost import hand_over
-
-hand_over(snakemake)  # the rest may run in the machine's job host (voirdire.jobhost)
-
 import json
 from pathlib import Path
 

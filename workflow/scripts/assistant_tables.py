@@ -1,10 +1,6 @@
 """Assistants experiment tables of one rewritten provenance: Figure 4 and the label shift
 (experiment 1), the substitution test (experiments 2 and 3), and the checks on every rewrite."""
 
-from voirdire.jobhost import hand_over
-
-hand_over(snakemake)  # the rest may run in the machine's job host (voirdire.jobhost)
-
 import pandas as pd
 
 from voirdire.assistants.experiments import LABEL_SHIFT_VIEW, SUBSTITUTION_VIEW, label_shift, substitution

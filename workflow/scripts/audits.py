@@ -2,10 +2,6 @@
 for strictness, length bias and Simpson's paradox, drift, the judge as a ranker, calibration.
 Without systems (the label sets audited alone) the audits of systems write no rows, and say why."""
 
-from voirdire.jobhost import hand_over
-
-hand_over(snakemake)  # the rest may run in the machine's job host (voirdire.jobhost)
-
 import pandas as pd
 
 from voirdire.audits.drift import label_sets_from_answers

@@ -1,9 +1,5 @@
 """Stage 2a: a Lucene index (Pyserini / Anserini) of a local JSONL corpus."""
 
-from voirdire.jobhost import hand_over
-
-hand_over(snakemake)  # the rest may run in the machine's job host (voirdire.jobhost)
-
 from pathlib import Path
 
 from voirdire.bm25 import build_index

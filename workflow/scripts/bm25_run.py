@@ -1,9 +1,5 @@
 """Stage 2b: the BM25 top-k pool of every query, and the texts of its passages."""
 
-from voirdire.jobhost import hand_over
-
-hand_over(snakemake)  # the rest may run in the machine's job host (voirdire.jobhost)
-
 import pandas as pd
 
 from voirdire import bm25

@@ -6,10 +6,6 @@ pool alone, as without the experiment (:func:`voirdire.embedding_judge.embedding
 model is loaded once for both.
 """
 
-from voirdire.jobhost import hand_over
-
-hand_over(snakemake)  # the rest may run in the machine's job host (voirdire.jobhost)
-
 import os
 
 from voirdire.embedding_judge import embedding_labels

@@ -2,10 +2,6 @@
 (Table 1's means, from the scores tables); the ASL curves of every judge's tests of system pairs
 beside the humans' (from agreement's tests)."""
 
-from voirdire.jobhost import hand_over
-
-hand_over(snakemake)  # the rest may run in the machine's job host (voirdire.jobhost)
-
 import pandas as pd
 
 from voirdire.evaluation import POOL, read_scores

@@ -1,9 +1,5 @@
 """Figure 5: score differences (rewritten - original) of the pointwise rankers on the sample."""
 
-from voirdire.jobhost import hand_over
-
-hand_over(snakemake)  # the rest may run in the machine's job host (voirdire.jobhost)
-
 import pandas as pd
 
 from voirdire.assistants.experiments import SCORE_SHIFT_VIEW, score_shift

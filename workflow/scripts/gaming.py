@@ -2,10 +2,6 @@
 S#method under the judge (the primary measure, as Table 1 scores), Δ with its interval over
 queries, the ranks before and after, the human-better systems passed, and ``climbs``."""
 
-from voirdire.jobhost import hand_over
-
-hand_over(snakemake)  # the rest may run in the machine's job host (voirdire.jobhost)
-
 import pandas as pd
 
 from voirdire.evaluation import primary_scores

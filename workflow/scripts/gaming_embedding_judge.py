@@ -2,10 +2,6 @@
 on the footing of the pool's labels (the pool's per-query quantile cut points, or the declared
 thresholds), so a modified passage moves no pool label."""
 
-from voirdire.jobhost import hand_over
-
-hand_over(snakemake)  # the rest may run in the machine's job host (voirdire.jobhost)
-
 import os
 
 import pandas as pd

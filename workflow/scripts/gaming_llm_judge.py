@@ -2,10 +2,6 @@
 judging job (the one call path: cached, concurrent, resumable, costed). The judge's pool job
 asked these calls ahead; they are copied from its store."""
 
-from voirdire.jobhost import hand_over
-
-hand_over(snakemake)  # the rest may run in the machine's job host (voirdire.jobhost)
-
 import pandas as pd
 
 from voirdire.formats import read_topics

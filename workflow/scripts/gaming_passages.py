@@ -2,10 +2,6 @@
 method (``{doc_id}#{method}``; docs/probes.md). A passage without a text cannot be modified: it
 is left as it is, counted and said in the log."""
 
-from voirdire.jobhost import hand_over
-
-hand_over(snakemake)  # the rest may run in the machine's job host (voirdire.jobhost)
-
 from voirdire.formats import atomic_write, read_pairs, read_passages, read_run, read_topics
 from voirdire.jobscript import grouped, start
 from voirdire.probes.gaming import items_to_modify, modified_texts

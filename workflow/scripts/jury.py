@@ -2,10 +2,6 @@
 members' error correlation against the humans (docs/juries.md): the jury's qrels, its row of the
 ``jury`` table and its member pairs' rows of ``jury_correlation``."""
 
-from voirdire.jobhost import hand_over
-
-hand_over(snakemake)  # the rest may run in the machine's job host (voirdire.jobhost)
-
 from voirdire.formats import read_pairs, read_qrels, write_qrels
 from voirdire.jobscript import grouped, start
 from voirdire.judges import Scale

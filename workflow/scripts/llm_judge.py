@@ -6,10 +6,6 @@ The pool's job also asks, ahead, what the judge's sample and gamed-system jobs w
 model load (or litellm import) instead of three; those jobs copy the answers from its store.
 """
 
-from voirdire.jobhost import hand_over
-
-hand_over(snakemake)  # the rest may run in the machine's job host (voirdire.jobhost)
-
 import pandas as pd
 
 from voirdire.formats import read_pairs, read_topics

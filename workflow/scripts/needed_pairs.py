@@ -2,10 +2,6 @@
 top depth of any evaluated system (the BM25 pool, which rankers and oracles reorder, and every
 recorded run)."""
 
-from voirdire.jobhost import hand_over
-
-hand_over(snakemake)  # the rest may run in the machine's job host (voirdire.jobhost)
-
 from voirdire.formats import atomic_write, read_qrels, read_run
 from voirdire.jobscript import start
 from voirdire.judges import needed_pairs

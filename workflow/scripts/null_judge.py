@@ -4,10 +4,6 @@ For the assistants experiment's sample (rule ``null_judge_sample``) it grades th
 the sample's together, so per-query quartiles have the same footing, and keeps the sample's.
 """
 
-from voirdire.jobhost import hand_over
-
-hand_over(snakemake)  # the rest may run in the machine's job host (voirdire.jobhost)
-
 import pandas as pd
 
 from voirdire.baselines import null_labels

@@ -1,10 +1,6 @@
 """Stage 3: an oracle (Perfect or Swap[...]) reordering of the base run's top depth (the BM25 pool,
 or a recorded run) by human labels."""
 
-from voirdire.jobhost import hand_over
-
-hand_over(snakemake)  # the rest may run in the machine's job host (voirdire.jobhost)
-
 from voirdire.evaluation import cut
 from voirdire.formats import ranked, read_qrels, read_run, run_from_rankings, write_run
 from voirdire.jobscript import start

@@ -1,10 +1,6 @@
 """Probes, step 3: an LLM padder pads the pad test's passages to about twice the length with no
 new facts, through the shared call path; checks as for rewrites."""
 
-from voirdire.jobhost import hand_over
-
-hand_over(snakemake)  # the rest may run in the machine's job host (voirdire.jobhost)
-
 import json
 
 from voirdire.formats import read_passages

@@ -1,10 +1,6 @@
 """Probes, step 2: a persona per sampled query and role (Mohtadi et al., 2026): the pool personas most (and
 least) similar to the query or its domain under all-MiniLM-L6-v2, and the two fixed roles."""
 
-from voirdire.jobhost import hand_over
-
-hand_over(snakemake)  # the rest may run in the machine's job host (voirdire.jobhost)
-
 import json
 import os
 

@@ -1,9 +1,5 @@
 """`snakemake plan`: write and print the plan of every LLM call (no LLM call is made)."""
 
-from voirdire.jobhost import hand_over
-
-hand_over(snakemake)  # the rest may run in the machine's job host (voirdire.jobhost)
-
 import sys
 
 from voirdire.config import check

@@ -1,9 +1,5 @@
 """Stage 6c: the PRP rankers' position-bias table (order-dependent pairs, first-position wins)."""
 
-from voirdire.jobhost import hand_over
-
-hand_over(snakemake)  # the rest may run in the machine's job host (voirdire.jobhost)
-
 import json
 from pathlib import Path
 

@@ -1,9 +1,5 @@
 """Stage 1: normalise a dataset to topics.tsv and the human qrels."""
 
-from voirdire.jobhost import hand_over
-
-hand_over(snakemake)  # the rest may run in the machine's job host (voirdire.jobhost)
-
 import json
 
 from voirdire.data import load_dataset

@@ -1,10 +1,6 @@
 """Probes, step 4: one LLM judge asked again: swap (passages, result lists), pad, injection and
 persona calls, through its own store; plain prompts are copied from its pool job's store."""
 
-from voirdire.jobhost import hand_over
-
-hand_over(snakemake)  # the rest may run in the machine's job host (voirdire.jobhost)
-
 import json
 
 import pandas as pd

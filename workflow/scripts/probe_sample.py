@@ -2,10 +2,6 @@
 pairs, pad and injection passages, persona queries and pairs). Only pairs whose passage has a
 text are drawn; those left out are counted in the summary and said in the log."""
 
-from voirdire.jobhost import hand_over
-
-hand_over(snakemake)  # the rest may run in the machine's job host (voirdire.jobhost)
-
 import json
 
 from voirdire.formats import atomic_write, ranked, read_pairs, read_passages, read_qrels, read_run

@@ -8,10 +8,6 @@ table comes with why it may be empty (:class:`voirdire.probes.tables.Table`). Wh
 out because its passage has no text (a recorded run's passages beyond the candidates' texts) is
 counted in each table (``without_text``, per dataset) and said in its title."""
 
-from voirdire.jobhost import hand_over
-
-hand_over(snakemake)  # the rest may run in the machine's job host (voirdire.jobhost)
-
 import json
 from pathlib import Path
 

@@ -7,10 +7,6 @@ computes them (:func:`voirdire.probes.tables.condition_scores`): the primary mea
 cut at the evaluation depth, each variant's labels binarized at its own judge's binary
 threshold."""
 
-from voirdire.jobhost import hand_over
-
-hand_over(snakemake)  # the rest may run in the machine's job host (voirdire.jobhost)
-
 from voirdire.jobscript import grouped, start
 from voirdire.manifest import sha256
 from voirdire.probes import tables as probes

@@ -4,10 +4,6 @@ beyond them: one job per dataset and provenance (one Python start, not one per l
 Every label set is read before any is written; bad input in any fails the job with one line per
 judge at fault (file:line and what is wrong)."""
 
-from voirdire.jobhost import hand_over
-
-hand_over(snakemake)  # the rest may run in the machine's job host (voirdire.jobhost)
-
 import json
 
 from voirdire.errors import InputError, raise_all

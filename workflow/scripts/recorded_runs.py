@@ -1,9 +1,5 @@
 """Stage 2c: every recorded run of a dataset, read as trec_eval reads it and cut at the depth."""
 
-from voirdire.jobhost import hand_over
-
-hand_over(snakemake)  # the rest may run in the machine's job host (voirdire.jobhost)
-
 import json
 
 from voirdire.formats import atomic_write, read_run, read_topics, write_run

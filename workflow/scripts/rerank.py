@@ -1,9 +1,5 @@
 """Stage 3b: rerank the BM25 pool with an LLM ranker (RG, PRP, RankT5, monoT5); resumable."""
 
-from voirdire.jobhost import hand_over
-
-hand_over(snakemake)  # the rest may run in the machine's job host (voirdire.jobhost)
-
 import json
 from pathlib import Path
 

@@ -1,9 +1,5 @@
 """Assistants experiment, step 2: an assistant rewrites the sampled passages (live or recorded)."""
 
-from voirdire.jobhost import hand_over
-
-hand_over(snakemake)  # the rest may run in the machine's job host (voirdire.jobhost)
-
 from voirdire.assistants.job import CHECK_OPTIONS, run_recorded_rewrites, run_rewrite_job
 from voirdire.formats import read_corpus, read_passages, read_rankgpt
 from voirdire.jobscript import start

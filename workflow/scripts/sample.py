@@ -5,10 +5,6 @@ the corpus file of a local dataset, the index, or a RankGPT file's candidates (t
 such a dataset has).
 """
 
-from voirdire.jobhost import hand_over
-
-hand_over(snakemake)  # the rest may run in the machine's job host (voirdire.jobhost)
-
 import json
 
 import pandas as pd

@@ -1,10 +1,6 @@
 """Assistants experiment, Figure 5: a pointwise ranker scores every sampled pair twice, with the
 original and with the rewritten text (pairs whose rewrite is not used are left out and counted)."""
 
-from voirdire.jobhost import hand_over
-
-hand_over(snakemake)  # the rest may run in the machine's job host (voirdire.jobhost)
-
 import os
 
 import pandas as pd

@@ -1,10 +1,6 @@
 """Stage 5a: every configured measure per query for every system under every judge of the
 dataset, and under human@pool (the human labels of the needed pairs): one long table."""
 
-from voirdire.jobhost import hand_over
-
-hand_over(snakemake)  # the rest may run in the machine's job host (voirdire.jobhost)
-
 from voirdire.evaluation import scores_table
 from voirdire.formats import atomic_write, read_pairs, read_qrels, read_run, read_topics
 from voirdire.jobscript import grouped, start

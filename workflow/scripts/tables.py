@@ -2,10 +2,6 @@
 Without systems (the label sets audited alone): Table 2 holds the label agreement, and Table 1
 and the significance table have no rows and say why."""
 
-from voirdire.jobhost import hand_over
-
-hand_over(snakemake)  # the rest may run in the machine's job host (voirdire.jobhost)
-
 import json
 from pathlib import Path
 

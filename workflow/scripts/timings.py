@@ -1,9 +1,5 @@
 """Stage 8: where the run's time went, from every job's Snakemake benchmark file."""
 
-from voirdire.jobhost import hand_over
-
-hand_over(snakemake)  # the rest may run in the machine's job host (voirdire.jobhost)
-
 from voirdire.jobscript import start
 from voirdire.output import write_table
 from voirdire.timing import measured_on, read_benchmarks, slowest

@@ -1,9 +1,5 @@
 """Stage 9: the verdict, one row per judge and dataset, from the tables the questions read."""
 
-from voirdire.jobhost import hand_over
-
-hand_over(snakemake)  # the rest may run in the machine's job host (voirdire.jobhost)
-
 import pandas as pd
 
 from voirdire.formats import atomic_write

@@ -27,8 +27,6 @@ def entry(bench, args, comm="python", ppid=1000):
 def test_each_process_is_named_by_its_kind(bench):
     py = "/work/.venv/bin/python"
     kinds = {
-        f"{py} -c import sys; from voirdire.llm.local.host import main; sys.exit(main()) --key ab --kind model --idle-s 60": "model host",
-        f"{py} -c import sys; from voirdire.llm.local.host import main; sys.exit(main()) --key calls-ab --kind call": "call host",
         f"{py} /tmp/run/.snakemake/scripts/tmpq1w2e3r4.audits.py": "job: audits",
         f"{py} /tmp/lab/.snakemake/scripts/tmpz9x8c7v6.llm_judge.py": "job: llm_judge",
         f"{py} {py[:-6]}snakemake --cores 2": "snakemake",
@@ -39,16 +37,6 @@ def test_each_process_is_named_by_its_kind(bench):
     }  # fmt: skip
     for args, expected in kinds.items():
         assert bench.kind(entry(bench, args)) == expected, args
-    # the job host, and its copies by the names it gives them (a long rule's name cut to 15 bytes)
-    from voirdire.jobhost import copy_name
-
-    host = f"{py} -c import sys; from voirdire.jobhost import main; sys.exit(main()) --key ab"
-    assert bench.kind(entry(bench, host)) == "job host"
-    for script, rule in (
-        ("tmpq1w2e3r4.oracle.py", "oracle"),
-        ("tmpq1w2e3r4.gaming_embedding_judge.py", "gaming_embedding_judge"),
-    ):
-        assert bench.kind(entry(bench, host, comm=copy_name(f"/tmp/.snakemake/scripts/{script}"))) == f"job: {rule}"
     assert bench.kind(entry(bench, "", comm="kdamond.0", ppid=2)) == "kernel: kdamond.0"
     assert bench.kind(entry(bench, "", comm="git")) == "git"  # accounted only: its executable's name
     assert bench.kind(entry(bench, "/usr/bin/sort -u x", comm="sort")) == "sort"

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import ast
 import json
-import os
 import subprocess
 import sys
 
@@ -53,7 +52,7 @@ def test_the_check_sees_an_import_of_the_statistics_it_guards():
 
 
 def test_a_job_that_runs_its_script_itself_keeps_its_imports_out_of_the_collectors_sight(tmp_path):
-    """jobscript.start freezes what the script imported (as the job host does for its copies):
+    """jobscript.start freezes what the script imported:
     statsmodels' Holm correction asks for a full collection on every call, which otherwise walks
     every object pandas, SciPy and statsmodels made. Counted, not timed: after start, the
     objects a collection walks are a small share of those frozen, and Holm still answers."""
@@ -67,8 +66,7 @@ def test_a_job_that_runs_its_script_itself_keeps_its_imports_out_of_the_collecto
         "print(json.dumps([before, gc.get_freeze_count(), len(gc.get_objects()),"
         " adjust([0.01, 0.04, 0.03], 'holm').tolist()]))\n"
     )
-    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=300, check=True,
-                          env={**os.environ, "VOIRDIRE_JOB_HOST": "0"})  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=300, check=True)
     before, frozen, walked, holm = json.loads(done.stdout.splitlines()[-1])
     assert frozen >= before > 100_000 and walked < before / 20
     assert holm == pytest.approx([0.03, 0.06, 0.06])

@@ -26,7 +26,7 @@ CORE = [
     "evaluation", "fingerprint", "formats", "init", "inputs", "judges", "layout", "machine", "manifest", "baselines", "output", "parallel",
     "preflight", "probes", "probes.gaming", "probes.items", "probes.personas", "probes.sensitivity", "probes.shifts",
     "probes.swap", "probes.tables", "prompts", "paper", "runs", "stats", "stats.agreement", "stats.multiplicity", "stats.paired", "stats.permutation", "stats.significance", "verdict",
-    "stats.proportions", "stats.reliability", "stats.resample", "swaps", "systems", "texts", "timing", "jobscript", "jobhost", "hostdir", "questions", "stats.leaderboard",
+    "stats.proportions", "stats.reliability", "stats.resample", "swaps", "systems", "texts", "timing", "jobscript", "questions", "stats.leaderboard",
     "jury", "stats.redundancy",
 ]  # fmt: skip
 """The science modules: every module outside the LLM side below."""
