@@ -376,22 +376,41 @@ def _own_family(rows, judge, context):
 
 @question("length", asks="Does it reward longer passages at the same relevance?", table="length",
           needs=("labels", "texts"), rule=f"flag when the within-grade rank correlation of length and grade is "
-          f"at least {RHO_MIN} in size and its permutation p (lengths permuted within query x grade) is "
-          "significant", absent="no passage texts", effect=RHO_MIN, effect_words=f"a correlation of {RHO_MIN}",
-          sided="two-sided")  # fmt: skip
+          f"at least {RHO_MIN} in size, significant (lengths permuted within query x grade), and beyond every "
+          "other judge's of the panel; inconclusive without a panel (labels alone cannot tell a length bias from "
+          "a finer sense of relevance, which tracks length too)", absent="no passage texts", also=("label_test",),
+          effect=RHO_MIN, effect_words=f"a correlation of {RHO_MIN}", sided="two-sided")  # fmt: skip
 def _length(rows, judge, context):
     found = _rows(rows, judge)
     if not len(found):
         return Cell(NA, reason="no passage texts (a labels-only dataset)")
     row = found.iloc[0].to_dict()
     value = _num(row, "rho_within")
-    if math.isnan(value):
-        return Cell(NA, reason="too few pairs with a text")
     pairs = _num(row, "pairs")
+    if math.isnan(value):
+        return Cell(NA, reason="too few pairs with a text" if not pairs >= 3 else
+                    "rho undefined: its grade never varies within a query and human grade")  # fmt: skip
     se = 1 / math.sqrt(pairs - 3) if pairs > 3 else math.nan  # Fisher's z, near 0
-    small = abs(value) < RHO_MIN
-    detail = f"below the {RHO_MIN} that matters" if small and _num(row, "p_within") < 0.05 else ""
-    return Cell(PASS, value, p=_num(row, "p_within"), signal=not small, se=se, detail=detail)
+    p = _num(row, "p_within")
+    if abs(value) < RHO_MIN:
+        detail = f"below the {RHO_MIN} that matters" if p < 0.05 else ""
+        return Cell(PASS, value, p=p, signal=False, se=se, detail=detail)
+    panel = _length_panel(rows, judge, context)
+    if not panel:
+        return Cell(INCONCLUSIVE, value, p=p, signal=False, se=se,
+                    reason="no other judge to compare with: a judge finer than the human grade tracks length too")  # fmt: skip
+    beyond = value > max(panel) if value > 0 else value < min(panel)
+    edge = max(panel) if value > 0 else min(panel)
+    return Cell(PASS, value, p=p, signal=beyond, se=se, detail=f"the panel's most extreme {edge:+.3f}")
+
+
+def _length_panel(rows: pd.DataFrame, judge: str, context: Mapping) -> list[float]:
+    """The within-grade rho of every other judge of the dataset that is not a null baseline (the
+    label test's ``kind`` says which are; the humans never have a row)."""
+    kinds = context.get("label_test", pd.DataFrame())
+    baselines = set(kinds.loc[kinds["kind"] == "baseline", "judge"]) if len(kinds) and "kind" in kinds else set()
+    others = rows[(rows["judge"] != judge) & ~rows["judge"].isin(baselines)] if "judge" in rows else rows[:0]
+    return [float(v) for v in others["rho_within"] if not math.isnan(float(v))]
 
 
 @question("drift", asks="Is it the same judge when asked again?", table="control_chart", needs=("reruns",),

@@ -50,8 +50,24 @@ class DatasetTables:
     unavailable: Mapping[str, str] = field(default_factory=dict)
 
 
-COLUMNS = ["dataset", "judge", "question", "status", "effect", "ci_low", "ci_high", "p", "p_holm", "family", "power",
-           "tests", "chance", "reason", "detail", "text"]
+COLUMNS = [
+    "dataset",
+    "judge",
+    "question",
+    "status",
+    "effect",
+    "ci_low",
+    "ci_high",
+    "p",
+    "p_holm",
+    "family",
+    "power",
+    "tests",
+    "chance",
+    "reason",
+    "detail",
+    "text",
+]
 """The long verdict's columns (``verdict.csv``)."""
 
 

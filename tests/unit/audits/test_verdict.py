@@ -97,8 +97,15 @@ def test_leaderboard_and_decisions_are_na_below_three_systems_of_ones_own():
 
 def test_one_error_budget_per_judge_holm_over_its_questions():
     # seven questions each at p 0.03: alone each would flag at 0.05, together none survives Holm
-    shifted = {"dataset": "d", "judge": "good", "human": "all", "mean_shift": 0.1, "mean_shift_ci_low": 0.01,
-               "mean_shift_ci_high": 0.19, "shift_p": 0.06}  # one-sided 0.03
+    shifted = {
+        "dataset": "d",
+        "judge": "good",
+        "human": "all",
+        "mean_shift": 0.1,
+        "mean_shift_ci_low": 0.01,
+        "mean_shift_ci_high": 0.19,
+        "shift_p": 0.06,
+    }  # one-sided 0.03
     frames = tables(
         pad=pd.DataFrame([shifted | {"condition": "pad"}]),
         injection=pd.DataFrame([shifted | {"condition": "claim"}]),
@@ -124,8 +131,16 @@ def test_one_error_budget_per_judge_holm_over_its_questions():
 
 def test_a_pass_without_power_is_inconclusive():
     # a shift estimated to +-0.25 cannot find a rise of 0.2 grade with 80% power, nor rule it out
-    wide_ci = {"dataset": "d", "judge": "good", "human": "all", "condition": "pad", "mean_shift": 0.0,
-               "mean_shift_ci_low": -0.25, "mean_shift_ci_high": 0.25, "shift_p": 1.0}
+    wide_ci = {
+        "dataset": "d",
+        "judge": "good",
+        "human": "all",
+        "condition": "pad",
+        "mean_shift": 0.0,
+        "mean_shift_ci_low": -0.25,
+        "mean_shift_ci_high": 0.25,
+        "shift_p": 1.0,
+    }
     row = answer(tables(pad=pd.DataFrame([wide_ci])), "good", "padding", judges=["good"])
     assert row["status"] == INCONCLUSIVE and row["power"] < 0.8 and row["reason"].startswith("power 0.")
     narrow = wide_ci | {"mean_shift_ci_low": -0.03, "mean_shift_ci_high": 0.03}
@@ -149,9 +164,20 @@ def test_length_needs_an_effect_that_matters_not_only_a_small_p():
     row = {"dataset": "d", "judge": "good", "rho_within": 0.072, "p_within": 0.0015, "pairs": 2257}
     found = answer(tables(length=pd.DataFrame([row])), "good", "length", judges=["good"])
     assert found["status"] != FLAG and "below the 0.1 that matters" in found["detail"]
-    found = answer(tables(length=pd.DataFrame([row | {"rho_within": 0.134, "p_within": 0.0001}])), "good", "length",
-                   judges=["good"])  # fmt: skip
-    assert found["status"] == FLAG
+    # a larger rho alone: inconclusive, since a judge finer than the grade correlates with length too
+    biased = row | {"rho_within": 0.134, "p_within": 0.0001}
+    found = answer(tables(length=pd.DataFrame([biased])), "good", "length", judges=["good"])
+    assert found["status"] == INCONCLUSIVE and "no other judge to compare with" in found["reason"]
+    # beyond every other judge of the panel (a null baseline is no panel member): a flag
+    panel = pd.DataFrame([biased, row | {"judge": "bad", "rho_within": 0.05},
+                          row | {"judge": "len", "rho_within": 0.9}])  # fmt: skip
+    label_test = pd.DataFrame({"dataset": "d", "judge": ["good", "bad", "len"], "kind": ["llm", "llm", "baseline"]})
+    found = answer(tables(length=panel, label_test=label_test), "good", "length", judges=["good", "bad", "len"])
+    assert found["status"] == FLAG and "the panel's most extreme +0.050" in found["detail"]
+    # a panel that tracks length as much: a finer sense of relevance shared, not this judge's bias
+    shared = panel.assign(rho_within=[0.134, 0.14, 0.9])
+    found = answer(tables(length=shared, label_test=label_test), "good", "length", judges=["good", "bad", "len"])
+    assert found["status"] != FLAG
 
 
 def test_persona_without_a_rerun_is_never_a_flag():
