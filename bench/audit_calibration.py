@@ -203,8 +203,9 @@ class DL19:
         """(queries, 10) positions in ``qrels`` of a run's top 10 judged documents (unjudged ones
         removed first, then cut in trec_eval's order: :func:`voirdire.evaluation.cut`), -1 where
         a query has fewer."""
-        found = np.fromiter((self.position.get(k, -1) for k in zip(ranking["query_id"], ranking["doc_id"])), int,
-                            len(ranking))  # fmt: skip
+        found = np.fromiter(
+            (self.position.get(k, -1) for k in zip(ranking["query_id"], ranking["doc_id"])), int, len(ranking)
+        )
         top = cut(ranking[found >= 0].assign(position=found[found >= 0]), DEPTH)
         index = np.full((len(self.queries), DEPTH), -1)
         rows = self.codes[top["position"].to_numpy()]
@@ -219,8 +220,13 @@ class DL19:
     def long(self, grades: np.ndarray) -> pd.DataFrame:
         """query_id, system, ndcg: :meth:`wide` as evaluate_systems lays it out."""
         wide = self.wide(grades)
-        return pd.DataFrame({"query_id": np.tile(self.queries, wide.shape[1]), "system": np.repeat(wide.columns, len(wide)),
-                             "ndcg": wide.to_numpy().T.ravel()})  # fmt: skip
+        return pd.DataFrame(
+            {
+                "query_id": np.tile(self.queries, wide.shape[1]),
+                "system": np.repeat(wide.columns, len(wide)),
+                "ndcg": wide.to_numpy().T.ravel(),
+            }
+        )
 
     def evaluated(self, grades: np.ndarray, pairs: np.ndarray | None = None) -> pd.DataFrame:
         """query x system nDCG@10 under ``grades`` (of ``pairs``; None: all) by
@@ -323,8 +329,11 @@ def check_ndcg(data: DL19, seed: int = 0) -> float:
         theirs = evaluate_systems(data.runs, data.frame(grades), data.queries)
         theirs = theirs.pivot(index="query_id", columns="system", values="ndcg").loc[data.queries]
         gaps.append(np.abs(theirs.to_numpy() - data.wide(grades)[theirs.columns].to_numpy()).max())
-    labels = {HUMAN: data.frame(data.grades), "judge": data.frame(judge, data.pool_pairs),
-              HUMAN_POOL: data.frame(data.grades, data.pool_pairs)}  # fmt: skip
+    labels = {
+        HUMAN: data.frame(data.grades),
+        "judge": data.frame(judge, data.pool_pairs),
+        HUMAN_POOL: data.frame(data.grades, data.pool_pairs),
+    }
     runs = {name: [judge_ranking(data.pool, labels[name])] for name in (HUMAN, "judge")}
     _, mine = circularity_scores(data, judge, {name: data.index_of(run[0]) for name, run in runs.items()})
     for name, frame in labels.items():
@@ -405,11 +414,17 @@ def draw_self_preference(
     grades = {HUMAN: data.grades, "judge": judge, "panel": panel}
     per_query = pd.concat([data.long(g).assign(judge=name) for name, g in grades.items()], ignore_index=True)
     table = self_preference(
-        per_query, {HUMAN: None, "judge": "t5", "panel": "mistral"}, FAMILIES,
+        per_query,
+        {HUMAN: None, "judge": "t5", "panel": "mistral"},
+        FAMILIES,
         {HUMAN: "human", "judge": "recorded", "panel": "recorded"},
-        labels={name: data.frame(g) for name, g in grades.items()}, scales=SCALES, tops=data.tops,
-        alpha=0.05, resamples=resamples, seed=42,
-    )  # fmt: skip
+        labels={name: data.frame(g) for name, g in grades.items()},
+        scales=SCALES,
+        tops=data.tops,
+        alpha=0.05,
+        resamples=resamples,
+        seed=42,
+    )
     found = table.set_index("judge").loc["judge"]
     return {"self_preferring": (bool(found["self_preferring"]), float(found.get("within_grade", math.nan)))}
 
@@ -421,8 +436,9 @@ def draw_drift(data: DL19, kind: str, rng: np.random.Generator, resamples: int) 
     later = null_judge(base, data.grades, data.codes, rng)
     if kind == "planted":
         later = bump(later, np.ones(len(later), bool), 0.2, rng)
-    table = paired_shift({"first": data.frame(first), "rerun": data.frame(later)}, alpha=0.05,
-                         resamples=resamples, seed=42)  # fmt: skip
+    table = paired_shift(
+        {"first": data.frame(first), "rerun": data.frame(later)}, alpha=0.05, resamples=resamples, seed=42
+    )
     return {"shifted": (bool(table.loc[0, "shifted"]), float(table.loc[0, "mean_difference"]))}
 
 
@@ -472,8 +488,11 @@ def circularity_scores(
 ) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
     """Mean and per-query judged-only nDCG@10 of each ranking under the humans (every qrel),
     the judge (the pool pairs) and human@pool: circularity_table's two inputs."""
-    under = {HUMAN: (data.grades, data.ideal), "judge": (judge, data.pool_ideal(judge)),
-             HUMAN_POOL: (data.grades, data.pool_ideal(data.grades))}  # fmt: skip
+    under = {
+        HUMAN: (data.grades, data.ideal),
+        "judge": (judge, data.pool_ideal(judge)),
+        HUMAN_POOL: (data.grades, data.pool_ideal(data.grades)),
+    }
     per_query = {
         ranker: pd.DataFrame({name: ndcg(index, g, ideal) for name, (g, ideal) in under.items()}, index=data.queries)
         for ranker, index in rankings.items()
@@ -537,14 +556,39 @@ def gaming_table(
     mine = None if every_pair else data.pruned(judge)
     human = None if every_pair else data.pruned(data.grades)
     items, pairs = data.gaming_items, data.qrels.iloc[data.gaming_items]
-    labels = pd.concat([pd.DataFrame({"query_id": pairs["query_id"].to_numpy(), "doc_id": data.gaming_ids[m],
-                                      "relevance": modified[m][items]}) for m in GAMING_METHODS], ignore_index=True)  # fmt: skip
+    labels = pd.concat(
+        [
+            pd.DataFrame(
+                {
+                    "query_id": pairs["query_id"].to_numpy(),
+                    "doc_id": data.gaming_ids[m],
+                    "relevance": modified[m][items],
+                }
+            )
+            for m in GAMING_METHODS
+        ],
+        ignore_index=True,
+    )
     return gaming_rows(
-        dataset="dl19", judge="judge", methods=GAMING_METHODS, systems=GAMED, runs=data.runs,
-        scores=data.evaluated(judge, mine), human_scores=data.human_scores, judge_qrels=data.frame(judge, mine),
-        human_qrels=data.frame(data.grades, human), labels=labels, k=GAMING_K, measure=str(MEASURE), depth=DEPTH,
-        binary_threshold=2, human_threshold=2, alpha=0.05, test="t", seed=42,
-    )  # fmt: skip
+        dataset="dl19",
+        judge="judge",
+        methods=GAMING_METHODS,
+        systems=GAMED,
+        runs=data.runs,
+        scores=data.evaluated(judge, mine),
+        human_scores=data.human_scores,
+        judge_qrels=data.frame(judge, mine),
+        human_qrels=data.frame(data.grades, human),
+        labels=labels,
+        k=GAMING_K,
+        measure=str(MEASURE),
+        depth=DEPTH,
+        binary_threshold=2,
+        human_threshold=2,
+        alpha=0.05,
+        test="t",
+        seed=42,
+    )
 
 
 def draw_gaming(data: DL19, kind: str, rng: np.random.Generator, shift: float = 0.5) -> dict[str, tuple[bool, float]]:
@@ -572,8 +616,10 @@ def check_gaming(data: DL19, seed: int = 0) -> tuple[float, float]:
     judge = null_judge("noise", data.grades, data.codes, rng)
     rows = gaming_table(data, judge, dict.fromkeys(GAMING_METHODS, judge))
     still = float(max(rows["delta"].abs().max(), rows["human_delta"].abs().max()))
-    again = {m: bump(null_judge("noise", data.grades, data.codes, rng), np.ones(len(judge), bool), 0.5, rng)
-             for m in GAMING_METHODS}  # fmt: skip
+    again = {
+        m: bump(null_judge("noise", data.grades, data.codes, rng), np.ones(len(judge), bool), 0.5, rng)
+        for m in GAMING_METHODS
+    }
     pruned, full = (gaming_table(data, judge, again, every_pair=every) for every in (False, True))
     numbers = pruned.select_dtypes("number").columns
     same = (pruned.drop(columns=numbers).astype(str) == full.drop(columns=numbers).astype(str)).all().all()
@@ -587,37 +633,76 @@ def audits(resamples: int, permutations: int, probe_shift: float = 0.2, gaming_s
     random as per-pair noise does)."""
     return {
         "self_preference": Audit(
-            "self-preference", "audits.panel.self_preference", "within_grade", 0.05, NULLS, (),
-            "+1 w.p. 0.3 on monoT5's top-10 documents", lambda d, k, r: draw_self_preference(d, k, r, resamples),
+            "self-preference",
+            "audits.panel.self_preference",
+            "within_grade",
+            0.05,
+            NULLS,
+            (),
+            "+1 w.p. 0.3 on monoT5's top-10 documents",
+            lambda d, k, r: draw_self_preference(d, k, r, resamples),
         ),
         "drift": Audit(
-            "drift", "audits.drift.paired_shift", "mean_difference", 0.05, NULLS, (), "rerun +1 on 20% of pairs",
+            "drift",
+            "audits.drift.paired_shift",
+            "mean_difference",
+            0.05,
+            NULLS,
+            (),
+            "rerun +1 on 20% of pairs",
             lambda d, k, r: draw_drift(d, k, r, resamples),
         ),
         "pad": Audit(
-            "label shift (pad, 25 per grade)", "probes.shifts.label_shift", "mean_shift", 0.05, NULLS, (),
-            f"changed +1 on {probe_shift:.0%} of pairs", lambda d, k, r: draw_label_shift(d, k, r, "pad", probe_shift),
+            "label shift (pad, 25 per grade)",
+            "probes.shifts.label_shift",
+            "mean_shift",
+            0.05,
+            NULLS,
+            (),
+            f"changed +1 on {probe_shift:.0%} of pairs",
+            lambda d, k, r: draw_label_shift(d, k, r, "pad", probe_shift),
         ),
         "injection": Audit(
-            "label shift (injection, 50 of grade 0)", "probes.shifts.label_shift", "mean_shift", 0.05, NULLS, (),
+            "label shift (injection, 50 of grade 0)",
+            "probes.shifts.label_shift",
+            "mean_shift",
+            0.05,
+            NULLS,
+            (),
             f"changed +1 on {probe_shift:.0%} of pairs",
             lambda d, k, r: draw_label_shift(d, k, r, "injection", probe_shift),
         ),
         "length": Audit(
-            "length", "audits.length.length_bias", "rho_within", 0.01, ("noise", "topic_length"),
-            ("strict", "lenient", "topic"), "+1 w.p. 0.2 on passages longer than their query's median",
+            "length",
+            "audits.length.length_bias",
+            "rho_within",
+            0.01,
+            ("noise", "topic_length"),
+            ("strict", "lenient", "topic"),
+            "+1 w.p. 0.2 on passages longer than their query's median",
             lambda d, k, r: draw_length(d, k, r, permutations),
         ),
         "dd": Audit(
-            "difference in differences", "stats.difference_in_differences", "dd", 0.05, ("gaussian", *NULLS), (),
-            "Rank1 +0.05 nDCG@10 per query (above monoT5)", draw_difference_in_differences,
+            "difference in differences",
+            "stats.difference_in_differences",
+            "dd",
+            0.05,
+            ("gaussian", *NULLS),
+            (),
+            "Rank1 +0.05 nDCG@10 per query (above monoT5)",
+            draw_difference_in_differences,
         ),
         "gaming": Audit(
-            "gamed system (3 systems x 2 methods, k 10)", "probes.gaming.gaming_rows", "delta", 0.05,
-            ("strict", "lenient", "noise", "topic_noise"), ("topic",),
-            f"each modified passage +1 w.p. {gaming_shift:.0%}", lambda d, k, r: draw_gaming(d, k, r, gaming_shift),
+            "gamed system (3 systems x 2 methods, k 10)",
+            "probes.gaming.gaming_rows",
+            "delta",
+            0.05,
+            ("strict", "lenient", "noise", "topic_noise"),
+            ("topic",),
+            f"each modified passage +1 w.p. {gaming_shift:.0%}",
+            lambda d, k, r: draw_gaming(d, k, r, gaming_shift),
         ),
-    }  # fmt: skip
+    }
 
 
 # ----------------------------------------------------------------------------- the table
@@ -669,14 +754,21 @@ def row(audit: Audit, flag: str, kind: str, draws: int, fired: int, statistic: f
     planted = kind == "planted"
     bound = POWER if planted else target(audit.alpha, draws)
     return {
-        "audit": audit.name, "flag": flag, "alpha": audit.alpha,
+        "audit": audit.name,
+        "flag": flag,
+        "alpha": audit.alpha,
         "simulated": f"planted: {audit.planted}" if planted else f"null: {KINDS[kind]}",
-        "statistic": audit.statistic, "mean_statistic": statistic,
-        "draws": draws, "flagged": int(fired), "rate": rate, "ci_low": low, "ci_high": high,
+        "statistic": audit.statistic,
+        "mean_statistic": statistic,
+        "draws": draws,
+        "flagged": int(fired),
+        "rate": rate,
+        "ci_low": low,
+        "ci_high": high,
         "target": f">= {bound:.2f} (power)" if planted else f"<= {bound:.3f} (size)",
         "within_target": bool(rate >= bound) if planted else bool(rate <= bound),
         "s_per_draw": seconds / draws,
-    }  # fmt: skip
+    }
 
 
 def set_permutations(permutations: int | None) -> int:
@@ -711,8 +803,21 @@ def calibrate(
     return pd.DataFrame(rows)
 
 
-COLUMNS = ["audit", "flag", "alpha", "simulated", "draws", "flagged", "rate", "ci_low", "ci_high", "target",
-           "within_target", "statistic", "mean_statistic"]  # fmt: skip
+COLUMNS = [
+    "audit",
+    "flag",
+    "alpha",
+    "simulated",
+    "draws",
+    "flagged",
+    "rate",
+    "ci_low",
+    "ci_high",
+    "target",
+    "within_target",
+    "statistic",
+    "mean_statistic",
+]
 
 
 def main() -> None:
@@ -724,14 +829,23 @@ def main() -> None:
     parser.add_argument("--audits", nargs="+", choices=list(audits(1, 1)), help="a subset (default: all)")
     parser.add_argument("--all-nulls", action="store_true", help="every null kind for every audit (slower)")
     parser.add_argument("--resamples", type=int, default=200, help="bootstrap resamples behind the intervals")
-    parser.add_argument("--permutations", type=int, default=None,
-                        help="sign-flip draws of every query-level p (default: the engine's)")  # fmt: skip
+    parser.add_argument(
+        "--permutations", type=int, default=None, help="sign-flip draws of every query-level p (default: the engine's)"
+    )
     parser.add_argument("--length-permutations", type=int, default=500, help="the length audit's (its default: 2000)")
     parser.add_argument("--seed", type=int, default=2019)
-    parser.add_argument("--probe-shift", type=float, default=0.2,
-                        help="the pad and injection probes' planted bias: +1 on this share of pairs")  # fmt: skip
-    parser.add_argument("--gaming-shift", type=float, default=0.5,
-                        help="the gamed system's planted bias: each modified passage +1 with this probability")  # fmt: skip
+    parser.add_argument(
+        "--probe-shift",
+        type=float,
+        default=0.2,
+        help="the pad and injection probes' planted bias: +1 on this share of pairs",
+    )
+    parser.add_argument(
+        "--gaming-shift",
+        type=float,
+        default=0.5,
+        help="the gamed system's planted bias: each modified passage +1 with this probability",
+    )
     parser.add_argument("--out", type=Path, help="also write the table as CSV")
     args = parser.parse_args()
     if args.quick:
@@ -745,18 +859,27 @@ def main() -> None:
     engine = set_permutations(None)
     permutations = set_permutations(args.permutations)
     table = calibrate(
-        data, args.audits, draws=args.draws, power_draws=args.power_draws, seed=args.seed, resamples=args.resamples,
-        length_permutations=args.length_permutations, all_nulls=args.all_nulls, probe_shift=args.probe_shift,
+        data,
+        args.audits,
+        draws=args.draws,
+        power_draws=args.power_draws,
+        seed=args.seed,
+        resamples=args.resamples,
+        length_permutations=args.length_permutations,
+        all_nulls=args.all_nulls,
+        probe_shift=args.probe_shift,
         gaming_shift=args.gaming_shift,
-    )  # fmt: skip
+    )
     elapsed = time.perf_counter() - start
     print(table[COLUMNS].to_markdown(index=False, floatfmt=".3f"))
     print()
     for line in notes(data, args, gap=gap, gaming=gaming, engine=engine, permutations=permutations, elapsed=elapsed):
         print(f"- {line}")
     for r in table[~table["within_target"]].itertuples():
-        print(f"- MISSES ITS TARGET: {r.audit}, {r.flag}, {r.simulated}: {r.flagged}/{r.draws} = {r.rate:.3f} "
-              f"[{r.ci_low:.3f}, {r.ci_high:.3f}], target {r.target}.")  # fmt: skip
+        print(
+            f"- MISSES ITS TARGET: {r.audit}, {r.flag}, {r.simulated}: {r.flagged}/{r.draws} = {r.rate:.3f} "
+            f"[{r.ci_low:.3f}, {r.ci_high:.3f}], target {r.target}."
+        )
     if args.out:
         table.to_csv(args.out, index=False)
 
@@ -794,14 +917,17 @@ def notes(
     ]
     if gaming is not None:
         still, pruned = gaming
-        lines.insert(2, (
-            f"gamed system: {len(data.gaming_items)} modified passages per method ({', '.join(GAMED)}: top "
-            f"{GAMING_K} judged); a judge labelling each modified passage as its original moves none (largest "
-            f"|delta|, |human delta|: {still:.1e}); its table on the pruned qrels (pairs a system returns and "
-            f"each query's {DEPTH} best of the rest) is the table on every pair (largest gap {pruned:.1e}). "
-            f"Planted: each modified passage +1 w.p. {args.gaming_shift}. Its climbs reads Delta's bootstrap "
-            "interval at the engine's 1000 resamples, as the workflow does (--resamples does not lower it)."
-        ))  # fmt: skip
+        lines.insert(
+            2,
+            (
+                f"gamed system: {len(data.gaming_items)} modified passages per method ({', '.join(GAMED)}: top "
+                f"{GAMING_K} judged); a judge labelling each modified passage as its original moves none (largest "
+                f"|delta|, |human delta|: {still:.1e}); its table on the pruned qrels (pairs a system returns and "
+                f"each query's {DEPTH} best of the rest) is the table on every pair (largest gap {pruned:.1e}). "
+                f"Planted: each modified passage +1 w.p. {args.gaming_shift}. Its climbs reads Delta's bootstrap "
+                "interval at the engine's 1000 resamples, as the workflow does (--resamples does not lower it)."
+            ),
+        )
     return lines
 
 

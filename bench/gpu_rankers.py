@@ -74,31 +74,67 @@ def t5_config(size: str) -> Any:
     from transformers import T5Config
 
     common: dict[str, Any] = {
-        "feed_forward_proj": "gated-gelu", "tie_word_embeddings": False, "pad_token_id": 0,
-        "eos_token_id": 1, "decoder_start_token_id": 0, "relative_attention_num_buckets": 32,
-        "relative_attention_max_distance": 128, "layer_norm_epsilon": 1e-6,
-    }  # fmt: skip
+        "feed_forward_proj": "gated-gelu",
+        "tie_word_embeddings": False,
+        "pad_token_id": 0,
+        "eos_token_id": 1,
+        "decoder_start_token_id": 0,
+        "relative_attention_num_buckets": 32,
+        "relative_attention_max_distance": 128,
+        "layer_norm_epsilon": 1e-6,
+    }
     if size == "paper":
-        return T5Config(vocab_size=32128, d_model=4096, d_ff=10240, d_kv=64, num_heads=64,
-                        num_layers=24, num_decoder_layers=24, **common)  # fmt: skip
-    return T5Config(vocab_size=512, d_model=64, d_ff=128, d_kv=16, num_heads=4, num_layers=2,
-                    num_decoder_layers=2, **common)  # fmt: skip
+        return T5Config(
+            vocab_size=32128,
+            d_model=4096,
+            d_ff=10240,
+            d_kv=64,
+            num_heads=64,
+            num_layers=24,
+            num_decoder_layers=24,
+            **common,
+        )
+    return T5Config(
+        vocab_size=512, d_model=64, d_ff=128, d_kv=16, num_heads=4, num_layers=2, num_decoder_layers=2, **common
+    )
 
 
 def llama_config(size: str) -> Any:
     """Llama-3-8B's architecture (meta-llama/Meta-Llama-3-8B config.json), or a tiny Llama."""
     from transformers import LlamaConfig
 
-    common: dict[str, Any] = {"rope_theta": 500000.0, "rms_norm_eps": 1e-5, "tie_word_embeddings": False,
-                              "hidden_act": "silu", "attention_bias": False}  # fmt: skip
+    common: dict[str, Any] = {
+        "rope_theta": 500000.0,
+        "rms_norm_eps": 1e-5,
+        "tie_word_embeddings": False,
+        "hidden_act": "silu",
+        "attention_bias": False,
+    }
     if size == "paper":
-        return LlamaConfig(vocab_size=128256, hidden_size=4096, intermediate_size=14336,
-                           num_hidden_layers=32, num_attention_heads=32, num_key_value_heads=8,
-                           max_position_embeddings=8192, bos_token_id=128000,
-                           eos_token_id=128001, **common)  # fmt: skip
-    return LlamaConfig(vocab_size=512, hidden_size=64, intermediate_size=224, num_hidden_layers=2,
-                       num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=1024,
-                       bos_token_id=1, eos_token_id=2, **common)  # fmt: skip
+        return LlamaConfig(
+            vocab_size=128256,
+            hidden_size=4096,
+            intermediate_size=14336,
+            num_hidden_layers=32,
+            num_attention_heads=32,
+            num_key_value_heads=8,
+            max_position_embeddings=8192,
+            bos_token_id=128000,
+            eos_token_id=128001,
+            **common,
+        )
+    return LlamaConfig(
+        vocab_size=512,
+        hidden_size=64,
+        intermediate_size=224,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=1024,
+        bos_token_id=1,
+        eos_token_id=2,
+        **common,
+    )
 
 
 def build_model(arch: str, size: str, device: str, dtype: str, seed: int = 0) -> Any:
@@ -171,17 +207,18 @@ WORKLOADS = (
     Workload("rankt5", "t5", 5, 1, False, True, True, "RankT5: encoder + 1 decoder step, <extra_id_10> logit"),
     Workload("prp", "t5", 50, 2, False, False, False, "PRP on FLAN-T5: encoder + 1 decoder step, A/B log-softmax"),
     Workload("rg", "llama", 34, 1, True, False, True, "RG on a decoder: 1 forward pass, last-position Yes/No"),
-)  # fmt: skip
+)
 
 
 def input_lengths(workload: Workload, items: int, seed: int) -> list[int]:
     """Seeded token lengths: fixed tokens + a query + ``workload.passages`` passages."""
     rng = random.Random(f"{seed}-{workload.name}")
     return [
-        workload.fixed + rng.randint(*QUERY_TOKENS)
+        workload.fixed
+        + rng.randint(*QUERY_TOKENS)
         + sum(rng.randint(*PASSAGE_TOKENS) for _ in range(workload.passages))
         for _ in range(items)
-    ]  # fmt: skip
+    ]
 
 
 def token_rows(lengths: Sequence[int], config: Any, seed: int) -> list[list[int]]:
@@ -204,8 +241,11 @@ def batch_order(lengths: Sequence[int], depth: int, sort_per_query: bool) -> lis
     order = list(range(len(lengths)))
     if not sort_per_query:
         return order
-    return [i for start in range(0, len(order), depth)
-            for i in sorted(order[start : start + depth], key=lambda i: -lengths[i])]  # fmt: skip
+    return [
+        i
+        for start in range(0, len(order), depth)
+        for i in sorted(order[start : start + depth], key=lambda i: -lengths[i])
+    ]
 
 
 def pad(rows: Sequence[Sequence[int]], pad_id: int, left: bool) -> tuple[Any, Any]:
@@ -236,14 +276,16 @@ def score_batch(model: Any, workload: Workload, input_ids: Any, mask: Any, devic
     vocab = model.config.vocab_size
     if workload.arch == "t5":
         start = torch.full((input_ids.shape[0], 1), model.config.decoder_start_token_id, device=device)
-        logits = model(input_ids=input_ids, attention_mask=mask, decoder_input_ids=start,
-                       use_cache=False).logits[:, 0, :]  # fmt: skip
+        logits = model(input_ids=input_ids, attention_mask=mask, decoder_input_ids=start, use_cache=False).logits[
+            :, 0, :
+        ]
         if workload.name == "rankt5":  # <extra_id_10> is id vocab - 39 (32089 of 32128)
             return logits.index_select(1, torch.tensor([vocab - 39], device=device)).float()[:, 0].tolist()
         return torch.log_softmax(logits.float(), dim=-1)[:, torch.tensor([3, 4], device=device)].tolist()
     positions = (mask.cumsum(-1) - 1).clamp(min=0)
-    logits = model(input_ids=input_ids, attention_mask=mask, position_ids=positions,
-                   use_cache=False, logits_to_keep=1).logits[:, -1, :]  # fmt: skip
+    logits = model(
+        input_ids=input_ids, attention_mask=mask, position_ids=positions, use_cache=False, logits_to_keep=1
+    ).logits[:, -1, :]
     return torch.log_softmax(logits.float(), dim=-1)[:, torch.tensor([3, 4], device=device)].tolist()
 
 
@@ -292,8 +334,9 @@ def saturating_batch(throughputs: Mapping[int, float], tolerance: float = TOLERA
     return min(b for b, rate in throughputs.items() if rate >= (1 - tolerance) * best)
 
 
-def sweep(model: Any, workload: Workload, rows: Sequence, sizes: Sequence[int], depth: int,
-          device: str) -> dict[str, Any]:  # fmt: skip
+def sweep(
+    model: Any, workload: Workload, rows: Sequence, sizes: Sequence[int], depth: int, device: str
+) -> dict[str, Any]:
     """Throughput and peak memory per batch size; stops at CUDA out-of-memory."""
     import torch
     from tqdm.auto import tqdm
@@ -353,15 +396,25 @@ def estimate_rows(results: Mapping[str, Mapping], systems: int, queries: int, de
     orders); all-pairs PRP asks a query's n(n-1) prompts in one call.
     """
     plans = {
-        "rankt5": [("rankt5", systems * queries * depth, f"{systems} systems x {queries} queries x {depth} passages", depth)],
+        "rankt5": [
+            ("rankt5", systems * queries * depth, f"{systems} systems x {queries} queries x {depth} passages", depth)
+        ],
         "rg": [("rg", systems * queries * depth, f"{systems} systems x {queries} queries x {depth} passages", depth)],
         "prp": [
-            ("prp-sliding", prp_sliding_prompts(depth, k) * queries,
-             f"{prp_sliding_prompts(depth, k)} prompts (sliding, k={k}, n={depth}) x {queries} queries", 2),
-            ("prp-allpairs", prp_allpairs_prompts(depth) * queries,
-             f"{prp_allpairs_prompts(depth)} prompts (all pairs, n={depth}) x {queries} queries", None),
+            (
+                "prp-sliding",
+                prp_sliding_prompts(depth, k) * queries,
+                f"{prp_sliding_prompts(depth, k)} prompts (sliding, k={k}, n={depth}) x {queries} queries",
+                2,
+            ),
+            (
+                "prp-allpairs",
+                prp_allpairs_prompts(depth) * queries,
+                f"{prp_allpairs_prompts(depth)} prompts (all pairs, n={depth}) x {queries} queries",
+                None,
+            ),
         ],
-    }  # fmt: skip
+    }
     rows = []
     for workload, result in results.items():
         if not result["throughput"]:
@@ -369,9 +422,18 @@ def estimate_rows(results: Mapping[str, Mapping], systems: int, queries: int, de
         for name, items, formula, cap in plans[workload]:
             at_best = full_run_estimate(items, result["throughput"])
             as_run = full_run_estimate(items, result["throughput"], cap)
-            rows.append({"name": name, "workload": workload, "formula": formula, **at_best, "project_cap": cap,
-                         "project_batch": as_run["batch"], "project_items_per_s": as_run["items_per_s"],
-                         "project_hours": as_run["hours"]})  # fmt: skip
+            rows.append(
+                {
+                    "name": name,
+                    "workload": workload,
+                    "formula": formula,
+                    **at_best,
+                    "project_cap": cap,
+                    "project_batch": as_run["batch"],
+                    "project_items_per_s": as_run["items_per_s"],
+                    "project_hours": as_run["hours"],
+                }
+            )
     return rows
 
 
@@ -387,9 +449,11 @@ def gib(value: int | None) -> str:
 
 def report_workload(workload: Workload, result: Mapping[str, Any], cuda: bool) -> None:
     model, lengths = result["model"], result["lengths"]
-    print(f"{workload.name:6s} {model['class']} ({model['size']}, {model['parameters'] / 1e6:,.1f}M params, "
-          f"{gib(model['weight_bytes'])} weights) {model['dtype']} {model['device']}: {workload.what}; "
-          f"{result['items']} items of {lengths['min']}-{lengths['max']} tokens (mean {lengths['mean']:.0f})")  # fmt: skip
+    print(
+        f"{workload.name:6s} {model['class']} ({model['size']}, {model['parameters'] / 1e6:,.1f}M params, "
+        f"{gib(model['weight_bytes'])} weights) {model['dtype']} {model['device']}: {workload.what}; "
+        f"{result['items']} items of {lengths['min']}-{lengths['max']} tokens (mean {lengths['mean']:.0f})"
+    )
     for size, rate in result["throughput"].items():
         print(f"  batch {size:4d}: {rate:10.1f} items/s  peak {gib(result['peak_memory_bytes'][size])}")
     if result["oom_at"] is not None:
@@ -398,20 +462,26 @@ def report_workload(workload: Workload, result: Mapping[str, Any], cuda: bool) -
         return
     best = result["saturating_batch"]
     target = (" (target >= 4x: " + ("met" if result["speedup"] >= 4 else "NOT met") + ")") if cuda else ""
-    print(f"  one by one {result['throughput'][1]:.1f} items/s, batched {result['throughput'][best]:.1f} items/s "
-          f"at saturating batch {best}: speed-up {result['speedup']:.2f}x per item{target}, "
-          f"peak {gib(result['peak_memory_bytes'][best])}")  # fmt: skip
+    print(
+        f"  one by one {result['throughput'][1]:.1f} items/s, batched {result['throughput'][best]:.1f} items/s "
+        f"at saturating batch {best}: speed-up {result['speedup']:.2f}x per item{target}, "
+        f"peak {gib(result['peak_memory_bytes'][best])}"
+    )
 
 
 def report_estimate(rows: Sequence[Mapping], queries: int, device: str, size: str) -> None:
     caveat = " -- tiny models: the arithmetic only, not a forecast" if size == "tiny" else ""
-    print(f"estimate of the paper's full run on one {device} ({queries} queries; the paper's DL19 "
-          f"{DL19_QUERIES} + DL20 {DL20_QUERIES} = {DL19_QUERIES + DL20_QUERIES}){caveat}:")  # fmt: skip
+    print(
+        f"estimate of the paper's full run on one {device} ({queries} queries; the paper's DL19 "
+        f"{DL19_QUERIES} + DL20 {DL20_QUERIES} = {DL19_QUERIES + DL20_QUERIES}){caveat}:"
+    )
     for row in rows:
         cap = "no cap" if row["project_cap"] is None else f"batch <= {row['project_cap']}"
-        print(f"  {row['name']:12s} {row['formula']} = {row['items']:,} items: {row['hours']:8.2f} h at batch "
-              f"{row['batch']} ({row['items_per_s']:.1f}/s); as the project batches ({cap}): "
-              f"{row['project_hours']:8.2f} h at batch {row['project_batch']}")  # fmt: skip
+        print(
+            f"  {row['name']:12s} {row['formula']} = {row['items']:,} items: {row['hours']:8.2f} h at batch "
+            f"{row['batch']} ({row['items_per_s']:.1f}/s); as the project batches ({cap}): "
+            f"{row['project_hours']:8.2f} h at batch {row['project_batch']}"
+        )
 
 
 # ----------------------------------------------------------------------------- main
@@ -452,9 +522,13 @@ def run_workloads(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
         for workload in (w for w in WORKLOADS if w.arch == arch):
             lengths = input_lengths(workload, args.items, args.seed)
             rows = token_rows(lengths, model.config, args.seed)
-            result = {"workload": asdict(workload), "model": describe(model, args.size), "items": args.items,
-                      "lengths": {"min": min(lengths), "max": max(lengths), "mean": sum(lengths) / len(lengths)},
-                      **sweep(model, workload, rows, batch_sizes(args.max_batch), args.depth, args.device)}  # fmt: skip
+            result = {
+                "workload": asdict(workload),
+                "model": describe(model, args.size),
+                "items": args.items,
+                "lengths": {"min": min(lengths), "max": max(lengths), "mean": sum(lengths) / len(lengths)},
+                **sweep(model, workload, rows, batch_sizes(args.max_batch), args.depth, args.device),
+            }
             report_workload(workload, result, args.device.startswith("cuda"))
             results[workload.name] = result
         del model
@@ -473,12 +547,27 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     rows = estimate_rows(results, args.systems, args.queries, args.depth, args.prp_k)
     report_estimate(rows, args.queries, args.device, args.size)
     gpu = torch.cuda.get_device_name(args.device) if args.device.startswith("cuda") else None
-    figures = {"device": args.device, "gpu": gpu, "cpu": platform.processor() or platform.machine(),
-               "dtype": args.dtype, "size": args.size, "items": args.items, "batch_sizes": batch_sizes(args.max_batch),
-               "seed": args.seed, "torch": torch.__version__, "transformers": transformers.__version__,
-               "tolerance": TOLERANCE, "workloads": results,
-               "estimate": {"systems": args.systems, "queries": args.queries, "depth": args.depth,
-                            "prp_k": args.prp_k, "rows": rows}}  # fmt: skip
+    figures = {
+        "device": args.device,
+        "gpu": gpu,
+        "cpu": platform.processor() or platform.machine(),
+        "dtype": args.dtype,
+        "size": args.size,
+        "items": args.items,
+        "batch_sizes": batch_sizes(args.max_batch),
+        "seed": args.seed,
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "tolerance": TOLERANCE,
+        "workloads": results,
+        "estimate": {
+            "systems": args.systems,
+            "queries": args.queries,
+            "depth": args.depth,
+            "prp_k": args.prp_k,
+            "rows": rows,
+        },
+    }
     if args.json is not None:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")

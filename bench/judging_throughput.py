@@ -71,8 +71,9 @@ def bench_engine(url: str, calls: int, slots: int) -> float:
     tasks = judge_calls(judge, pairs, topics, texts, provenance="original")
     with tempfile.TemporaryDirectory() as tmp, Store(Path(tmp) / "bench.sqlite") as store:
         started = time.perf_counter()
-        stats = call_all(judge.endpoint, tasks, store, accept=GradeAccept(judge.scale),
-                         reasks=judge.parse_retries, progress=False)  # fmt: skip
+        stats = call_all(
+            judge.endpoint, tasks, store, accept=GradeAccept(judge.scale), reasks=judge.parse_retries, progress=False
+        )
         elapsed = time.perf_counter() - started
     assert stats.stored == calls
     return calls / elapsed
@@ -98,9 +99,17 @@ def bench_bare(url: str, calls: int, slots: int) -> float:
 
         async def one(m):
             async with semaphore:
-                await litellm.acompletion(model="openai/loopback", api_base=url, api_key="sk-bench",
-                                          messages=m, temperature=0.0, top_p=1.0, max_tokens=256,
-                                          timeout=60, num_retries=3)  # fmt: skip
+                await litellm.acompletion(
+                    model="openai/loopback",
+                    api_base=url,
+                    api_key="sk-bench",
+                    messages=m,
+                    temperature=0.0,
+                    top_p=1.0,
+                    max_tokens=256,
+                    timeout=60,
+                    num_retries=3,
+                )
 
         await asyncio.gather(*(one(m) for m in messages))
 
@@ -114,9 +123,17 @@ def bench_sequential(url: str, calls: int) -> float:
 
     started = time.perf_counter()
     for messages in rendered_prompts(calls):
-        litellm.completion(model="openai/loopback", api_base=url, api_key="sk-bench",
-                           messages=messages, temperature=0.0, top_p=1.0, max_tokens=256,
-                           timeout=60, num_retries=3)  # fmt: skip
+        litellm.completion(
+            model="openai/loopback",
+            api_base=url,
+            api_key="sk-bench",
+            messages=messages,
+            temperature=0.0,
+            top_p=1.0,
+            max_tokens=256,
+            timeout=60,
+            num_retries=3,
+        )
     return calls / (time.perf_counter() - started)
 
 
@@ -131,13 +148,14 @@ def call_counts() -> None:
         pairs = needed_pairs(read_qrels(shared / "qrels.nist.txt"), pool=run)
         for systems in (7, 14):
             naive = len(topics) * systems * 100
-            print(f"call count, TREC DL 2019 (../shared), {systems} systems: {len(pairs):,} unique pairs "
-                  f"per judge and provenance vs {naive:,} naive ({naive / len(pairs):.1f}x fewer)")  # fmt: skip
+            print(
+                f"call count, TREC DL 2019 (../shared), {systems} systems: {len(pairs):,} unique pairs "
+                f"per judge and provenance vs {naive:,} naive ({naive / len(pairs):.1f}x fewer)"
+            )
     paper = ROOT / "results" / "paper"
     from voirdire.formats import read_pairs
 
-    sizes = {d: len(read_pairs(p)) for d in ("dl19", "dl20")
-             if (p := paper / d / "pairs" / "original.tsv").is_file()}  # fmt: skip
+    sizes = {d: len(read_pairs(p)) for d in ("dl19", "dl20") if (p := paper / d / "pairs" / "original.tsv").is_file()}
     if len(sizes) == 2:
         print(f"call count, config/paper.yaml: {sum(sizes.values()):,} unique pairs per judge and provenance")
     else:

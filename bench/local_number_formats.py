@@ -63,8 +63,10 @@ def main() -> None:
 
     from voirdire.llm.local import inference
 
-    print(f"{platform.processor() or platform.machine()}, torch {torch.__version__}, "
-          f"kernels {torch.backends.cpu.get_cpu_capability()}, {inference.number_format_reason()}")  # fmt: skip
+    print(
+        f"{platform.processor() or platform.machine()}, torch {torch.__version__}, "
+        f"kernels {torch.backends.cpu.get_cpu_capability()}, {inference.number_format_reason()}"
+    )
     prompts = conversations(args.prompts)
     native = timed(prompts, inference.number_format())
     model, tokenizer = inference.load()

@@ -185,8 +185,13 @@ def summarise(seen: dict[tuple[int, float], Seen], top: int) -> list[dict]:
     rows = [{"kind": k, "processes": count[k], "cpu_s": round(v, 1)} for k, v in cpu.most_common()]
     if len(rows) > top:
         rest = rows[top:]
-        rows = rows[:top] + [{"kind": f"({len(rest)} other kinds)", "processes": sum(r["processes"] for r in rest),
-                              "cpu_s": round(sum(r["cpu_s"] for r in rest), 1)}]  # fmt: skip
+        rows = rows[:top] + [
+            {
+                "kind": f"({len(rest)} other kinds)",
+                "processes": sum(r["processes"] for r in rest),
+                "cpu_s": round(sum(r["cpu_s"] for r in rest), 1),
+            }
+        ]
     return rows
 
 
@@ -227,8 +232,10 @@ def main(argv: list[str] | None = None) -> int:
     total = sum(entry.during_s for entry in seen.values() if entry.during_s > 0)
 
     print(f"command: {' '.join(command)}  (exit {process.returncode}; its output: {log_path})")
-    print(f"wall {wall:.1f} s on {os.cpu_count()} cores: busy {machine['busy']:.1f} core-s, idle "
-          f"{machine['idle']:.1f}, stolen by the hypervisor {machine['steal']:.1f}")  # fmt: skip
+    print(
+        f"wall {wall:.1f} s on {os.cpu_count()} cores: busy {machine['busy']:.1f} core-s, idle "
+        f"{machine['idle']:.1f}, stolen by the hypervisor {machine['steal']:.1f}"
+    )
     share = total / machine["busy"] if machine["busy"] else float("nan")
     how = "sampled, and accounted at exit" if accounted else "sampled only (--acct: accounted at exit, as root)"
     print(f"the processes ({how}): {total:.1f} CPU-s, {share:.0%} of the busy time\n")
@@ -237,14 +244,26 @@ def main(argv: list[str] | None = None) -> int:
     for row in rows:
         print(f"{row['kind']:<{width}}  {row['processes']:>9}  {row['cpu_s']:>6.1f}")
     if args.json:
-        args.json.write_text(json.dumps({
-            "command": command, "returncode": process.returncode, "wall_s": round(wall, 1),
-            "cores": os.cpu_count(), "machine_core_s": machine, "processes_cpu_s": round(total, 1),
-            "accounted": accounted,
-            "kinds": rows,
-            "processes": [asdict(e) | {"kind": kind(e), "during_s": round(e.during_s, 2)}
-                          for e in seen.values() if e.during_s > 0],
-        }, indent=1))  # fmt: skip
+        args.json.write_text(
+            json.dumps(
+                {
+                    "command": command,
+                    "returncode": process.returncode,
+                    "wall_s": round(wall, 1),
+                    "cores": os.cpu_count(),
+                    "machine_core_s": machine,
+                    "processes_cpu_s": round(total, 1),
+                    "accounted": accounted,
+                    "kinds": rows,
+                    "processes": [
+                        asdict(e) | {"kind": kind(e), "during_s": round(e.during_s, 2)}
+                        for e in seen.values()
+                        if e.during_s > 0
+                    ],
+                },
+                indent=1,
+            )
+        )
     return process.returncode
 
 

@@ -46,8 +46,10 @@ def main() -> None:
     for method, conversations in workloads.items():
         one = per_item(LogitsBackend(args.model, batch_size=1), method, conversations)
         many = per_item(LogitsBackend(args.model, batch_size=args.batch), method, conversations)
-        print(f"{method:3s} {args.model}: one by one {one * 1000:7.1f} ms/item, batch {args.batch} "
-              f"{many * 1000:7.1f} ms/item, speed-up {one / many:.2f}x")  # fmt: skip
+        print(
+            f"{method:3s} {args.model}: one by one {one * 1000:7.1f} ms/item, batch {args.batch} "
+            f"{many * 1000:7.1f} ms/item, speed-up {one / many:.2f}x"
+        )
 
 
 if __name__ == "__main__":

@@ -117,8 +117,12 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=50)
     parser.add_argument("--depth", type=int, default=1000)
     parser.add_argument("--judges", type=int, default=10)
-    parser.add_argument("--measures", nargs="+", default=["nDCG(judged_only=True)@10", "nDCG@10", "AP@100", "RR@10"],
-                        help="scored with runs only (without runs no measure scores anything)")  # fmt: skip
+    parser.add_argument(
+        "--measures",
+        nargs="+",
+        default=["nDCG(judged_only=True)@10", "nDCG@10", "AP@100", "RR@10"],
+        help="scored with runs only (without runs no measure scores anything)",
+    )
     parser.add_argument("--corpus", action="store_true", help="write the passages' texts too (the length audit)")
     parser.add_argument("--cores", type=int, default=2)
     parser.add_argument("--keep", type=Path, help="build and run in this (new) folder and keep it")
@@ -129,8 +133,20 @@ def main() -> None:
         folder.mkdir(parents=True, exist_ok=True)
         files = build(folder, args.runs, args.queries, args.depth, args.judges)
         config = folder / "config.yaml"
-        init = [sys.executable, "-m", "voirdire.cli", "init", "--qrels", str(files["qrels"]), "--topics",
-                str(files["topics"]), "--judges", str(folder / "judges"), "-o", str(config)]  # fmt: skip
+        init = [
+            sys.executable,
+            "-m",
+            "voirdire.cli",
+            "init",
+            "--qrels",
+            str(files["qrels"]),
+            "--topics",
+            str(files["topics"]),
+            "--judges",
+            str(folder / "judges"),
+            "-o",
+            str(config),
+        ]
         if args.runs:
             init += ["--runs", str(folder / "runs"), "--measures", *args.measures]
         subprocess.run(init, check=True, cwd=ROOT, capture_output=True)
@@ -139,8 +155,17 @@ def main() -> None:
             spec = yaml.safe_load(config.read_text())
             spec["datasets"]["data"]["corpus"] = str(folder / "corpus.jsonl")
             config.write_text(yaml.safe_dump(spec, sort_keys=False))
-        command = [sys.executable, "-m", "snakemake", "--cores", str(args.cores), "--configfile", str(config),
-                   "--config", f"results={folder / 'results'}"]  # fmt: skip
+        command = [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "--cores",
+            str(args.cores),
+            "--configfile",
+            str(config),
+            "--config",
+            f"results={folder / 'results'}",
+        ]
         env = local_run_environment()
         start, cpu = time.perf_counter(), _children_cpu()
         cold = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, env=env)
@@ -155,13 +180,27 @@ def main() -> None:
         jobs = sum(1 for line in cold.stderr.splitlines() if line.startswith("Finished jobid"))
         seconds = {name: round(s, 1) for name, s in job_seconds(folder / "results").items()}
         figures = sorted(p.name for p in (folder / "results").glob("audits/**/*.png"))
-        print(json.dumps({
-            "runs": args.runs, "queries": args.queries, "depth": args.depth, "judges": args.judges,
-            "measures": len(args.measures) if args.runs else 0, "corpus": args.corpus, "cores": args.cores,
-            "jobs": jobs, "cold_s": round(cold_s, 1), "cold_cpu_s": round(cold_cpu, 1), "warm_rerun_s": round(warm_s, 1),
-            "slowest_jobs_s": sorted(seconds.items(), key=lambda kv: -kv[1])[:8],
-            "jobs_by_kind_count_s": by_kind(seconds), "audit_figures": figures,
-        }, indent=2))  # fmt: skip
+        print(
+            json.dumps(
+                {
+                    "runs": args.runs,
+                    "queries": args.queries,
+                    "depth": args.depth,
+                    "judges": args.judges,
+                    "measures": len(args.measures) if args.runs else 0,
+                    "corpus": args.corpus,
+                    "cores": args.cores,
+                    "jobs": jobs,
+                    "cold_s": round(cold_s, 1),
+                    "cold_cpu_s": round(cold_cpu, 1),
+                    "warm_rerun_s": round(warm_s, 1),
+                    "slowest_jobs_s": sorted(seconds.items(), key=lambda kv: -kv[1])[:8],
+                    "jobs_by_kind_count_s": by_kind(seconds),
+                    "audit_figures": figures,
+                },
+                indent=2,
+            )
+        )
     finally:
         if args.keep is None:
             shutil.rmtree(tmp, ignore_errors=True)

@@ -26,10 +26,21 @@ def wall(args: list[str], results: Path) -> float:
     shutil.rmtree(results, ignore_errors=True)
     started = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-m", "snakemake", *args, "--configfile", ".test/config.yaml",
-         "--config", f"results={results}"],
-        cwd=ROOT, capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "snakemake",
+            *args,
+            "--configfile",
+            ".test/config.yaml",
+            "--config",
+            f"results={results}",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     seconds = time.perf_counter() - started
     if done.returncode != 0:
         sys.exit(f"snakemake {' '.join(args)} failed:\n{done.stderr[-3000:]}")
@@ -49,8 +60,11 @@ def main() -> None:
         for round_ in range(1, args.rounds + 1):
             local_times.append(wall(cores, results))
             slurm_times.append(wall(slurm, results))
-            print(f"round {round_}: local {local_times[-1]:6.1f} s, slurm {slurm_times[-1]:6.1f} s, "
-                  f"ratio {slurm_times[-1] / local_times[-1]:.2f}x", flush=True)  # fmt: skip
+            print(
+                f"round {round_}: local {local_times[-1]:6.1f} s, slurm {slurm_times[-1]:6.1f} s, "
+                f"ratio {slurm_times[-1] / local_times[-1]:.2f}x",
+                flush=True,
+            )
     local, remote = statistics.median(local_times), statistics.median(slurm_times)
     print(f"median over {args.rounds}: local {local:.1f} s, slurm {remote:.1f} s, ratio {remote / local:.2f}x")
 

@@ -242,8 +242,11 @@ class Executor(SlurmExecutor):
             try:
                 out = subprocess.run(
                     ["sinfo", "-h", "-N", "-o", "%N|%P|%c|%m"],
-                    capture_output=True, text=True, timeout=60, check=True,
-                ).stdout  # fmt: skip
+                    capture_output=True,
+                    text=True,
+                    timeout=60,
+                    check=True,
+                ).stdout
             except (OSError, subprocess.SubprocessError) as error:
                 self.logger.warning(f"{PREFIX} could not read the nodes with sinfo ({error}); requests are not capped")
                 out = ""
@@ -360,8 +363,11 @@ class Executor(SlurmExecutor):
         try:
             out = subprocess.run(
                 ["squeue", "-h", f"--name={self.run_uuid}", "-o", "%i|%T|%r"],
-                capture_output=True, text=True, timeout=60, check=True,
-            ).stdout  # fmt: skip
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=True,
+            ).stdout
         except (OSError, subprocess.SubprocessError) as error:
             self.logger.debug(f"{PREFIX} squeue failed: {error}")
             return {}

@@ -108,14 +108,21 @@ def build_index(corpus: str | Path, index_dir: str | Path, *, threads: int = 1) 
 
             autoclass("io.anserini.index.IndexCollection").main(
                 [
-                    "-collection", "JsonCollection",
-                    "-generator", "DefaultLuceneDocumentGenerator",
-                    "-input", str(staging),
-                    "-index", str(building),
-                    "-threads", str(threads),
-                    "-storePositions", "-storeDocvectors", "-storeRaw",
+                    "-collection",
+                    "JsonCollection",
+                    "-generator",
+                    "DefaultLuceneDocumentGenerator",
+                    "-input",
+                    str(staging),
+                    "-index",
+                    str(building),
+                    "-threads",
+                    str(threads),
+                    "-storePositions",
+                    "-storeDocvectors",
+                    "-storeRaw",
                 ]
-            )  # fmt: skip
+            )
             marker = {"corpus": str(corpus), "passages": count}
             (building / INDEX_MARKER).write_text(json.dumps(marker, indent=2) + "\n", encoding="utf-8")
             if index_dir.exists():  # partial or stale (emptied, killed mid-build): replace it

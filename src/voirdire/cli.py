@@ -58,8 +58,12 @@ def _main(argv: list[str] | None = None) -> int:
         "`snakemake --rerun-incomplete` with the same arguments. Jobs cut short are remade; LLM answers already "
         "stored are not asked again.",
     )
-    resume.add_argument("snakemake_args", nargs="*", metavar="SNAKEMAKE_ARG",
-                        help="the killed run's arguments, e.g. --cores 2 --configfile config/mine.yaml")  # fmt: skip
+    resume.add_argument(
+        "snakemake_args",
+        nargs="*",
+        metavar="SNAKEMAKE_ARG",
+        help="the killed run's arguments, e.g. --cores 2 --configfile config/mine.yaml",
+    )
     init = sub.add_parser(
         "init",
         help="write an editable labels-only config from qrels, topics, runs and label sets (no runs: the "
@@ -171,9 +175,16 @@ def _init(args: argparse.Namespace) -> int:
 
     try:
         config, notes = init_config(
-            qrels=args.qrels, topics=args.topics, runs=args.runs, judges=args.judge, judge_folders=args.judges,
-            families=args.family, measures=args.measures, dataset=args.dataset, oracle_base_run=args.oracle_base,
-        )  # fmt: skip
+            qrels=args.qrels,
+            topics=args.topics,
+            runs=args.runs,
+            judges=args.judge,
+            judge_folders=args.judges,
+            families=args.family,
+            measures=args.measures,
+            dataset=args.dataset,
+            oracle_base_run=args.oracle_base,
+        )
         write_config(config, notes, args.output)
         quiet = logging.getLogger("voirdire.config")  # what the check would log, init has said as a warning
         level, _ = quiet.level, quiet.setLevel(logging.ERROR)
@@ -245,8 +256,11 @@ def _resume(args: list[str]) -> int:
     directory = _workdir(args)
     alive = alive_in(directory)
     if alive:
-        print(f"voirdire: a run in {directory} is still alive; let it end or stop it (all of it: kill -- -PGID), "
-              "then resume:", file=sys.stderr)  # fmt: skip
+        print(
+            f"voirdire: a run in {directory} is still alive; let it end or stop it (all of it: kill -- -PGID), "
+            "then resume:",
+            file=sys.stderr,
+        )
         for pid, cmdline in alive:
             print(f"  pid {pid}: {cmdline[:200]}", file=sys.stderr)
         return 1

@@ -36,8 +36,9 @@ class Dataset:
 
     def summary(self) -> dict:
         counts = {"topics": len(self.topics), "qrels": len(self.qrels), **self.dropped}
-        return counts | ({"queries_set_aside": len(self.set_aside), "set_aside": list(self.set_aside)}
-                         if self.set_aside else {})  # fmt: skip
+        return counts | (
+            {"queries_set_aside": len(self.set_aside), "set_aside": list(self.set_aside)} if self.set_aside else {}
+        )
 
 
 def load_ir_datasets(dataset_id: str, scale: tuple[int, int] = (0, 3)) -> Dataset:
@@ -100,8 +101,15 @@ def select(dataset: Dataset, spec: dict, *, name: str) -> Dataset:
     set_aside = tuple(qid for qid in dataset.topics if qid not in keep)
     qrels = dataset.qrels[dataset.qrels["query_id"].isin(keep)].reset_index(drop=True)
     if set_aside:
-        log.info("%s: queries: %d of %d topics kept, %d set aside (first: %s) with their %d qrels", name,
-                 len(topics), len(dataset.topics), len(set_aside), set_aside[0], len(dataset.qrels) - len(qrels))  # fmt: skip
+        log.info(
+            "%s: queries: %d of %d topics kept, %d set aside (first: %s) with their %d qrels",
+            name,
+            len(topics),
+            len(dataset.topics),
+            len(set_aside),
+            set_aside[0],
+            len(dataset.qrels) - len(qrels),
+        )
     return Dataset(topics, qrels, dataset.dropped, set_aside)
 
 
@@ -139,16 +147,24 @@ def reconcile(dataset: Dataset, spec: dict, *, name: str, candidates: set[str] |
     judged = set(dataset.qrels["query_id"])
     topics_file = _where(spec, "topics", "candidates", "id")
     unknown = sorted(judged - set(dataset.topics))
-    settle("unknown_qrels", unknown, f"qrels of {len(unknown)} query id(s) that are not topics",
-           _where(spec, "qrels", "id"), count=int(dataset.qrels["query_id"].isin(unknown).sum()))  # fmt: skip
+    settle(
+        "unknown_qrels",
+        unknown,
+        f"qrels of {len(unknown)} query id(s) that are not topics",
+        _where(spec, "qrels", "id"),
+        count=int(dataset.qrels["query_id"].isin(unknown).sum()),
+    )
     settle("unjudged_topics", [q for q in dataset.topics if q not in judged], "topic(s) have no qrels", topics_file)
     if candidates is not None:
-        settle("uncovered_topics", [q for q in dataset.topics if q not in candidates],
-               "topic(s) have no candidates", spec["candidates"])  # fmt: skip
+        settle(
+            "uncovered_topics",
+            [q for q in dataset.topics if q not in candidates],
+            "topic(s) have no candidates",
+            spec["candidates"],
+        )
     topics = {
-        qid: text for qid, text in dataset.topics.items()
-        if qid in judged and (candidates is None or qid in candidates)
-    }  # fmt: skip
+        qid: text for qid, text in dataset.topics.items() if qid in judged and (candidates is None or qid in candidates)
+    }
     if not topics:
         raise InputError("no topic has qrels: topics and qrels share no query id", path=topics_file)
     qrels = dataset.qrels[dataset.qrels["query_id"].isin(topics)].reset_index(drop=True)

@@ -36,9 +36,15 @@ def grades_from_similarity(
 
 
 def embedding_labels(
-    model: str, pairs: pd.DataFrame, topics: Mapping[str, str], texts: Mapping[str, str], scale: Scale,
-    thresholds: Sequence[float] | None = None, *, sample: pd.DataFrame | None = None,
-) -> tuple[pd.DataFrame, pd.DataFrame]:  # fmt: skip
+    model: str,
+    pairs: pd.DataFrame,
+    topics: Mapping[str, str],
+    texts: Mapping[str, str],
+    scale: Scale,
+    thresholds: Sequence[float] | None = None,
+    *,
+    sample: pd.DataFrame | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The embedding judge's grades (query_id, doc_id, similarity, relevance) of ``pairs`` (the
     needed pairs) and of ``sample`` (the assistants experiment's sample; none: no rows), by the
     cosine similarity of ``model``'s embeddings of the query and the passage text.
@@ -93,9 +99,13 @@ def grades_against(
 
 
 def embedding_labels_against(
-    model: str, reference: pd.DataFrame, items: pd.DataFrame, topics: Mapping[str, str], scale: Scale,
+    model: str,
+    reference: pd.DataFrame,
+    items: pd.DataFrame,
+    topics: Mapping[str, str],
+    scale: Scale,
     thresholds: Sequence[float] | None = None,
-) -> pd.DataFrame:  # fmt: skip
+) -> pd.DataFrame:
     """qrels (query_id, doc_id, relevance) for new texts (``items``: query_id, doc_id, text; the
     gamed system's modified passages) by the cosine similarity of ``model``'s embeddings, graded
     on the footing of the pool's labels (``reference``: the pairs' labels from

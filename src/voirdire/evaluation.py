@@ -355,16 +355,24 @@ def _long(prepared: _Runs, qrels: pd.DataFrame, measures: Sequence[str], binary_
     """The long table (measure, system, query_id, value) of prepared runs under one judge."""
     found = prepared.values(qrels, measures, binary_threshold)
     if not found:
-        return pd.DataFrame({"measure": pd.Series(dtype=str), "system": pd.Series(dtype=str),
-                             "query_id": pd.Series(dtype=str), "value": pd.Series(dtype=float)})  # fmt: skip
+        return pd.DataFrame(
+            {
+                "measure": pd.Series(dtype=str),
+                "system": pd.Series(dtype=str),
+                "query_id": pd.Series(dtype=str),
+                "value": pd.Series(dtype=float),
+            }
+        )
     blocks = [(system, text) for system in found for text in measures]
     size = len(prepared.qids)
-    return pd.DataFrame({
-        "measure": np.repeat(np.array([text for _, text in blocks], dtype=object), size),
-        "system": np.repeat(np.array([system for system, _ in blocks], dtype=object), size),
-        "query_id": np.tile(np.array(prepared.qids, dtype=object), len(blocks)),
-        "value": np.concatenate([found[system][text] for system, text in blocks]).astype(float),
-    })  # fmt: skip
+    return pd.DataFrame(
+        {
+            "measure": np.repeat(np.array([text for _, text in blocks], dtype=object), size),
+            "system": np.repeat(np.array([system for system, _ in blocks], dtype=object), size),
+            "query_id": np.tile(np.array(prepared.qids, dtype=object), len(blocks)),
+            "value": np.concatenate([found[system][text] for system, text in blocks]).astype(float),
+        }
+    )
 
 
 def evaluate_measures(

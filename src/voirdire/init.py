@@ -441,8 +441,10 @@ def init_config(
     spec: dict = {"source": "local", "topics": topics, "qrels": qrels}
     if topic_ids - judged:
         spec["unjudged_topics"] = "drop"
-        notes.append(f"{len(topic_ids - judged)} of {len(topic_ids)} topics have no human qrels: unjudged_topics: drop "
-                     "(they are dropped and counted)")  # fmt: skip
+        notes.append(
+            f"{len(topic_ids - judged)} of {len(topic_ids)} topics have no human qrels: unjudged_topics: drop "
+            "(they are dropped and counted)"
+        )
     if judged - topic_ids:
         spec["unknown_qrels"] = "drop"
         notes.append(f"the qrels judge {len(judged - topic_ids)} queries that are not topics: unknown_qrels: drop")
@@ -508,8 +510,10 @@ def init_config(
     else:
         if oracle_base_run is not None:
             raise ConfigError("no runs: there are no oracles to base on a run", key="--oracle-base")
-        notes.append("no runs: no systems, so the label sets are audited alone, on the pairs the human qrels judge "
-                     "(label agreement, leave one judge out, drift); what ranks systems is n/a in the verdict")  # fmt: skip
+        notes.append(
+            "no runs: no systems, so the label sets are audited alone, on the pairs the human qrels judge "
+            "(label agreement, leave one judge out, drift); what ranks systems is n/a in the verdict"
+        )
     config["judges"], judge_notes = _judges(judge_files, human, family)
     notes += judge_notes
     judge_families = {j["name"]: j.get("family") for j in config["judges"]}
@@ -558,8 +562,11 @@ def _judges(files: Mapping[str, str], human, family: Mapping[str, str]) -> tuple
 def write_config(config: dict, notes: Sequence[str], path: str | Path) -> None:
     """Write the config as YAML with the notes as comments on top."""
     snakefile = Path(__file__).resolve().parents[2] / "Snakefile"
-    header = [f"# Written by voirdire init; edit freely. Run: snakemake -s {snakefile} --cores 2 --configfile {path}",
-              "# Paths resolve from the folder snakemake runs in.", *[f"# - {n}" for n in notes]]  # fmt: skip
+    header = [
+        f"# Written by voirdire init; edit freely. Run: snakemake -s {snakefile} --cores 2 --configfile {path}",
+        "# Paths resolve from the folder snakemake runs in.",
+        *[f"# - {n}" for n in notes],
+    ]
     text = "\n".join(header) + "\n" + yaml.safe_dump(config, sort_keys=False, allow_unicode=True)
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     Path(path).write_text(text, encoding="utf-8")

@@ -295,8 +295,10 @@ def _rows_shown(
     picked = pick(block).fillna(False).astype(bool).to_numpy()
     order = np.r_[np.flatnonzero(picked), np.flatnonzero(~picked)][:max_rows]
     shown = min(int(picked.sum()), max_rows)
-    note = (f"{max_rows:,} of {len(block):,} rows shown: {what} first ({shown:,} of {int(picked.sum()):,} shown), "
-            f"then the others in order; `{csv}` has every row.")  # fmt: skip
+    note = (
+        f"{max_rows:,} of {len(block):,} rows shown: {what} first ({shown:,} of {int(picked.sum()):,} shown), "
+        f"then the others in order; `{csv}` has every row."
+    )
     return block.iloc[order], note
 
 
@@ -486,9 +488,18 @@ def add_key(fig, labels: dict[str, str], title: str = "systems"):
     columns = max(1, min(len(entries), int(width // per_column), -(-len(entries) // 4)))
     handles = [Line2D([], [], linestyle="none") for _ in entries]
     return fig.legend(
-        handles, entries, loc="outside lower center", ncol=columns, fontsize=7, title=title, title_fontsize=8,
-        handlelength=0, handletextpad=0, frameon=False, alignment="left",
-    )  # fmt: skip
+        handles,
+        entries,
+        loc="outside lower center",
+        ncol=columns,
+        fontsize=7,
+        title=title,
+        title_fontsize=8,
+        handlelength=0,
+        handletextpad=0,
+        frameon=False,
+        alignment="left",
+    )
 
 
 def fit_to_contents(fig, pad: float = 0.1, rounds: int = 4):

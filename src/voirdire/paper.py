@@ -87,8 +87,18 @@ def _mean_intervals(scores: pd.DataFrame, resamples: int, seed: int) -> pd.DataF
     for (dataset, measure, judge), block in scores.groupby(["dataset", "measure", "judge"], sort=False):
         matrix = block.pivot(index="query_id", columns="system", values="value")
         low, high = column_mean_intervals(matrix.to_numpy(dtype=float), resamples=resamples, seed=seed)
-        frames.append(pd.DataFrame({"dataset": dataset, "system": matrix.columns, "measure": measure,
-                                    "judge": judge, "ci_low": low, "ci_high": high}))  # fmt: skip
+        frames.append(
+            pd.DataFrame(
+                {
+                    "dataset": dataset,
+                    "system": matrix.columns,
+                    "measure": measure,
+                    "judge": judge,
+                    "ci_low": low,
+                    "ci_high": high,
+                }
+            )
+        )
     return pd.concat(frames, ignore_index=True).set_index(["dataset", "system", "measure", "judge"])
 
 
@@ -150,18 +160,29 @@ def agreement_tables(
         tests = {name: significance_tests(ref, test, **_seeded(test, seed)) for name, ref in reference.items()}
         # each reference's bootstrap draws, sorted once for every judge compared with it (none
         # under MIN_QUERIES: no interval is drawn there)
-        drawn = {name: reference_draws(ref, oracles, resamples=resamples, seed=seed) if len(ref) >= MIN_QUERIES
-                 else None for name, ref in reference.items()}  # fmt: skip
+        drawn = {
+            name: reference_draws(ref, oracles, resamples=resamples, seed=seed) if len(ref) >= MIN_QUERIES else None
+            for name, ref in reference.items()
+        }
         for judge in label_rows:
             other = wide[judge].loc[human.index, human.columns]
-            row = {"dataset": dataset, "judge": judge, "measure": measure, "queries": len(human),
-                   "pairs_outside_pool": outside, **label_rows[judge]}  # fmt: skip
+            row = {
+                "dataset": dataset,
+                "judge": judge,
+                "measure": measure,
+                "queries": len(human),
+                "pairs_outside_pool": outside,
+                **label_rows[judge],
+            }
             judge_tests = significance_tests(other, test, **_seeded(test, seed))
             user = {}  # the rules over the user's systems, after every other column
             for name, ref in reference.items():
                 suffix = "" if name == "human" else "_vs_pool"
-                row.update(_system_agreement(ref, other, oracles, rbo_p, suffix, resamples=resamples, seed=seed,
-                                             reference=drawn[name]))  # fmt: skip
+                row.update(
+                    _system_agreement(
+                        ref, other, oracles, rbo_p, suffix, resamples=resamples, seed=seed, reference=drawn[name]
+                    )
+                )
                 sig = compare_significance(tests[name], judge_tests, alpha, correction=correction)
                 for column in ("missed", "spurious", "flipped", "flipped_significant"):
                     row[column + suffix] = int(sig[column].sum())
@@ -217,10 +238,28 @@ def _system_agreement(
         "max_drop": max_drop(means_h.values, means_j[means_h.index].values),
         **system_agreement_intervals(human, judge, oracles, rbo_p=rbo_p, **boot),
     }
-    order = ["tau_all", "tau_all_ci_low", "tau_all_ci_high", "tau_oracles", "tau_oracles_ci_low",
-             "tau_oracles_ci_high", "rbo_all", "rbo_all_ci_low", "rbo_all_ci_high", "rbo_floor", "tau_ap",
-             "tau_ap_ci_low", "tau_ap_ci_high", "tau_top", "tau_top_ci_low", "tau_top_ci_high", "max_drop",
-             "max_drop_ci_low", "max_drop_ci_high", "system_degenerate"]  # fmt: skip
+    order = [
+        "tau_all",
+        "tau_all_ci_low",
+        "tau_all_ci_high",
+        "tau_oracles",
+        "tau_oracles_ci_low",
+        "tau_oracles_ci_high",
+        "rbo_all",
+        "rbo_all_ci_low",
+        "rbo_all_ci_high",
+        "rbo_floor",
+        "tau_ap",
+        "tau_ap_ci_low",
+        "tau_ap_ci_high",
+        "tau_top",
+        "tau_top_ci_low",
+        "tau_top_ci_high",
+        "max_drop",
+        "max_drop_ci_low",
+        "max_drop_ci_high",
+        "system_degenerate",
+    ]
     return {f"{name}{suffix}": row[name] for name in order}
 
 
@@ -242,9 +281,12 @@ def figure3(table: pd.DataFrame, judges: Sequence[str], png: str | Path, pdf: st
     labels = short_labels([s for block in blocks.values() for s in block["system"].astype(str)])
     systems = max((len(block) for block in blocks.values()), default=0)
     fig, axes = plt.subplots(
-        1, max(1, len(datasets)), figsize=(max(6.0, max(4.5, 0.35 * systems) * len(datasets)), 4.2),
-        squeeze=False, layout="constrained",
-    )  # fmt: skip
+        1,
+        max(1, len(datasets)),
+        figsize=(max(6.0, max(4.5, 0.35 * systems) * len(datasets)), 4.2),
+        squeeze=False,
+        layout="constrained",
+    )
     markers = "osD^vP*Xh"
     shortened = any(short != full for full, short in labels.items())
     for ax, dataset in zip(axes[0], datasets, strict=False):
@@ -252,10 +294,13 @@ def figure3(table: pd.DataFrame, judges: Sequence[str], png: str | Path, pdf: st
         x = range(len(block))
         for index, judge in enumerate(j for j in judges if j in block.columns):
             ax.plot(
-                x, block[judge], marker=markers[index % len(markers)], label=judge,
+                x,
+                block[judge],
+                marker=markers[index % len(markers)],
+                label=judge,
                 linewidth=2.2 if judge == HUMAN else 1.2,
                 color="black" if judge == HUMAN else None,
-            )  # fmt: skip
+            )
         ticks = [labels[s] for s in block["system"].astype(str)]
         upright = len(ticks) <= 20 and max(map(len, ticks), default=0) <= 3  # S1, S2, ... while they fit
         ax.set_xticks(list(x), ticks, rotation=0 if upright else 45, ha="center" if upright else "right")
@@ -265,8 +310,14 @@ def figure3(table: pd.DataFrame, judges: Sequence[str], png: str | Path, pdf: st
         ax.grid(axis="y", alpha=0.3)
     handles, names = axes[0][0].get_legend_handles_labels()
     if handles:
-        fig.legend(handles, names, loc="outside right upper", fontsize="small", title="judge",
-                   ncol=max(1, -(-len(handles) // 25)))  # fmt: skip
+        fig.legend(
+            handles,
+            names,
+            loc="outside right upper",
+            fontsize="small",
+            title="judge",
+            ncol=max(1, -(-len(handles) // 25)),
+        )
     add_key(fig, labels)
     save_fitted(fig, png, pdf)
     return fig
@@ -308,8 +359,12 @@ def asl_figure(significance: pd.DataFrame, measure: str, alpha: float, png: str 
         ax.plot(x, human.clip(ASL_FLOOR, 1), color="black", linewidth=2.4, label=f"{HUMAN} ({(human < alpha).sum()})")
         for judge in judges:
             curve = asl_curve(block.loc[block["judge"] == judge, "p_judge_adjusted"].to_numpy(dtype=float))
-            ax.plot(range(1, len(curve) + 1), curve.clip(ASL_FLOOR, 1), linewidth=1.2,
-                    label=f"{judge} ({(curve < alpha).sum()})")  # fmt: skip
+            ax.plot(
+                range(1, len(curve) + 1),
+                curve.clip(ASL_FLOOR, 1),
+                linewidth=1.2,
+                label=f"{judge} ({(curve < alpha).sum()})",
+            )
         ax.axhline(alpha, color="grey", linestyle="--", linewidth=1)
         ax.set_yscale("log")
         ax.set_ylim(ASL_FLOOR * 0.8, 1.2)

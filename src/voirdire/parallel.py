@@ -71,9 +71,12 @@ def in_processes(function: Callable[[Any], Any], pieces: Sequence, processes: in
         except EOFError:
             shares.append(([], (-1, WorkerFailed("a worker process died before it sent its results"), "")))
         worker.join()
-    failures = [(position * processes + start if position >= 0 else -1, exc)
-                for start, (_, failure) in enumerate(shares) if failure is not None
-                for position, exc, _ in [failure]]  # fmt: skip
+    failures = [
+        (position * processes + start if position >= 0 else -1, exc)
+        for start, (_, failure) in enumerate(shares)
+        if failure is not None
+        for position, exc, _ in [failure]
+    ]
     if failures:
         raise min(failures, key=lambda found: found[0])[1]
     ordered: list = [None] * len(pieces)

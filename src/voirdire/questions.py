@@ -215,9 +215,15 @@ def _bonferroni_min(p_values: Sequence[float]) -> tuple[float, int]:
 # ----------------------------------------------------------------------------- the questions
 
 
-@question("labels", asks="Do its labels agree with the humans'?", table="table2", needs=("labels",),
-          rule=f"flag when binary kappa is below {KAPPA_FLOOR} (one-sided, from its bootstrap interval); "
-          f"inconclusive when the interval straddles {KAPPA_FLOOR}", also=("label_test",))  # fmt: skip
+@question(
+    "labels",
+    asks="Do its labels agree with the humans'?",
+    table="table2",
+    needs=("labels",),
+    rule=f"flag when binary kappa is below {KAPPA_FLOOR} (one-sided, from its bootstrap interval); "
+    f"inconclusive when the interval straddles {KAPPA_FLOOR}",
+    also=("label_test",),
+)
 def _labels(rows, judge, context):
     found = _rows(_primary(rows), judge)
     if not len(found):
@@ -240,8 +246,16 @@ def _labels(rows, judge, context):
     se = _se(low, high)
     p = _normal_p((kappa - KAPPA_FLOOR) / se) if se > 0 else (0.0 if high < KAPPA_FLOOR else 1.0)
     straddles = low < KAPPA_FLOOR <= high
-    return Cell(INCONCLUSIVE if straddles else PASS, kappa, low, high, p=p, signal=kappa < KAPPA_FLOOR, detail=detail,
-                reason=f"the interval straddles {KAPPA_FLOOR}" if straddles else "")  # fmt: skip
+    return Cell(
+        INCONCLUSIVE if straddles else PASS,
+        kappa,
+        low,
+        high,
+        p=p,
+        signal=kappa < KAPPA_FLOOR,
+        detail=detail,
+        reason=f"the interval straddles {KAPPA_FLOOR}" if straddles else "",
+    )
 
 
 def _normal_p(z: float) -> float:
@@ -258,11 +272,17 @@ def _suffix(row: Mapping, column: str) -> str:
     return "_vs_pool" if f"{column}_vs_pool" in row else ""
 
 
-@question("leaderboard", asks="Does it order the systems as the humans do?", table="table2", needs=("runs",),
-          rule="over the systems you brought (oracles and swaps left out), flag when tau against human@pool lies "
-          "below what an unbiased judge with this judge's own per-query noise reaches (one-sided: both sides' "
-          "deviations resampled by whole queries, the humans' means shrunk to their real spread); inconclusive "
-          "where that reference is below 0.5; n/a below 3 systems", absent="no systems")  # fmt: skip
+@question(
+    "leaderboard",
+    asks="Does it order the systems as the humans do?",
+    table="table2",
+    needs=("runs",),
+    rule="over the systems you brought (oracles and swaps left out), flag when tau against human@pool lies "
+    "below what an unbiased judge with this judge's own per-query noise reaches (one-sided: both sides' "
+    "deviations resampled by whole queries, the humans' means shrunk to their real spread); inconclusive "
+    "where that reference is below 0.5; n/a below 3 systems",
+    absent="no systems",
+)
 def _leaderboard(rows, judge, context):
     row = _table2_row(rows, judge)
     if row is None:
@@ -272,8 +292,9 @@ def _leaderboard(rows, judge, context):
         return Cell(NA, reason="Table 2 has no tau over your own systems (a table of an older version)")
     systems = _user_systems(row, suffix)
     if systems < MIN_USER_SYSTEMS:
-        return Cell(NA, reason=f"{systems} system(s) of your own (oracles and swaps left out); tau needs "
-                    f"{MIN_USER_SYSTEMS}")  # fmt: skip
+        return Cell(
+            NA, reason=f"{systems} system(s) of your own (oracles and swaps left out); tau needs {MIN_USER_SYSTEMS}"
+        )
     tau, null = _num(row, f"tau_user{suffix}"), _num(row, f"tau_user_null{suffix}")
     if math.isnan(tau):
         return Cell(NA, reason="tau undefined (the judge ties every system)")
@@ -283,16 +304,31 @@ def _leaderboard(rows, judge, context):
     if not math.isnan(every):
         detail += f"; every system, oracles included: {every:+.3f}"
     unresolved = null < RESOLVED_TAU
-    return Cell(INCONCLUSIVE if unresolved else PASS, tau, low, high, p=_num(row, f"tau_user_p{suffix}"),
-                signal=tau < null, detail=detail,
-                reason=f"its own noise scrambles these systems (an unbiased judge with it reaches tau {null:+.2f}): "
-                "it cannot tell them apart" if unresolved else "")  # fmt: skip
+    return Cell(
+        INCONCLUSIVE if unresolved else PASS,
+        tau,
+        low,
+        high,
+        p=_num(row, f"tau_user_p{suffix}"),
+        signal=tau < null,
+        detail=detail,
+        reason=f"its own noise scrambles these systems (an unbiased judge with it reaches tau {null:+.2f}): "
+        "it cannot tell them apart"
+        if unresolved
+        else "",
+    )
 
 
-@question("decisions", asks="Does it see the same differences between systems?", table="table2", needs=("runs",),
-          rule="over the systems you brought, flag when more pairs are reversed (ordered the other way round, with "
-          "a gap that differs significantly from human@pool's) than an unbiased judge's reversals reach: each "
-          "query's judge - human@pool vector sign-flipped across every system at once", absent="no systems")  # fmt: skip
+@question(
+    "decisions",
+    asks="Does it see the same differences between systems?",
+    table="table2",
+    needs=("runs",),
+    rule="over the systems you brought, flag when more pairs are reversed (ordered the other way round, with "
+    "a gap that differs significantly from human@pool's) than an unbiased judge's reversals reach: each "
+    "query's judge - human@pool vector sign-flipped across every system at once",
+    absent="no systems",
+)
 def _decisions(rows, judge, context):
     row = _table2_row(rows, judge)
     if row is None:
@@ -302,8 +338,11 @@ def _decisions(rows, judge, context):
         return Cell(NA, reason="Table 2 has no reversals among your own systems (a table of an older version)")
     systems = _user_systems(row, suffix)
     if systems < MIN_USER_SYSTEMS:
-        return Cell(NA, reason=f"{systems} system(s) of your own (oracles and swaps left out); the count's null "
-                    f"needs {MIN_USER_SYSTEMS}")  # fmt: skip
+        return Cell(
+            NA,
+            reason=f"{systems} system(s) of your own (oracles and swaps left out); the count's null "
+            f"needs {MIN_USER_SYSTEMS}",
+        )
     pairs = int(_num(row, f"pairs_user{suffix}"))
     reversed_ = int(_num(row, f"reversed_user{suffix}"))
     expected = _num(row, f"reversed_user_expected{suffix}")
@@ -314,10 +353,16 @@ def _decisions(rows, judge, context):
     return Cell(PASS, p=_num(row, f"reversed_user_p{suffix}"), signal=reversed_ > 0, tests=pairs, detail=detail)
 
 
-@question("oracles", asks="Does the best oracle keep its place?", table="table1", needs=("runs",),
-          rule="flag when a system the humans rank below the best oracle passes it under the judge, significantly "
-          "by the judge's own paired test (Bonferroni over the passes)", absent="no oracle among the systems",
-          also=("significance",))  # fmt: skip
+@question(
+    "oracles",
+    asks="Does the best oracle keep its place?",
+    table="table1",
+    needs=("runs",),
+    rule="flag when a system the humans rank below the best oracle passes it under the judge, significantly "
+    "by the judge's own paired test (Bonferroni over the passes)",
+    absent="no oracle among the systems",
+    also=("significance",),
+)
 def _oracles(rows, judge, context):
     oracles = [s for s in context.get("_oracles", []) if len(rows) and s in set(rows["system"])]
     if not len(rows) or judge not in rows or not oracles:
@@ -331,10 +376,21 @@ def _oracles(rows, judge, context):
     sig = _rows(_primary(significance), judge) if len(significance) else significance
     p_values = []
     for system in passing:
-        pair = sig[((sig["system_a"] == best) & (sig["system_b"] == system))
-                   | ((sig["system_a"] == system) & (sig["system_b"] == best))] if len(sig) else sig  # fmt: skip
-        p_values.append(float(pair["p_judge"].iloc[0]) if len(pair) and "p_judge" in pair else
-                        float(pair["p_judge_adjusted"].iloc[0]) if len(pair) else math.nan)  # fmt: skip
+        pair = (
+            sig[
+                ((sig["system_a"] == best) & (sig["system_b"] == system))
+                | ((sig["system_a"] == system) & (sig["system_b"] == best))
+            ]
+            if len(sig)
+            else sig
+        )
+        p_values.append(
+            float(pair["p_judge"].iloc[0])
+            if len(pair) and "p_judge" in pair
+            else float(pair["p_judge_adjusted"].iloc[0])
+            if len(pair)
+            else math.nan
+        )
     p, tests = _bonferroni_min(p_values)
     detail = f"{best} is {_ordinal(rank)} of {len(under)}"
     if passing:
@@ -346,11 +402,17 @@ def _ordinal(n: int) -> str:
     return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
 
 
-@question("own_family", asks="Does it favour its own model family's systems?", table="self_preference",
-          needs=("labels", "runs", "families"),
-          rule="flag when the within-grade preference for its family's documents (strata: query x human grade x "
-          "how many other systems retrieved the document) is positive, one-sided sign-flip p over queries, and "
-          "beyond every neutral family's placebo", effect=0.2, effect_words="a preference of +0.2 grade")  # fmt: skip
+@question(
+    "own_family",
+    asks="Does it favour its own model family's systems?",
+    table="self_preference",
+    needs=("labels", "runs", "families"),
+    rule="flag when the within-grade preference for its family's documents (strata: query x human grade x "
+    "how many other systems retrieved the document) is positive, one-sided sign-flip p over queries, and "
+    "beyond every neutral family's placebo",
+    effect=0.2,
+    effect_words="a preference of +0.2 grade",
+)
 def _own_family(rows, judge, context):
     found = _rows(rows, judge)
     if not len(found):
@@ -370,16 +432,33 @@ def _own_family(rows, judge, context):
         if beyond
         else (f"not beyond the placebo ({row.get('placebo_max_family')} reaches {_num(row, 'placebo_max'):+.3f})")
     )
-    return Cell(PASS, value, low, high, p=_num(row, "within_grade_p"), signal=value > 0 and beyond, se=_se(low, high),
-                detail=detail)  # fmt: skip
+    return Cell(
+        PASS,
+        value,
+        low,
+        high,
+        p=_num(row, "within_grade_p"),
+        signal=value > 0 and beyond,
+        se=_se(low, high),
+        detail=detail,
+    )
 
 
-@question("length", asks="Does it reward longer passages at the same relevance?", table="length",
-          needs=("labels", "texts"), rule=f"flag when the within-grade rank correlation of length and grade is "
-          f"at least {RHO_MIN} in size, significant (lengths permuted within query x grade), and beyond every "
-          "other judge's of the panel; inconclusive without a panel (labels alone cannot tell a length bias from "
-          "a finer sense of relevance, which tracks length too)", absent="no passage texts", also=("label_test",),
-          effect=RHO_MIN, effect_words=f"a correlation of {RHO_MIN}", sided="two-sided")  # fmt: skip
+@question(
+    "length",
+    asks="Does it reward longer passages at the same relevance?",
+    table="length",
+    needs=("labels", "texts"),
+    rule=f"flag when the within-grade rank correlation of length and grade is "
+    f"at least {RHO_MIN} in size, significant (lengths permuted within query x grade), and beyond every "
+    "other judge's of the panel; inconclusive without a panel (labels alone cannot tell a length bias from "
+    "a finer sense of relevance, which tracks length too)",
+    absent="no passage texts",
+    also=("label_test",),
+    effect=RHO_MIN,
+    effect_words=f"a correlation of {RHO_MIN}",
+    sided="two-sided",
+)
 def _length(rows, judge, context):
     found = _rows(rows, judge)
     if not len(found):
@@ -388,8 +467,12 @@ def _length(rows, judge, context):
     value = _num(row, "rho_within")
     pairs = _num(row, "pairs")
     if math.isnan(value):
-        return Cell(NA, reason="too few pairs with a text" if not pairs >= 3 else
-                    "rho undefined: its grade never varies within a query and human grade")  # fmt: skip
+        return Cell(
+            NA,
+            reason="too few pairs with a text"
+            if not pairs >= 3
+            else "rho undefined: its grade never varies within a query and human grade",
+        )
     se = 1 / math.sqrt(pairs - 3) if pairs > 3 else math.nan  # Fisher's z, near 0
     p = _num(row, "p_within")
     if abs(value) < RHO_MIN:
@@ -397,8 +480,14 @@ def _length(rows, judge, context):
         return Cell(PASS, value, p=p, signal=False, se=se, detail=detail)
     panel = _length_panel(rows, judge, context)
     if not panel:
-        return Cell(INCONCLUSIVE, value, p=p, signal=False, se=se,
-                    reason="no other judge to compare with: a judge finer than the human grade tracks length too")  # fmt: skip
+        return Cell(
+            INCONCLUSIVE,
+            value,
+            p=p,
+            signal=False,
+            se=se,
+            reason="no other judge to compare with: a judge finer than the human grade tracks length too",
+        )
     beyond = value > max(panel) if value > 0 else value < min(panel)
     edge = max(panel) if value > 0 else min(panel)
     return Cell(PASS, value, p=p, signal=beyond, se=se, detail=f"the panel's most extreme {edge:+.3f}")
@@ -413,10 +502,17 @@ def _length_panel(rows: pd.DataFrame, judge: str, context: Mapping) -> list[floa
     return [float(v) for v in others["rho_within"] if not math.isnan(float(v))]
 
 
-@question("drift", asks="Is it the same judge when asked again?", table="control_chart", needs=("reruns",),
-          rule="flag when a rerun's mean grade moves, sign-flip p over queries (Bonferroni over the reruns)",
-          absent="no reruns (reruns: of a recorded judge, samples: k of a live one)", effect=0.2,
-          effect_words="a shift of 0.2 grade", sided="two-sided")  # fmt: skip
+@question(
+    "drift",
+    asks="Is it the same judge when asked again?",
+    table="control_chart",
+    needs=("reruns",),
+    rule="flag when a rerun's mean grade moves, sign-flip p over queries (Bonferroni over the reruns)",
+    absent="no reruns (reruns: of a recorded judge, samples: k of a live one)",
+    effect=0.2,
+    effect_words="a shift of 0.2 grade",
+    sided="two-sided",
+)
 def _drift(rows, judge, context):
     found = _rows(rows, judge)
     if not len(found):
@@ -424,21 +520,39 @@ def _drift(rows, judge, context):
     worst = found.loc[found["mean_difference"].abs().idxmax()].to_dict()
     p, tests = _bonferroni_min(found["shift_p"].astype(float).tolist())
     low, high = _num(worst, "difference_ci_low"), _num(worst, "difference_ci_high")
-    return Cell(PASS, _num(worst, "mean_difference"), low, high, p=p, signal=True, se=_se(low, high),
-                tests=len(found), detail=f"the largest of {len(found)} rerun(s)")  # fmt: skip
+    return Cell(
+        PASS,
+        _num(worst, "mean_difference"),
+        low,
+        high,
+        p=p,
+        signal=True,
+        se=_se(low, high),
+        tests=len(found),
+        detail=f"the largest of {len(found)} rerun(s)",
+    )
 
 
-@question("circular_use", asks="Does its own ranking look better under it than under the humans?",
-          table="circularity", needs=("labels", "runs"),
-          rule="reported, not flagged: its own ranking scores 1 under its own labels, so every judge that differs "
-          "from the humans inflates; the cell says by how much against human@pool")  # fmt: skip
+@question(
+    "circular_use",
+    asks="Does its own ranking look better under it than under the humans?",
+    table="circularity",
+    needs=("labels", "runs"),
+    rule="reported, not flagged: its own ranking scores 1 under its own labels, so every judge that differs "
+    "from the humans inflates; the cell says by how much against human@pool",
+)
 def _circular(rows, judge, context):
     found = _rows(rows, judge, "ranker")
     if not len(found):
         return Cell(NA, reason="no base run to rerank")
     row = found.iloc[0].to_dict()
-    return Cell(INFO, _num(row, "inflation"), _num(row, "inflation_ci_low"), _num(row, "inflation_ci_high"),
-                detail=f"under itself {_num(row, 'self_score'):.3f}, under human@pool {_num(row, 'human_pool_score'):.3f}")  # fmt: skip
+    return Cell(
+        INFO,
+        _num(row, "inflation"),
+        _num(row, "inflation_ci_low"),
+        _num(row, "inflation_ci_high"),
+        detail=f"under itself {_num(row, 'self_score'):.3f}, under human@pool {_num(row, 'human_pool_score'):.3f}",
+    )
 
 
 def _shift_question(rows, judge, what):
@@ -452,31 +566,58 @@ def _shift_question(rows, judge, what):
     worst = found.iloc[int(np.nanargmin(one_sided))] if tests else found.iloc[0]
     worst = worst.to_dict()
     low, high = _num(worst, "mean_shift_ci_low"), _num(worst, "mean_shift_ci_high")
-    return Cell(PASS, _num(worst, "mean_shift"), low, high, p=p, signal=_num(worst, "mean_shift") > 0,
-                se=_se(low, high), tests=tests or None,
-                detail=str(worst.get("condition", worst.get("padding", worst.get("template", "")))))  # fmt: skip
+    return Cell(
+        PASS,
+        _num(worst, "mean_shift"),
+        low,
+        high,
+        p=p,
+        signal=_num(worst, "mean_shift") > 0,
+        se=_se(low, high),
+        tests=tests or None,
+        detail=str(worst.get("condition", worst.get("padding", worst.get("template", "")))),
+    )
 
 
-@question("padding", asks="Does padding a passage buy a higher grade?", table="pad", needs=("texts", "probe"),
-          rule="flag when the padded passages' grades rise, one-sided sign-flip p over queries (Bonferroni over "
-          "the conditions)", effect=0.2, effect_words="a rise of 0.2 grade")  # fmt: skip
+@question(
+    "padding",
+    asks="Does padding a passage buy a higher grade?",
+    table="pad",
+    needs=("texts", "probe"),
+    rule="flag when the padded passages' grades rise, one-sided sign-flip p over queries (Bonferroni over "
+    "the conditions)",
+    effect=0.2,
+    effect_words="a rise of 0.2 grade",
+)
 def _padding(rows, judge, context):
     return _shift_question(rows, judge, "pad")
 
 
-@question("injection", asks="Does an injected relevance claim or the query's terms buy a higher grade?",
-          table="injection", needs=("texts", "probe"), rule="flag when the changed passages' grades rise, one-sided "
-          "sign-flip p over queries (Bonferroni over the conditions)", effect=0.2,
-          effect_words="a rise of 0.2 grade")  # fmt: skip
+@question(
+    "injection",
+    asks="Does an injected relevance claim or the query's terms buy a higher grade?",
+    table="injection",
+    needs=("texts", "probe"),
+    rule="flag when the changed passages' grades rise, one-sided "
+    "sign-flip p over queries (Bonferroni over the conditions)",
+    effect=0.2,
+    effect_words="a rise of 0.2 grade",
+)
 def _injection(rows, judge, context):
     return _shift_question(rows, judge, "injection")
 
 
-@question("gameable", asks="Would a gamed system climb the leaderboard under it?", table="gaming",
-          needs=("texts", "runs"), rule="flag when a gamed system (its top k passages stuffed with the query's "
-          "terms or claiming relevance) gains, one-sided paired p over queries (Bonferroni over the gamed "
-          "systems), and passes a system the humans rank above it", effect=0.05,
-          effect_words="a gain of 0.05 in the measure")  # fmt: skip
+@question(
+    "gameable",
+    asks="Would a gamed system climb the leaderboard under it?",
+    table="gaming",
+    needs=("texts", "runs"),
+    rule="flag when a gamed system (its top k passages stuffed with the query's "
+    "terms or claiming relevance) gains, one-sided paired p over queries (Bonferroni over the gamed "
+    "systems), and passes a system the humans rank above it",
+    effect=0.05,
+    effect_words="a gain of 0.05 in the measure",
+)
 def _gameable(rows, judge, context):
     found = _rows(rows, judge)
     if not len(found):
@@ -497,8 +638,17 @@ def _gameable(rows, judge, context):
         detail += f"; {len(passing)} of {len(records)} gamed systems gain and pass one"
     # the flag needs a gamed system that both gains significantly and passes: the p of those
     p_passing = min(1.0, min(one_sided[i] for i in passing) * tests) if passing else p
-    return Cell(PASS, _num(row, "delta"), low, high, p=p_passing, signal=bool(passing), se=_se(low, high),
-                tests=tests or None, detail=detail)  # fmt: skip
+    return Cell(
+        PASS,
+        _num(row, "delta"),
+        low,
+        high,
+        p=p_passing,
+        signal=bool(passing),
+        se=_se(low, high),
+        tests=tests or None,
+        detail=detail,
+    )
 
 
 def _passes(row: Mapping) -> str:
@@ -506,10 +656,17 @@ def _passes(row: Mapping) -> str:
     return "" if passes is None or (isinstance(passes, float) and math.isnan(passes)) else str(passes)
 
 
-@question("position", asks="Does the order of two passages decide its preference?", table="swap",
-          needs=("texts", "probe"), rule="flag when the order-dependent answers favour one position, two-sided "
-          "sign-flip p over queries (Bonferroni over the prompts)", effect=0.15,
-          effect_words="a first-position win rate 0.15 from 0.5", sided="two-sided")  # fmt: skip
+@question(
+    "position",
+    asks="Does the order of two passages decide its preference?",
+    table="swap",
+    needs=("texts", "probe"),
+    rule="flag when the order-dependent answers favour one position, two-sided "
+    "sign-flip p over queries (Bonferroni over the prompts)",
+    effect=0.15,
+    effect_words="a first-position win rate 0.15 from 0.5",
+    sided="two-sided",
+)
 def _position(rows, judge, context):
     found = _rows(rows, judge)
     if not len(found):
@@ -523,29 +680,56 @@ def _position(rows, judge, context):
     note = row.get("position_note")
     if isinstance(note, str) and note:
         detail += f"; {note}"
-    return Cell(PASS, _num(row, "first_position_win_rate"), low, high, p=p, signal=True, se=_se(low, high),
-                tests=tests or None, detail=detail)  # fmt: skip
+    return Cell(
+        PASS,
+        _num(row, "first_position_win_rate"),
+        low,
+        high,
+        p=p,
+        signal=True,
+        se=_se(low, high),
+        tests=tests or None,
+        detail=detail,
+    )
 
 
 NO_RERUN = "no placebo persona beside the roles, so |delta rank| has no null (a prompt-variant group, or a table of an older version)"
 
 
-@question("persona_prompt", asks="Does a change of persona or prompt move its ranking beyond the queries' noise?",
-          table="persona_sensitivity", needs=("texts", "probe"),
-          rule="flag when mean |delta rank| under the persona exceeds the placebo persona's (a neutral role: any "
-          "prompt change draws a fresh answer) on the same query draws, one-sided; inconclusive without one", effect=0.5,
-          effect_words="0.5 rank positions more than the placebo persona moves")  # fmt: skip
+@question(
+    "persona_prompt",
+    asks="Does a change of persona or prompt move its ranking beyond the queries' noise?",
+    table="persona_sensitivity",
+    needs=("texts", "probe"),
+    rule="flag when mean |delta rank| under the persona exceeds the placebo persona's (a neutral role: any "
+    "prompt change draws a fresh answer) on the same query draws, one-sided; inconclusive without one",
+    effect=0.5,
+    effect_words="0.5 rank positions more than the placebo persona moves",
+)
 def _persona(rows, judge, context):
     found = rows[(rows["group"] == judge) & (rows["condition"] == "all")] if len(rows) and "group" in rows else rows[:0]
     if not len(found):
         return Cell(NA, reason="no persona or prompt variants of this judge")
     row = found.iloc[0].to_dict()
     if not _true(row.get("rerun", False)) or math.isnan(_num(row, "excess_abs_delta_r")):
-        return Cell(INCONCLUSIVE, _num(row, "mean_abs_delta_r"), _num(row, "ci_low_queries"),
-                    _num(row, "ci_high_queries"), reason=NO_RERUN)  # fmt: skip
+        return Cell(
+            INCONCLUSIVE,
+            _num(row, "mean_abs_delta_r"),
+            _num(row, "ci_low_queries"),
+            _num(row, "ci_high_queries"),
+            reason=NO_RERUN,
+        )
     value, low, high = _num(row, "excess_abs_delta_r"), _num(row, "excess_ci_low"), _num(row, "excess_ci_high")
-    return Cell(PASS, value, low, high, p=_num(row, "excess_p"), signal=value > 0, se=_se(low, high),
-                detail=f"mean |delta rank| {_num(row, 'mean_abs_delta_r'):.2f}, less the placebo persona's")  # fmt: skip
+    return Cell(
+        PASS,
+        value,
+        low,
+        high,
+        p=_num(row, "excess_p"),
+        signal=value > 0,
+        se=_se(low, high),
+        detail=f"mean |delta rank| {_num(row, 'mean_abs_delta_r'):.2f}, less the placebo persona's",
+    )
 
 
 # ----------------------------------------------------------------------------- one budget per judge
@@ -568,9 +752,11 @@ def error_budget(cells: Mapping[str, Cell], alpha: float = 0.05) -> dict[str, Ce
             out[name] = replace(done, status=FLAG, reason="")
             continue
         if cell.signal and cell.p < alpha:
-            out[name] = replace(done, status=INCONCLUSIVE,
-                                reason=f"p {_p(cell.p)} alone, above the judge's budget of {alpha:g} over {family} "
-                                "questions (Holm)")  # fmt: skip
+            out[name] = replace(
+                done,
+                status=INCONCLUSIVE,
+                reason=f"p {_p(cell.p)} alone, above the judge's budget of {alpha:g} over {family} questions (Holm)",
+            )
             continue
         if cell.status == INCONCLUSIVE:
             out[name] = done
@@ -579,9 +765,11 @@ def error_budget(cells: Mapping[str, Cell], alpha: float = 0.05) -> dict[str, Ce
         done = replace(done, power=power)
         if not math.isnan(power) and power < POWER and not _rules_out(QUESTIONS[name], cell):
             q = QUESTIONS[name]
-            done = replace(done, status=INCONCLUSIVE,
-                           reason=f"power {power:.2f} to find {q.effect_words} at this sample size (a pass needs "
-                           f"{POWER:g})")  # fmt: skip
+            done = replace(
+                done,
+                status=INCONCLUSIVE,
+                reason=f"power {power:.2f} to find {q.effect_words} at this sample size (a pass needs {POWER:g})",
+            )
         out[name] = done
     return out
 

@@ -28,12 +28,18 @@ def read_benchmarks(root: str | Path, files: Iterable[str | Path] | None = None)
         if table.empty:
             continue
         last = table.iloc[-1]
-        rows.append({
-            "job": str(path.relative_to(root)).removesuffix(".tsv"),
-            "wall_s": float(last["s"]),
-            "cpu_s": float(last["cpu_time"]) if "cpu_time" in table and pd.notna(last["cpu_time"]) else float("nan"),
-            "max_rss_mb": float(last["max_rss"]) if "max_rss" in table and pd.notna(last["max_rss"]) else float("nan"),
-        })  # fmt: skip
+        rows.append(
+            {
+                "job": str(path.relative_to(root)).removesuffix(".tsv"),
+                "wall_s": float(last["s"]),
+                "cpu_s": float(last["cpu_time"])
+                if "cpu_time" in table and pd.notna(last["cpu_time"])
+                else float("nan"),
+                "max_rss_mb": float(last["max_rss"])
+                if "max_rss" in table and pd.notna(last["max_rss"])
+                else float("nan"),
+            }
+        )
     frame = pd.DataFrame(rows, columns=["job", "wall_s", "cpu_s", "max_rss_mb"])
     return frame.sort_values(["wall_s", "job"], ascending=[False, True]).reset_index(drop=True)
 
@@ -45,9 +51,22 @@ def slowest(frame: pd.DataFrame, top: int = 15) -> pd.DataFrame:
     head = frame.head(top).copy()
     rest = frame.iloc[top:]
     if len(rest):
-        head = pd.concat([head, pd.DataFrame([{"job": f"({len(rest)} other jobs)", "wall_s": rest["wall_s"].sum(),
-                                               "cpu_s": rest["cpu_s"].sum(), "max_rss_mb": rest["max_rss_mb"].max()}])],
-                         ignore_index=True)  # fmt: skip
+        head = pd.concat(
+            [
+                head,
+                pd.DataFrame(
+                    [
+                        {
+                            "job": f"({len(rest)} other jobs)",
+                            "wall_s": rest["wall_s"].sum(),
+                            "cpu_s": rest["cpu_s"].sum(),
+                            "max_rss_mb": rest["max_rss_mb"].max(),
+                        }
+                    ]
+                ),
+            ],
+            ignore_index=True,
+        )
     head["share_of_job_time"] = head["wall_s"] / total if total else float("nan")
     return head
 

@@ -90,12 +90,26 @@ def verdict(datasets: Mapping[str, DatasetTables]) -> pd.DataFrame:
                 else:
                     cells[q.name] = Cell(NA, reason=q.absent)
             for name, cell in error_budget(cells, data.alpha).items():
-                rows.append({
-                    "dataset": dataset, "judge": judge, "question": name, "status": cell.status, "effect": cell.effect,
-                    "ci_low": cell.low, "ci_high": cell.high, "p": cell.p, "p_holm": cell.p_holm,
-                    "family": cell.family, "power": cell.power, "tests": cell.tests, "chance": cell.chance,
-                    "reason": cell.reason, "detail": cell.detail, "text": cell.text(),
-                })  # fmt: skip
+                rows.append(
+                    {
+                        "dataset": dataset,
+                        "judge": judge,
+                        "question": name,
+                        "status": cell.status,
+                        "effect": cell.effect,
+                        "ci_low": cell.low,
+                        "ci_high": cell.high,
+                        "p": cell.p,
+                        "p_holm": cell.p_holm,
+                        "family": cell.family,
+                        "power": cell.power,
+                        "tests": cell.tests,
+                        "chance": cell.chance,
+                        "reason": cell.reason,
+                        "detail": cell.detail,
+                        "text": cell.text(),
+                    }
+                )
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
@@ -208,8 +222,10 @@ def markdown(long: pd.DataFrame, *, notes: Sequence[str] = (), fingerprint: str 
 _COLOURS = {PASS: "#e6f4ea", FLAG: "#fce8e6", INCONCLUSIVE: "#fef7e0", NA: "#f1f3f4", INFO: "#e8f0fe"}
 
 
-FIGURE3_CAPTION = ("Figure 3: each system's score (the primary measure) under the human labels and under each "
-                   "judge; a judge whose line leaves the humans' order reorders the leaderboard.")  # fmt: skip
+FIGURE3_CAPTION = (
+    "Figure 3: each system's score (the primary measure) under the human labels and under each "
+    "judge; a judge whose line leaves the humans' order reorders the leaderboard."
+)
 
 
 def figure_html(png: str | Path) -> str:
@@ -218,8 +234,10 @@ def figure_html(png: str | Path) -> str:
     from html import escape
 
     data = base64.b64encode(Path(png).read_bytes()).decode("ascii")
-    return (f"<figure><img alt='Figure 3' style='max-width:100%' src='data:image/png;base64,{data}'>"
-            f"<figcaption>{escape(FIGURE3_CAPTION)}</figcaption></figure>")  # fmt: skip
+    return (
+        f"<figure><img alt='Figure 3' style='max-width:100%' src='data:image/png;base64,{data}'>"
+        f"<figcaption>{escape(FIGURE3_CAPTION)}</figcaption></figure>"
+    )
 
 
 def fragment(long: pd.DataFrame, *, notes: Sequence[str] = (), figure: str | Path | None = None) -> str:
@@ -228,9 +246,11 @@ def fragment(long: pd.DataFrame, *, notes: Sequence[str] = (), figure: str | Pat
     from html import escape
 
     pairs = judge_rows(long)
-    out = ["<div class='voirdire-verdict'><style>.voirdire-verdict table{border-collapse:collapse;font-size:13px}"
-           ".voirdire-verdict td,.voirdire-verdict th{border:1px solid #ccc;padding:4px;vertical-align:top;"
-           "max-width:16em}</style><ul>"]  # fmt: skip
+    out = [
+        "<div class='voirdire-verdict'><style>.voirdire-verdict table{border-collapse:collapse;font-size:13px}"
+        ".voirdire-verdict td,.voirdire-verdict th{border:1px solid #ccc;padding:4px;vertical-align:top;"
+        "max-width:16em}</style><ul>"
+    ]
     out += [f"<li>{escape(sentence(long, d, j))}</li>" for d, j in pairs]
     out.append("</ul><table><tr><th>dataset</th><th>judge</th>")
     out += [f"<th title='{escape(q.asks)}'>{escape(q.name.replace('_', ' '))}</th>" for q in QUESTIONS.values()]
@@ -256,9 +276,12 @@ def fragment(long: pd.DataFrame, *, notes: Sequence[str] = (), figure: str | Pat
 
 def html(long: pd.DataFrame, *, notes: Sequence[str] = (), figure: str | Path | None = None) -> str:
     """The verdict as a self-contained HTML page."""
-    return ("<!doctype html><html><head><meta charset='utf-8'><title>Verdict</title></head>"
-            "<body style='font-family:sans-serif;margin:1em'><h1>Verdict: can I trust this judge?</h1>\n"
-            + fragment(long, notes=notes, figure=figure) + "\n</body></html>\n")  # fmt: skip
+    return (
+        "<!doctype html><html><head><meta charset='utf-8'><title>Verdict</title></head>"
+        "<body style='font-family:sans-serif;margin:1em'><h1>Verdict: can I trust this judge?</h1>\n"
+        + fragment(long, notes=notes, figure=figure)
+        + "\n</body></html>\n"
+    )
 
 
 def coverage_notes(table2: pd.DataFrame) -> list[str]:
@@ -268,8 +291,10 @@ def coverage_notes(table2: pd.DataFrame) -> list[str]:
     for row in _primary(table2).itertuples() if len(table2) else []:
         coverage = getattr(row, "coverage", math.nan)
         if not math.isnan(coverage) and coverage < 1:
-            notes.append(f"{row.judge} on {row.dataset} labelled {row.pairs_labelled:,} of the {row.pairs_needed:,} "
-                         f"needed pairs ({coverage:.1%}); its scores rest on those")  # fmt: skip
+            notes.append(
+                f"{row.judge} on {row.dataset} labelled {row.pairs_labelled:,} of the {row.pairs_needed:,} "
+                f"needed pairs ({coverage:.1%}); its scores rest on those"
+            )
     return notes
 
 

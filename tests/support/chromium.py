@@ -89,10 +89,21 @@ class Chromium:
         to_browser, self._send = os.pipe()  # Chromium reads commands from fd 3
         self._receive, from_browser = os.pipe()  # and writes answers to fd 4
         to_browser, from_browser = (_above_4(fd) for fd in (to_browser, from_browser))
-        args = [path, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--no-first-run", "--no-default-browser-check", "--hide-scrollbars", "--mute-audio",
-                f"--window-size={width},{height}", f"--user-data-dir={self._profile.name}",
-                "--remote-debugging-pipe", "about:blank"]  # fmt: skip
+        args = [
+            path,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--no-first-run",
+            "--no-default-browser-check",
+            "--hide-scrollbars",
+            "--mute-audio",
+            f"--window-size={width},{height}",
+            f"--user-data-dir={self._profile.name}",
+            "--remote-debugging-pipe",
+            "about:blank",
+        ]
         self._log = tempfile.TemporaryFile()
         # a shell puts the two pipe ends on fds 3 and 4, where Chromium looks for them
         redirect = f'exec "$0" "$@" 3<&{to_browser} 4>&{from_browser} {to_browser}<&- {from_browser}>&-'
@@ -164,8 +175,14 @@ class Chromium:
         target = self.call("Target.createTarget", url="about:blank")["targetId"]
         session = self.call("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
         page = Page(self, session)
-        self.call("Emulation.setDeviceMetricsOverride", session, width=self.width, height=self.height,
-                  deviceScaleFactor=1, mobile=False)  # fmt: skip
+        self.call(
+            "Emulation.setDeviceMetricsOverride",
+            session,
+            width=self.width,
+            height=self.height,
+            deviceScaleFactor=1,
+            mobile=False,
+        )
         self.call("Page.enable", session)
         self.call("Page.navigate", session, url=url)
         deadline = time.monotonic() + (timeout or self.timeout)

@@ -21,8 +21,11 @@ def write_tiny_gguf(source: Path, destination: Path, *, blocks: int = 2, vocab: 
     arch = reader.fields["general.architecture"].contents()
     tokens = reader.fields["tokenizer.ggml.tokens"].contents()[:vocab]
     kept = set(tokens)
-    merges = [m for m in reader.fields["tokenizer.ggml.merges"].contents()
-              if (pair := m.split(" ")) and len(pair) == 2 and {*pair, "".join(pair)} <= kept]  # fmt: skip
+    merges = [
+        m
+        for m in reader.fields["tokenizer.ggml.merges"].contents()
+        if (pair := m.split(" ")) and len(pair) == 2 and {*pair, "".join(pair)} <= kept
+    ]
     overrides = {
         f"{arch}.block_count": blocks,
         f"{arch}.vocab_size": vocab,

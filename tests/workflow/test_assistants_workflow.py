@@ -38,9 +38,15 @@ def loopback_assistant(server, name="loop"):
 
 def rewrite(assistant, originals, tmp_path, **options):
     return run_rewrite_job(
-        assistant, originals, store_path=tmp_path / "rewrites.sqlite", out=tmp_path / "rewrites.parquet",
-        summary_out=tmp_path / "rewrites.json", options=OPTIONS, progress=False, **options,
-    )  # fmt: skip
+        assistant,
+        originals,
+        store_path=tmp_path / "rewrites.sqlite",
+        out=tmp_path / "rewrites.parquet",
+        summary_out=tmp_path / "rewrites.json",
+        options=OPTIONS,
+        progress=False,
+        **options,
+    )
 
 
 def test_rewrites_go_through_the_call_path_and_an_empty_answer_is_flagged_not_used(tmp_path, monkeypatch):
@@ -104,8 +110,14 @@ def experiment_config(tmp_path, server, **rewriting):
         {"name": "neutral", "model": "openai/neutral", "family": "other", **llm},
         {"name": "length", "kind": "baseline", "method": "length"},
     ]
-    config["assistants"] = {"loop": {"model": "openai/loopback-assistant", "api_base": server.url,
-                                     "api_key_env": "VOIRDIRE_TEST_KEY", "family": "loopback"}}  # fmt: skip
+    config["assistants"] = {
+        "loop": {
+            "model": "openai/loopback-assistant",
+            "api_base": server.url,
+            "api_key_env": "VOIRDIRE_TEST_KEY",
+            "family": "loopback",
+        }
+    }
     config["rewriting"] = {"per_grade": 10, "seed": 7, "rankers": [], **rewriting}
     return config
 
@@ -197,10 +209,14 @@ def test_a_rewrite_file_with_unknown_ids_is_one_line_naming_file_and_id(tmp_path
         json.dumps({"_id": "d0101", "text": "x"}) + "\n" + json.dumps({"_id": "nope", "text": "y"}) + "\n"
     )
     config = demo_without_probes()
-    config.update(results=str(tmp_path / "results"), systems=["BM25", "Perfect"], rankers={},
-                  judges=[{"name": "length", "kind": "baseline", "method": "length"}],
-                  assistants={"rec": {"kind": "recorded", "rewrites": str(recorded)}},
-                  rewriting={"per_grade": 2})  # fmt: skip
+    config.update(
+        results=str(tmp_path / "results"),
+        systems=["BM25", "Perfect"],
+        rankers={},
+        judges=[{"name": "length", "kind": "baseline", "method": "length"}],
+        assistants={"rec": {"kind": "recorded", "rewrites": str(recorded)}},
+        rewriting={"per_grade": 2},
+    )
     path = write_config(tmp_path, config)
     result = snakemake("--cores", "1", "--configfile", str(path), check=False)
     output = result.stdout + result.stderr

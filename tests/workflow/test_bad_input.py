@@ -124,24 +124,32 @@ def rankgpt_files(tmp_path, covered):
     }
     qrels = [line for line in (DEMO / "qrels.txt").read_text().splitlines() if line.split()[0] in topics]
     entries = [
-        {"query": topics[q], "hits": [
-            {"qid": q, "docid": d, "score": 10.0 - i, "rank": i + 1, "content": texts[d]}
-            for i, d in enumerate(sorted(t for t in texts if t.startswith("d" + q[1:] )))
-        ]}
+        {
+            "query": topics[q],
+            "hits": [
+                {"qid": q, "docid": d, "score": 10.0 - i, "rank": i + 1, "content": texts[d]}
+                for i, d in enumerate(sorted(t for t in texts if t.startswith("d" + q[1:])))
+            ],
+        }
         for q in covered
-    ]  # fmt: skip
+    ]
     (tmp_path / "cands.json").write_text(json.dumps(entries))
     (tmp_path / "topics3.tsv").write_text("".join(f"{q}\t{t}\n" for q, t in topics.items()))
     (tmp_path / "qrels3.txt").write_text("\n".join(qrels) + "\n")
-    return {"source": "rankgpt", "candidates": str(tmp_path / "cands.json"),
-            "topics": str(tmp_path / "topics3.tsv"), "qrels": str(tmp_path / "qrels3.txt")}  # fmt: skip
+    return {
+        "source": "rankgpt",
+        "candidates": str(tmp_path / "cands.json"),
+        "topics": str(tmp_path / "topics3.tsv"),
+        "qrels": str(tmp_path / "qrels3.txt"),
+    }
 
 
 def test_candidates_that_miss_topics_are_an_error_or_a_counted_drop(tmp_path):
     config = demo_config(tmp_path, datasets={"small": rankgpt_files(tmp_path, ["q01", "q02"])})
     config["judges"] = []
-    fails_before_any_job(tmp_path, config, "config key 'datasets.small.uncovered_topics'", "first: q03",
-                         str(tmp_path / "cands.json"))  # fmt: skip
+    fails_before_any_job(
+        tmp_path, config, "config key 'datasets.small.uncovered_topics'", "first: q03", str(tmp_path / "cands.json")
+    )
     config["datasets"]["small"]["uncovered_topics"] = "drop"
     path = write_config(tmp_path, config)
     snakemake("--cores", "2", "--configfile", str(path))
@@ -173,13 +181,18 @@ def test_coverage_and_outside_pool_labels_reach_table2_and_a_new_judge_reaches_t
     extra = tmp_path / "extra.txt"
     extra.write_text((DEMO / "qrels.assessor-b.txt").read_text() + "q01 0 d9999 3\nq02 0 d9998 1\n")
     rerun = tmp_path / "rerun.txt"  # assessor-b asked again: every 10th label one grade off
-    rerun.write_text("".join(f"{q} 0 {d} {(int(g) + 1) % 4 if i % 10 == 0 else g}\n"
-                             for i, (q, _, d, g) in enumerate(line.split() for line in lines)))  # fmt: skip
+    rerun.write_text(
+        "".join(
+            f"{q} 0 {d} {(int(g) + 1) % 4 if i % 10 == 0 else g}\n"
+            for i, (q, _, d, g) in enumerate(line.split() for line in lines)
+        )
+    )
     config = demo_config(tmp_path)
-    config["judges"] += [{"name": "half", "kind": "recorded", "qrels": str(half)},
-                         {"name": "extra", "kind": "recorded", "qrels": str(extra)},
-                         {"name": "b-again", "kind": "recorded", "qrels": str(DEMO / "qrels.assessor-b.txt"),
-                          "reruns": [str(rerun)]}]  # fmt: skip
+    config["judges"] += [
+        {"name": "half", "kind": "recorded", "qrels": str(half)},
+        {"name": "extra", "kind": "recorded", "qrels": str(extra)},
+        {"name": "b-again", "kind": "recorded", "qrels": str(DEMO / "qrels.assessor-b.txt"), "reruns": [str(rerun)]},
+    ]
     path = write_config(tmp_path, config)
     snakemake("--cores", "2", "--configfile", str(path))
     out = tmp_path / "results"
@@ -215,9 +228,12 @@ def test_coverage_and_outside_pool_labels_reach_table2_and_a_new_judge_reaches_t
     # of the dataset, rebuilt by the next run); nothing else computed is touched.
     before = snapshot(out)
     recorded = ["assessor-b", "half", "extra", "b-again"]
-    job_files = {out / "logs/demo/original/recorded_judges.log", out / "logs/benchmarks/demo/original/recorded_judges.tsv",
-                 *(out / f"demo/qrels/original/{name}.txt" for name in recorded),
-                 *(out / f"demo/judgments/original/{name}.summary.json" for name in recorded)}  # fmt: skip
+    job_files = {
+        out / "logs/demo/original/recorded_judges.log",
+        out / "logs/benchmarks/demo/original/recorded_judges.tsv",
+        *(out / f"demo/qrels/original/{name}.txt" for name in recorded),
+        *(out / f"demo/judgments/original/{name}.summary.json" for name in recorded),
+    }
     assert job_files <= set(before)
     good = copy.deepcopy(config)
     strays = [tmp_path / "stray.txt", tmp_path / "stray2.txt"]
@@ -227,9 +243,12 @@ def test_coverage_and_outside_pool_labels_reach_table2_and_a_new_judge_reaches_t
     result = snakemake("--cores", "2", "--configfile", str(write_config(tmp_path, config)), check=False)
     assert result.returncode != 0
     lines = [line for line in (result.stdout + result.stderr).splitlines() if line.startswith("voirdire: ")]
-    assert lines == [f"voirdire: {stray}: recorded judge '{stray.stem}' labels none of the "
-                     f"{len(pool)} pairs to judge (1 of its 1 labels are for this dataset's queries); "
-                     "is it the qrels of another dataset?" for stray in strays]  # fmt: skip
+    assert lines == [
+        f"voirdire: {stray}: recorded judge '{stray.stem}' labels none of the "
+        f"{len(pool)} pairs to judge (1 of its 1 labels are for this dataset's queries); "
+        "is it the qrels of another dataset?"
+        for stray in strays
+    ]
     assert "Traceback" in (out / "logs/demo/original/recorded_judges.log").read_text()  # kept in the log
     after = snapshot(out)
     computed = {p: b for p, b in before.items() if p.name != "manifest.json" and p not in job_files}
@@ -310,8 +329,13 @@ def test_a_dead_endpoint_trips_the_breaker_and_keeps_what_is_stored(tmp_path, mo
     with LoopbackServer() as server, Store(tmp_path / "s.sqlite") as store:
         live = Endpoint("openai/x", api_base=server.url, api_key_env="VOIRDIRE_TEST_KEY")
         call_all(live, calls[:30], store, progress=False)
-    dead = Endpoint("openai/x", api_base=f"http://127.0.0.1:{closed_port()}/v1", api_key_env="VOIRDIRE_TEST_KEY",
-                    concurrency=8, max_connection_failures=12)  # fmt: skip
+    dead = Endpoint(
+        "openai/x",
+        api_base=f"http://127.0.0.1:{closed_port()}/v1",
+        api_key_env="VOIRDIRE_TEST_KEY",
+        concurrency=8,
+        max_connection_failures=12,
+    )
     with Store(tmp_path / "s.sqlite") as store, pytest.raises(EndpointDown) as info:
         call_all(dead, calls, store, progress=False, desc="judging dead")
     message = str(info.value)
@@ -325,8 +349,14 @@ def test_a_dead_endpoint_trips_the_breaker_and_keeps_what_is_stored(tmp_path, mo
 def test_a_hanging_endpoint_trips_the_breaker_after_a_bounded_number_of_requests(tmp_path, monkeypatch):
     monkeypatch.setenv("VOIRDIRE_TEST_KEY", LOOPBACK_KEY)
     with LoopbackServer(faults=Faults(rate_timeout=1.0, timeout_s=5)) as server:
-        endpoint = Endpoint("openai/x", api_base=server.url, api_key_env="VOIRDIRE_TEST_KEY", concurrency=8,
-                            timeout_s=0.5, max_connection_failures=20)  # fmt: skip
+        endpoint = Endpoint(
+            "openai/x",
+            api_base=server.url,
+            api_key_env="VOIRDIRE_TEST_KEY",
+            concurrency=8,
+            timeout_s=0.5,
+            max_connection_failures=20,
+        )
         with Store(tmp_path / "s.sqlite") as store, pytest.raises(EndpointDown, match="is not answering"):
             call_all(endpoint, probe_calls(300), store, progress=False)
         asked = len(server.log)

@@ -40,8 +40,14 @@ def raw(dl19):
 def independent_runs(pools, nist):
     """BM25 and the oracles written out directly from their definitions (docs/definitions.md)."""
     runs = {"BM25": {q: {d: float(100 - i) for i, (d, _) in enumerate(p)} for q, p in pools.items()}}
-    for name, swaps in [("Perfect", []), ("Swap[3]", [3]), ("Swap[2]", [2]), ("Swap[1]", [1]),
-                        ("Swap[2,3]", [2, 3]), ("Swap[1,2]", [1, 2])]:  # fmt: skip
+    for name, swaps in [
+        ("Perfect", []),
+        ("Swap[3]", [3]),
+        ("Swap[2]", [2]),
+        ("Swap[1]", [1]),
+        ("Swap[2,3]", [2, 3]),
+        ("Swap[1,2]", [1, 2]),
+    ]:
         runs[name] = {}
         for q, pool in pools.items():
             docs = [d for d, _ in pool]

@@ -35,8 +35,10 @@ def top_depth(path, depth=100):
 
 
 def candidates(dl19):
-    return {str(e["hits"][0]["qid"]): [str(h["docid"]) for h in e["hits"]]
-            for e in json.load(open(dl19 / "bm25-top100.rankgpt.json"))}  # fmt: skip
+    return {
+        str(e["hits"][0]["qid"]): [str(h["docid"]) for h in e["hits"]]
+        for e in json.load(open(dl19 / "bm25-top100.rankgpt.json"))
+    }
 
 
 TOPICS = 43
@@ -70,8 +72,13 @@ def test_recorded_systems_under_nist_equal_trec_eval_on_the_cut_run(table1, dl19
 def test_the_needed_pairs_are_the_judged_top_depth_of_every_system(dl19_runs_results, dl19):
     nist = qrels_of(dl19 / "qrels.nist.txt")
     pool = {(q, d) for q, docs in candidates(dl19).items() for d in docs if d in nist[q]}
-    runs = {(q, d) for name in RUNS.values() for q, docs in top_depth(dl19 / name).items() for d in docs
-            if d in nist.get(q, {})}  # fmt: skip
+    runs = {
+        (q, d)
+        for name in RUNS.values()
+        for q, docs in top_depth(dl19 / name).items()
+        for d in docs
+        if d in nist.get(q, {})
+    }
     table2 = pd.read_csv(dl19_runs_results / "tables/original/table2.csv")
     row = table2[(table2["judge"] == "monot5-3b") & (table2["measure"] == NDCG)].iloc[0]
     assert row["pairs_needed"] == len(pool | runs) and row["pairs_outside_pool"] == len(runs - pool) > 0
@@ -125,9 +132,24 @@ def test_init_then_snakemake_on_labels_only_data(tmp_path, dl19, table1):
     """`voirdire init` on the label sets alone (no texts) writes a config that runs unchanged, and
     its recorded systems score as in the run with texts."""
     config = tmp_path / "mine.yaml"
-    args = ["--qrels", str(dl19 / "qrels.nist.txt"), "--topics", str(dl19 / "topics.tsv"),
-            "--runs", *(str(dl19 / f) for f in RUNS.values()), "--dataset", "dl19", "-o", str(config),
-            "--family", "monot5=t5", "--family", "rank1=rank1", "--oracle-base", "monot5"]  # fmt: skip
+    args = [
+        "--qrels",
+        str(dl19 / "qrels.nist.txt"),
+        "--topics",
+        str(dl19 / "topics.tsv"),
+        "--runs",
+        *(str(dl19 / f) for f in RUNS.values()),
+        "--dataset",
+        "dl19",
+        "-o",
+        str(config),
+        "--family",
+        "monot5=t5",
+        "--family",
+        "rank1=rank1",
+        "--oracle-base",
+        "monot5",
+    ]
     for judge, (file, _) in JUDGES.items():
         args += ["--judge", f"{judge}={dl19 / file}", "--family", f"{judge}={'t5' if 'mono' in judge else 'rank1'}"]
     out = subprocess.run(
@@ -147,8 +169,11 @@ def test_init_then_snakemake_on_labels_only_data(tmp_path, dl19, table1):
 def test_every_job_has_a_benchmark_and_the_report_table_lists_the_slowest(dl19_runs_results):
     from voirdire.timing import read_benchmarks
 
-    logs = {str(p.relative_to(dl19_runs_results / "logs")).removesuffix(".log")
-            for p in (dl19_runs_results / "logs").rglob("*.log") if "benchmarks" not in p.parts}  # fmt: skip
+    logs = {
+        str(p.relative_to(dl19_runs_results / "logs")).removesuffix(".log")
+        for p in (dl19_runs_results / "logs").rglob("*.log")
+        if "benchmarks" not in p.parts
+    }
     jobs = read_benchmarks(dl19_runs_results / "logs/benchmarks")
     assert set(jobs["job"]) == logs - {"timings"}  # the timings job reads the others' files
     assert (jobs["wall_s"] >= 0).all() and jobs["wall_s"].max() > 0 and jobs["wall_s"].is_monotonic_decreasing

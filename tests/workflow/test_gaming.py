@@ -53,8 +53,10 @@ def run(order: list[str]) -> pd.DataFrame:
 
 RUNS = {name: [run(order)] for name, order in ORDERS.items()}
 # every other query has one more relevant passage below everyone's top 4, so the queries differ
-HUMAN = pd.DataFrame([(q, d, 1 if (d, i % 2) == ("d5", 1) else g) for i, q in enumerate(QUERIES)
-                      for d, g in GRADES.items()], columns=["query_id", "doc_id", "relevance"])  # fmt: skip
+HUMAN = pd.DataFrame(
+    [(q, d, 1 if (d, i % 2) == ("d5", 1) else g) for i, q in enumerate(QUERIES) for d, g in GRADES.items()],
+    columns=["query_id", "doc_id", "relevance"],
+)
 
 
 def term_lover(query: str, text: str, grade: int) -> int:
@@ -76,13 +78,34 @@ def rows_for(judge) -> pd.DataFrame:
     items, _ = items_to_modify(RUNS["Weak"], 3, HUMAN)
     gamed = modified_texts(items, METHODS, TOPICS, TEXTS)
     grade = HUMAN.set_index(["query_id", "doc_id"])["relevance"]
-    labels = pd.DataFrame({"query_id": gamed["query_id"], "doc_id": gamed["gamed_id"],
-                           "relevance": [judge(TOPICS[q], t, int(grade[q, d])) for q, d, t in
-                                         gamed[["query_id", "doc_id", "text"]].itertuples(index=False)]})  # fmt: skip
+    labels = pd.DataFrame(
+        {
+            "query_id": gamed["query_id"],
+            "doc_id": gamed["gamed_id"],
+            "relevance": [
+                judge(TOPICS[q], t, int(grade[q, d]))
+                for q, d, t in gamed[["query_id", "doc_id", "text"]].itertuples(index=False)
+            ],
+        }
+    )
     scores = wide(HUMAN)  # the judge agrees with the humans on the unmodified passages
-    return gaming_rows(dataset="d", judge=judge.__name__, methods=["stuff", "claim"], systems=["Weak"], runs=RUNS,
-                       scores=scores, human_scores=scores, judge_qrels=HUMAN, human_qrels=HUMAN, labels=labels, k=3,
-                       measure=str(MEASURE), depth=10, binary_threshold=2, human_threshold=2)  # fmt: skip
+    return gaming_rows(
+        dataset="d",
+        judge=judge.__name__,
+        methods=["stuff", "claim"],
+        systems=["Weak"],
+        runs=RUNS,
+        scores=scores,
+        human_scores=scores,
+        judge_qrels=HUMAN,
+        human_qrels=HUMAN,
+        labels=labels,
+        k=3,
+        measure=str(MEASURE),
+        depth=10,
+        binary_threshold=2,
+        human_threshold=2,
+    )
 
 
 def test_a_judge_that_rewards_the_query_terms_is_caught_climbing():
@@ -138,13 +161,23 @@ NULL_ORDERS = {  # humans: Top > Good > Weak
 }
 NULL_TEXTS = {d: f"passage {d} about something else entirely" for d in NULL_GRADES}
 NULL_RUNS = {
-    name: [pd.DataFrame([(q, d, float(len(order) - i)) for q in NULL_QUERIES for i, d in enumerate(order)],
-                        columns=["query_id", "doc_id", "score"])]
+    name: [
+        pd.DataFrame(
+            [(q, d, float(len(order) - i)) for q in NULL_QUERIES for i, d in enumerate(order)],
+            columns=["query_id", "doc_id", "score"],
+        )
+    ]
     for name, order in NULL_ORDERS.items()
-}  # fmt: skip
+}
 # every third query has one more relevant passage, below everyone's top 6, so the queries differ
-NULL_HUMAN = pd.DataFrame([(q, d, 1 if (d == "d7" and i % 3 == 0) else g) for i, q in enumerate(NULL_QUERIES)
-                           for d, g in NULL_GRADES.items()], columns=["query_id", "doc_id", "relevance"])  # fmt: skip
+NULL_HUMAN = pd.DataFrame(
+    [
+        (q, d, 1 if (d == "d7" and i % 3 == 0) else g)
+        for i, q in enumerate(NULL_QUERIES)
+        for d, g in NULL_GRADES.items()
+    ],
+    columns=["query_id", "doc_id", "relevance"],
+)
 NULL_KINDS = ("strict", "lenient", "noise", "topic")
 CONSTANT_DIFFERENCES = pytest.mark.filterwarnings("ignore:Precision loss occurred:RuntimeWarning")
 """scipy's t test warns when a gamed system's per-query differences are all alike, as here."""
@@ -195,13 +228,33 @@ def _null_rows(kind: str, modified, as_human: bool) -> pd.DataFrame:
     items, _ = items_to_modify([r for s in ("Weak", "Good") for r in NULL_RUNS[s]], 3, NULL_HUMAN)
     gamed = modified_texts(items, METHODS, NULL_TOPICS, NULL_TEXTS)
     grade = (NULL_HUMAN if as_human else judge).set_index(["query_id", "doc_id"])["relevance"]
-    labels = pd.DataFrame({"query_id": gamed["query_id"], "doc_id": gamed["gamed_id"],
-                           "relevance": [modified(NULL_TOPICS[q], t, int(grade[q, d])) for q, d, t in
-                                         gamed[["query_id", "doc_id", "text"]].itertuples(index=False)]})  # fmt: skip
-    return gaming_rows(dataset="d", judge=f"{kind}+{modified.__name__}", methods=["stuff", "claim"],
-                       systems=["Weak", "Good"], runs=NULL_RUNS, scores=null_wide(judge),
-                       human_scores=null_wide(NULL_HUMAN), judge_qrels=judge, human_qrels=NULL_HUMAN, labels=labels,
-                       k=3, measure=str(MEASURE), depth=10, binary_threshold=2, human_threshold=2)  # fmt: skip
+    labels = pd.DataFrame(
+        {
+            "query_id": gamed["query_id"],
+            "doc_id": gamed["gamed_id"],
+            "relevance": [
+                modified(NULL_TOPICS[q], t, int(grade[q, d]))
+                for q, d, t in gamed[["query_id", "doc_id", "text"]].itertuples(index=False)
+            ],
+        }
+    )
+    return gaming_rows(
+        dataset="d",
+        judge=f"{kind}+{modified.__name__}",
+        methods=["stuff", "claim"],
+        systems=["Weak", "Good"],
+        runs=NULL_RUNS,
+        scores=null_wide(judge),
+        human_scores=null_wide(NULL_HUMAN),
+        judge_qrels=judge,
+        human_qrels=NULL_HUMAN,
+        labels=labels,
+        k=3,
+        measure=str(MEASURE),
+        depth=10,
+        binary_threshold=2,
+        human_threshold=2,
+    )
 
 
 @CONSTANT_DIFFERENCES
@@ -321,9 +374,18 @@ def test_an_llm_judge_labels_the_modified_texts_through_its_judging_job(tmp_path
         judge = LLMJudge(name="obeys", endpoint=endpoint)
         out = {k: tmp_path / f"judge.{k}" for k in ("txt", "parquet", "json")}
         for _ in range(2):
-            run_judging_job(judge, pairs=pairs, texts=texts, topics=topics, store_path=tmp_path / "store.sqlite",
-                            provenance="gaming", qrels_out=out["txt"], raw_out=out["parquet"],
-                            summary_out=out["json"], progress=False)  # fmt: skip
+            run_judging_job(
+                judge,
+                pairs=pairs,
+                texts=texts,
+                topics=topics,
+                store_path=tmp_path / "store.sqlite",
+                provenance="gaming",
+                qrels_out=out["txt"],
+                raw_out=out["parquet"],
+                summary_out=out["json"],
+                progress=False,
+            )
         assert len(server.log) == 4  # two queries x two methods, once
     labels = read_qrels(out["txt"]).set_index(["query_id", "doc_id"])["relevance"]
     assert labels["q1", "d1#claim"] == 3 and labels["q2", "d1#claim"] == 3
@@ -346,8 +408,12 @@ def test_the_config_fills_defaults_and_names_bad_keys():
     assert gaming["systems"] == ["BM25", "rg-smollm2", "prp-smollm2", "dense-minilm"]  # no oracle
     assert plan.gaming_judges == {"smollm2": ["stuff", "claim"], "minilm": ["stuff", "claim"]}
     bad = demo_config()
-    bad["gaming"] = {"methods": ["stuff", "mine"], "templates": {"mine": "no slot"}, "systems": ["Nope"],
-                     "judges": {"assessor-b": ["stuff"], "minilm": ["claim"]}}  # fmt: skip
+    bad["gaming"] = {
+        "methods": ["stuff", "mine"],
+        "templates": {"mine": "no slot"},
+        "systems": ["Nope"],
+        "judges": {"assessor-b": ["stuff"], "minilm": ["claim"]},
+    }
     with pytest.raises(InputError) as error:
         check(validate_schema(copy.deepcopy(bad)))
     text = str(error.value)
@@ -374,11 +440,16 @@ def test_the_gamed_system_through_the_workflow_with_minilm(tmp_path):
     entries = []
     for q, text in topics.items():
         terms = query_terms(text).split()
-        overlap = {d: sum(t.lower().split().count(term) for term in terms) for d, t in texts.items()
-                   if d.startswith("d" + q[1:])}  # fmt: skip
+        overlap = {
+            d: sum(t.lower().split().count(term) for term in terms)
+            for d, t in texts.items()
+            if d.startswith("d" + q[1:])
+        }
         ranked = sorted(overlap, key=lambda d: (-overlap[d], d))
-        hits = [{"qid": q, "docid": d, "score": float(overlap[d]), "rank": i + 1, "content": texts[d]}
-                for i, d in enumerate(ranked)]  # fmt: skip
+        hits = [
+            {"qid": q, "docid": d, "score": float(overlap[d]), "rank": i + 1, "content": texts[d]}
+            for i, d in enumerate(ranked)
+        ]
         entries.append({"query": text, "hits": hits})
     (tmp_path / "candidates.json").write_text(json.dumps(entries))
     (tmp_path / "topics.tsv").write_text("".join(f"{q}\t{t}\n" for q, t in topics.items()))
@@ -386,8 +457,14 @@ def test_the_gamed_system_through_the_workflow_with_minilm(tmp_path):
     (tmp_path / "qrels.txt").write_text("\n".join(qrels) + "\n")
     config = demo_config()
     config["results"] = str(tmp_path / "results")
-    config["datasets"] = {"demo": {"source": "rankgpt", "candidates": str(tmp_path / "candidates.json"),
-                                   "topics": str(tmp_path / "topics.tsv"), "qrels": str(tmp_path / "qrels.txt")}}  # fmt: skip
+    config["datasets"] = {
+        "demo": {
+            "source": "rankgpt",
+            "candidates": str(tmp_path / "candidates.json"),
+            "topics": str(tmp_path / "topics.tsv"),
+            "qrels": str(tmp_path / "qrels.txt"),
+        }
+    }
     config.pop("rankers")
     config["systems"] = ["BM25", "Perfect", "Swap[1]"]
     config["judges"] = [j for j in config["judges"] if j["name"] in ("minilm", "assessor-b")]

@@ -34,13 +34,20 @@ QRELS = "q1 0 a 3\nq1 0 b 0\nq2 0 c 2\nq2 0 d 1\nq3 0 e 0\nq3 0 f 2\n"
 def labels_only(write):
     """A labels-only config with two recorded judges and no systems."""
     return {
-        "datasets": {"d": {"source": "local", "topics": str(write("t.tsv", TOPICS)),
-                           "qrels": str(write("q.txt", QRELS))}},
-        "judges": [{"name": "copy", "kind": "recorded", "qrels": str(write("copy.txt", QRELS))},
-                   {"name": "bin", "kind": "recorded", "qrels": str(write("bin.txt", QRELS.replace(" 3\n", " 1\n")
-                                                                          .replace(" 2\n", " 1\n"))),
-                    "scale": {"max": 1}, "binary_threshold": 1}],
-    }  # fmt: skip
+        "datasets": {
+            "d": {"source": "local", "topics": str(write("t.tsv", TOPICS)), "qrels": str(write("q.txt", QRELS))}
+        },
+        "judges": [
+            {"name": "copy", "kind": "recorded", "qrels": str(write("copy.txt", QRELS))},
+            {
+                "name": "bin",
+                "kind": "recorded",
+                "qrels": str(write("bin.txt", QRELS.replace(" 3\n", " 1\n").replace(" 2\n", " 1\n"))),
+                "scale": {"max": 1},
+                "binary_threshold": 1,
+            },
+        ],
+    }
 
 
 def test_a_config_without_systems_checks_and_plans_no_system(labels_only):
@@ -69,8 +76,13 @@ def test_init_without_runs_writes_a_config_without_systems(tmp_path, write, labe
     write("sets/team b.run", QRELS.replace(" 3\n", " 2\n"))  # a space: not in a judge's name
     assert sorted(judge_folder(tmp_path / "sets")) == ["team-a", "team_b"]
     spec = labels_only["datasets"]["d"]
-    config, notes = init_config(qrels=spec["qrels"], topics=spec["topics"], judge_folders=[str(tmp_path / "sets")],
-                                judges=[f"bin={labels_only['judges'][1]['qrels']}"], dataset="d")  # fmt: skip
+    config, notes = init_config(
+        qrels=spec["qrels"],
+        topics=spec["topics"],
+        judge_folders=[str(tmp_path / "sets")],
+        judges=[f"bin={labels_only['judges'][1]['qrels']}"],
+        dataset="d",
+    )
     assert "systems" not in config and "runs" not in config and "oracles" not in config
     assert sorted(j["name"] for j in config["judges"]) == ["bin", "team-a", "team_b"]
     assert any("audited alone" in note for note in notes)
@@ -83,8 +95,18 @@ def test_init_without_runs_writes_a_config_without_systems(tmp_path, write, labe
 
 
 def test_the_verdict_says_no_systems_for_every_question_about_them():
-    table2 = pd.DataFrame([{"dataset": "d", "judge": "j", "kappa_binary": 0.6, "kappa_binary_ci_low": 0.5,
-                            "kappa_binary_ci_high": 0.7, "coverage": 1.0}])  # fmt: skip
+    table2 = pd.DataFrame(
+        [
+            {
+                "dataset": "d",
+                "judge": "j",
+                "kappa_binary": 0.6,
+                "kappa_binary_ci_low": 0.5,
+                "kappa_binary_ci_high": 0.7,
+                "coverage": 1.0,
+            }
+        ]
+    )
     data = DatasetTables(judges=["j"], tables={"table2": table2}, unavailable={"runs": NO_SYSTEMS})
     long = verdict({"d": data}).set_index("question")
     assert long.loc["labels", "status"] == "pass" and long.loc["labels", "effect"] == pytest.approx(0.6)
@@ -122,11 +144,15 @@ def test_the_audits_of_labels_run_without_systems():
     labels = {HUMAN: _labels(human), "a": _labels(first), "b": _labels(human)}
     meta = {"min": 0, "max": 3, "binary_threshold": 2, "kind": "recorded", "family": None}
     data = DatasetInputs(
-        judges={HUMAN: {**meta, "kind": "human"}, "a": meta, "b": meta}, pairs=_labels(human)[["query_id", "doc_id"]],
-        labels=labels, runs={}, base=None, topics={f"q{q}": "text" for q in range(12)},
+        judges={HUMAN: {**meta, "kind": "human"}, "a": meta, "b": meta},
+        pairs=_labels(human)[["query_id", "doc_id"]],
+        labels=labels,
+        runs={},
+        base=None,
+        topics={f"q{q}": "text" for q in range(12)},
         per_query=pd.DataFrame(columns=["dataset", "judge", "query_id", "system", "ndcg"]),
         label_sets={"a": {"qrels": _labels(first), "rerun-1": _labels(again)}},
-    )  # fmt: skip
+    )
     tables, heatmaps = audit_tables({"d": data}, system_families={})
     assert list(tables["label_test"]["judge"]) == ["a", "b"] and set(heatmaps) == {("d", "a"), ("d", "b")}
     assert list(tables["lojo_labels"]["left_out"]) == ["a", "b"]
@@ -151,8 +177,9 @@ def _perturbed(qrels: pd.DataFrame, salt: str, share: float) -> pd.DataFrame:
 
 def _some(qrels: pd.DataFrame, salt: str, share: float) -> pd.DataFrame:
     """A deterministic share of the pairs (a submission that skipped the rest)."""
-    keep = [hashlib.sha256(f"{salt}:{r.query_id}:{r.doc_id}".encode()).digest()[0] / 256 < share
-            for r in qrels.itertuples()]  # fmt: skip
+    keep = [
+        hashlib.sha256(f"{salt}:{r.query_id}:{r.doc_id}".encode()).digest()[0] / 256 < share for r in qrels.itertuples()
+    ]
     return qrels[keep]
 
 
@@ -187,8 +214,24 @@ def test_label_sets_alone_end_to_end(tmp_path, dl19, capsys):
     rerun = _write_qrels(_perturbed(nist, "noisy-again", 0.3), tmp_path / "noisy-again.txt")
 
     config = tmp_path / "llmjudge.yaml"
-    assert main(["init", "--qrels", qrels, "--topics", str(tmp_path / "topics.tsv"), "--judges", str(sets),
-                 "--dataset", "dl19", "-o", str(config)]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "init",
+                "--qrels",
+                qrels,
+                "--topics",
+                str(tmp_path / "topics.tsv"),
+                "--judges",
+                str(sets),
+                "--dataset",
+                "dl19",
+                "-o",
+                str(config),
+            ]
+        )
+        == 0
+    )
     assert "no runs (the label sets audited alone), 4 judges" in capsys.readouterr().out
     written = yaml.safe_load(config.read_text())
     assert "systems" not in written and "runs" not in written

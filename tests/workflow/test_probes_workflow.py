@@ -46,11 +46,16 @@ def probe_config(tmp_path, server=None) -> dict:
     config["probes"] = {
         "seed": 3,
         "swap": {"pairs": 30, "lists": {"queries": 4, "depth": 3}},
-        "pad": {"per_grade": 6, "methods": ["repeat", "filler"],
-                "assistants": {"loop": {"model": "openai/loop-padder", "api_base": url, "api_key_env": "VOIRDIRE_TEST_KEY"}}},
+        "pad": {
+            "per_grade": 6,
+            "methods": ["repeat", "filler"],
+            "assistants": {
+                "loop": {"model": "openai/loop-padder", "api_base": url, "api_key_env": "VOIRDIRE_TEST_KEY"}
+            },
+        },
         "injection": {"passages": 20},
         "personas": {"queries": 5, "depth": 4},
-    }  # fmt: skip
+    }
     config["variants"] = {"lengthy": {"baseline": "clean", "variants": ["longer"]}}
     return config
 

@@ -33,17 +33,29 @@ QRELS = "q1 0 d1 0\nq1 0 d2 2\nq1 0 d3 3\nq2 0 d1 1\nq2 0 d9 2\n"
 def test_fast_and_checked_run_readers_agree(write):
     path = write("run.txt", RUN)
     fast, slow = read_run(path), _read_run_checked(path)
-    pd.testing.assert_frame_equal(fast.astype({"query_id": object, "doc_id": object}),
-                                  slow.astype({"query_id": object, "doc_id": object}))  # fmt: skip
+    pd.testing.assert_frame_equal(
+        fast.astype({"query_id": object, "doc_id": object}), slow.astype({"query_id": object, "doc_id": object})
+    )
     assert list(fast["doc_id"]) == ["d1", "d2", "d3", "d1"]
 
 
 @pytest.mark.parametrize(
     "form, arrow",
-    [("single spaces", True), ("CRLF", True), ("blank lines", True), ("no final newline", True),
-     ("quoted ids", True), ("gzip", True), ("tabs", False), ("two spaces", False), ("a space at a line's end", False),
-     ("a space at the start", False), ("byte-order mark", False), ("a line of spaces", False)],
-)  # fmt: skip
+    [
+        ("single spaces", True),
+        ("CRLF", True),
+        ("blank lines", True),
+        ("no final newline", True),
+        ("quoted ids", True),
+        ("gzip", True),
+        ("tabs", False),
+        ("two spaces", False),
+        ("a space at a line's end", False),
+        ("a space at the start", False),
+        ("byte-order mark", False),
+        ("a line of spaces", False),
+    ],
+)
 def test_every_run_reader_reads_what_the_line_reader_reads(tmp_path, form, arrow):
     """Arrow's reader takes runs whose fields are one space apart (the form this project writes),
     pandas' any whitespace, the line reader anything; where a faster one takes a file, its table
@@ -51,11 +63,17 @@ def test_every_run_reader_reads_what_the_line_reader_reads(tmp_path, form, arrow
     from voirdire.formats import _read_run_arrow, _read_run_pandas
 
     text = RUN.replace("d1", '"d1"') if form == "quoted ids" else RUN
-    text = {"CRLF": text.replace("\n", "\r\n"),
-            "blank lines": text.replace("\n", "\n\n"), "no final newline": text.rstrip("\n"),
-            "tabs": text.replace(" ", "\t"), "two spaces": text.replace(" Q0", "  Q0"),
-            "a space at a line's end": text.replace("\n", " \n"), "a space at the start": " " + text,
-            "byte-order mark": "\ufeff" + text, "a line of spaces": text + "   \n"}.get(form, text)  # fmt: skip
+    text = {
+        "CRLF": text.replace("\n", "\r\n"),
+        "blank lines": text.replace("\n", "\n\n"),
+        "no final newline": text.rstrip("\n"),
+        "tabs": text.replace(" ", "\t"),
+        "two spaces": text.replace(" Q0", "  Q0"),
+        "a space at a line's end": text.replace("\n", " \n"),
+        "a space at the start": " " + text,
+        "byte-order mark": "\ufeff" + text,
+        "a line of spaces": text + "   \n",
+    }.get(form, text)
     path = tmp_path / ("run.txt.gz" if form == "gzip" else "run.txt")
     path.write_bytes(gzip.compress(text.encode()) if form == "gzip" else text.encode())
     expected = _read_run_checked(path)
@@ -110,8 +128,9 @@ def test_ties_follow_trec_eval_not_the_rank_column(write):
     # the file ranks d2 above d3 (equal scores); trec_eval orders ties by doc id descending
     run = read_run(write("run.txt", RUN))
     assert list(trec_eval_order(run)["doc_id"])[:3] == ["d1", "d3", "d2"]
-    kept, summary = normalise_run(run, {"q1": "a", "q2": "b", "q3": "c"}, depth=2, unknown_queries="error",
-                                  name="s", path="run.txt")  # fmt: skip
+    kept, summary = normalise_run(
+        run, {"q1": "a", "q2": "b", "q3": "c"}, depth=2, unknown_queries="error", name="s", path="run.txt"
+    )
     assert list(kept[kept["query_id"] == "q1"]["doc_id"]) == ["d1", "d3"]
     assert summary["queries_tied_top10"] == 1 and summary["topics_missing"] == 1
     assert summary["documents_below_depth"] == 1
@@ -199,8 +218,11 @@ def test_invalid_labels_drop_counts_both_sides_of_a_conflict(write):
 def test_run_writing_and_tie_counts_match_their_row_by_row_forms(tmp_path, dtype):
     """write_run, write_qrels and normalise_run's tie counts, from whole columns, as the loops had them."""
     rng = np.random.default_rng(5)
-    rows = [(f"q{q}", f"d{d}", int(r), float(rng.choice([0.5, 0.25, rng.random()])))
-            for q in (3, 1, 2) for r, d in enumerate(rng.choice(50, 20, replace=False))]  # fmt: skip
+    rows = [
+        (f"q{q}", f"d{d}", int(r), float(rng.choice([0.5, 0.25, rng.random()])))
+        for q in (3, 1, 2)
+        for r, d in enumerate(rng.choice(50, 20, replace=False))
+    ]
     run = pd.DataFrame(rows, columns=["query_id", "doc_id", "rank", "score"]).astype(
         {"query_id": dtype, "doc_id": dtype}
     )
@@ -232,10 +254,20 @@ def test_recorded_labels_keep_the_needed_pairs_and_log_by_judge(write, caplog):
     with caplog.at_level(logging.INFO, logger="test.recorded"):
         labels, summary = recorded_labels("j", path, pairs, scale, "drop", log)
     assert list(labels["doc_id"]) == ["d1", "d3"]
-    assert summary == {"judge": "j", "kind": "recorded", "labels_in_file": 4, "labels_outside_pool": 1,
-                       "labels_other_queries": 1, "pairs": 3, "pairs_labelled": 2, "coverage": 2 / 3,
-                       "invalid_labels_dropped": 1, "lines_out_of_scale": 1, "conflicting_pairs": 0,
-                       "conflicting_lines": 0}  # fmt: skip
+    assert summary == {
+        "judge": "j",
+        "kind": "recorded",
+        "labels_in_file": 4,
+        "labels_outside_pool": 1,
+        "labels_other_queries": 1,
+        "pairs": 3,
+        "pairs_labelled": 2,
+        "coverage": 2 / 3,
+        "invalid_labels_dropped": 1,
+        "lines_out_of_scale": 1,
+        "conflicting_pairs": 0,
+        "conflicting_lines": 0,
+    }
     messages = [record.getMessage() for record in caplog.records]
     assert len(messages) == 5 and all(message.startswith("j: ") for message in messages)  # each names its judge
     assert "1 needed pairs have no label" in messages[2] and "reaches binary_threshold 2" in messages[4]
@@ -246,13 +278,18 @@ def test_recorded_labels_keep_the_needed_pairs_and_log_by_judge(write, caplog):
 def base_config(tmp_path, write, **changes):
     config = {
         "results": str(tmp_path / "results"),
-        "datasets": {"d": {"source": "local", "topics": str(write("topics.tsv", "q1\tone\nq2\ttwo\n")),
-                           "qrels": str(write("qrels.txt", QRELS))}},
+        "datasets": {
+            "d": {
+                "source": "local",
+                "topics": str(write("topics.tsv", "q1\tone\nq2\ttwo\n")),
+                "qrels": str(write("qrels.txt", QRELS)),
+            }
+        },
         "runs": {"sysA": {"path": str(write("a.run", RUN)), "family": "f"}},
         "systems": ["Perfect", "sysA"],
         "oracles": {"base": "sysA"},
         "judges": [],
-    }  # fmt: skip
+    }
     config.update(changes)
     return config
 
@@ -266,9 +303,15 @@ def test_a_labels_only_config_checks(tmp_path, write):
 def test_a_folder_key_lists_all_of_its_runs(tmp_path, write):
     write("runs/x.txt", RUN.replace("tagA", "alpha"))
     write("runs/y.txt", RUN.replace("tagA", "beta"))
-    config = base_config(tmp_path, write, runs={"sysA": {"path": str(write("a.run", RUN))},
-                                                "team": {"path": str(tmp_path / "runs"), "families": {"beta": "g"}}},
-                         systems=["Perfect", "sysA", "team"])  # fmt: skip
+    config = base_config(
+        tmp_path,
+        write,
+        runs={
+            "sysA": {"path": str(write("a.run", RUN))},
+            "team": {"path": str(tmp_path / "runs"), "families": {"beta": "g"}},
+        },
+        systems=["Perfect", "sysA", "team"],
+    )
     plan = check(validate_schema(config))
     assert [str(s) for s in plan.systems] == ["Perfect", "sysA", "alpha", "beta"]
     assert [s.family for s in plan.recorded] == [None, None, "g"]
@@ -298,9 +341,14 @@ def test_bad_recorded_configs_name_the_key(tmp_path, write, changes, key, messag
 def test_init_writes_a_config_that_checks(tmp_path, write):
     topics = write("topics.tsv", "q1\tone\nq2\ttwo\nq3\tthree\n")  # q3 has no qrels: dropped and counted
     judge = write("j.txt", "q1 0 d1 1\nq1 0 d2 0\n")
-    config, notes = init_config(qrels=str(write("qrels.txt", QRELS)), topics=str(topics),
-                                runs=[str(write("a.run", RUN))], judges=[f"j={judge}"],
-                                families=["tagA=f", "j=f"], measures=["AP@100"])  # fmt: skip
+    config, notes = init_config(
+        qrels=str(write("qrels.txt", QRELS)),
+        topics=str(topics),
+        runs=[str(write("a.run", RUN))],
+        judges=[f"j={judge}"],
+        families=["tagA=f", "j=f"],
+        measures=["AP@100"],
+    )
     path = tmp_path / "mine.yaml"
     write_config(config, notes, path)
     plan = check(validate_schema(yaml.safe_load(path.read_text())))

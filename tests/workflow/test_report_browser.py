@@ -26,8 +26,10 @@ READY = "document.querySelector('.voirdire-verdict') && document.querySelector('
 TABLE = "Array.from(document.querySelectorAll('.voirdire-verdict table tr'), tr => Array.from(tr.cells, c => c.innerText.trim()))"
 
 # Figure 3 under the verdict: the image as drawn (its decoded width, 0 if it did not load) and its caption
-FIGURE = ("(f => f && [f.querySelector('img').naturalWidth, f.querySelector('figcaption').innerText])"
-          "(document.querySelector('.voirdire-verdict figure'))")  # fmt: skip
+FIGURE = (
+    "(f => f && [f.querySelector('img').naturalWidth, f.querySelector('figcaption').innerText])"
+    "(document.querySelector('.voirdire-verdict figure'))"
+)
 
 # where the verdict is drawn: the window's width, the page's (the window less the navigation bar on
 # its left), the verdict block's, its table's and the rule graph's boxes

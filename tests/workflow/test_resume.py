@@ -64,14 +64,27 @@ AGGREGATES = {
     ],
     "audits": [
         f"results/audits/original/{name}.{ext}"
-        for name in ("label_test", "lojo", "lojo_labels", "self_preference", "length", "length_systems", "drift",
-                     "control_chart", "circularity", "calibration")
+        for name in (
+            "label_test",
+            "lojo",
+            "lojo_labels",
+            "self_preference",
+            "length",
+            "length_systems",
+            "drift",
+            "control_chart",
+            "circularity",
+            "calibration",
+        )
         for ext in ("csv", "md")
     ],
-}  # fmt: skip
+}
 """Each aggregate rule's tables, in the order it writes them."""
-LOGS = {"tables": "results/logs/original/tables.log", "audits": "results/logs/original/audits.log",
-        "verdict": "results/logs/verdict.log"}  # fmt: skip
+LOGS = {
+    "tables": "results/logs/original/tables.log",
+    "audits": "results/logs/original/audits.log",
+    "verdict": "results/logs/verdict.log",
+}
 VERDICT = [f"results/verdict.{ext}" for ext in ("csv", "md", "html", "fragment.html")]
 
 SUMMARY_RUN = {"calls_this_run", "requests_this_run", "cached", "wall_s"}
@@ -102,10 +115,16 @@ def config(url: str) -> dict:
         if "reruns" in judge:
             judge["reruns"] = [str(ROOT / p) for p in judge["reruns"]]
     config["judges"] = [
-        {"name": JUDGE, "kind": "llm", "model": "openai/loopback", "api_base": url, "api_key_env": KEY_ENV,
-         "concurrency": CONCURRENCY},
+        {
+            "name": JUDGE,
+            "kind": "llm",
+            "model": "openai/loopback",
+            "api_base": url,
+            "api_key_env": KEY_ENV,
+            "concurrency": CONCURRENCY,
+        },
         *judges,
-    ]  # fmt: skip
+    ]
     for dataset in config["datasets"].values():
         for key in ("topics", "qrels", "corpus"):
             dataset[key] = str(ROOT / dataset[key])
@@ -164,8 +183,14 @@ class Uninterrupted:
     def __init__(self, folder: Path, server) -> None:
         self.path, self.server, self.out = folder, server, folder / "snakemake.out"
         with self.out.open("w") as fh:
-            self.proc = subprocess.Popen(snakemake(), cwd=folder, env=environment(UNINTERRUPTED_KEY), stdout=fh,
-                                         stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
+            self.proc = subprocess.Popen(
+                snakemake(),
+                cwd=folder,
+                env=environment(UNINTERRUPTED_KEY),
+                stdout=fh,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
 
     def folder(self) -> Path:
         if self.proc.returncode is None:
@@ -213,8 +238,9 @@ def run_and_kill(folder: Path, trigger, what: str, timeout_s: float = 600) -> No
     once it is near (every 2 ms)."""
     out = folder / f"snakemake-{len(list(folder.glob('snakemake-*.out')))}.out"
     with out.open("w") as fh:
-        proc = subprocess.Popen(snakemake(), cwd=folder, env=environment(), stdout=fh, stderr=subprocess.STDOUT,
-                                start_new_session=True)  # fmt: skip
+        proc = subprocess.Popen(
+            snakemake(), cwd=folder, env=environment(), stdout=fh, stderr=subprocess.STDOUT, start_new_session=True
+        )
     deadline = time.monotonic() + timeout_s
     try:
         while not (near := trigger()):

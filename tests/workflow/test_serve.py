@@ -49,10 +49,21 @@ def start_service(tmp_path, *args: str, **options) -> tuple[subprocess.Popen, ob
     service, server_log = tmp_path / "served.json", tmp_path / "server.log"
     fields = json.dumps(dataclasses.asdict(spec(*args, **options)))
     process = subprocess.Popen(
-        [sys.executable, "-m", "voirdire.llm.serve_job", "--spec", fields, "--service-file", str(service),
-         "--server-log", str(server_log)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "voirdire.llm.serve_job",
+            "--spec",
+            fields,
+            "--service-file",
+            str(service),
+            "--server-log",
+            str(server_log),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     return process, service, server_log
 
 
@@ -61,14 +72,23 @@ def test_a_serve_block_becomes_an_endpoint_without_api_base():
     endpoint = Endpoint.from_config({"serve": {"model": "Qwen/Qwen2.5-7B-Instruct", "gpus": 2}}, key="judges[0]")
     assert endpoint.model == "openai/Qwen/Qwen2.5-7B-Instruct" and endpoint.api_base is None
     assert endpoint.serve.argv(8123) == [
-        "vllm", "serve", "Qwen/Qwen2.5-7B-Instruct", "--host", "127.0.0.1", "--port", "8123",
-        "--tensor-parallel-size", "2",
-    ]  # fmt: skip
+        "vllm",
+        "serve",
+        "Qwen/Qwen2.5-7B-Instruct",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        "8123",
+        "--tensor-parallel-size",
+        "2",
+    ]
     at = endpoint.at("http://127.0.0.1:8123/v1")
     assert at.api_base == "http://127.0.0.1:8123/v1"
     assert at.connection(None)["api_key"] == SERVED_KEY  # litellm's client insists on a key
-    assert Endpoint.from_config({"model": "openai/x", "api_base": "http://h/v1"}, key="k").connection(None).get(
-        "api_key") is None  # fmt: skip
+    assert (
+        Endpoint.from_config({"model": "openai/x", "api_base": "http://h/v1"}, key="k").connection(None).get("api_key")
+        is None
+    )
 
 
 def test_a_server_name_follows_how_it_is_served():
@@ -200,8 +220,12 @@ def test_a_served_judge_runs_end_to_end_survives_its_server_dying_and_is_fingerp
     assert "Terminating service job" in done.stderr and not stand_ins(out)
     summary = json.loads(summary_path.read_text())
     assert summary["cached"] == 4 and summary["calls_this_run"] == summary["pairs"] - 4 > 0
-    assert summary["served"] == {"engine": "vllm", "engine_version": LOOPBACK_VERSION, "model": "judge-x",
-                                 "served_as": "judge-x"}  # fmt: skip
+    assert summary["served"] == {
+        "engine": "vllm",
+        "engine_version": LOOPBACK_VERSION,
+        "model": "judge-x",
+        "served_as": "judge-x",
+    }
     fingerprint = json.loads((out / "tables/original/fingerprint.json").read_text())
     assert fingerprint["served"] == {"demo/served": summary["served"]}
     logs = sorted((out / "logs/serve").glob("*.0.log"))

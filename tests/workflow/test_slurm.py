@@ -49,8 +49,12 @@ def runs(slurm, dl19_results):
         args = COMMAND.split()[1:] + ["--config", f"results={dl19_results}"]
         done = subprocess.run(
             [sys.executable, "-m", "snakemake", *args],
-            cwd=ROOT, capture_output=True, text=True, timeout=1800, check=False,
-        )  # fmt: skip
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=1800,
+            check=False,
+        )
         log = done.stdout + done.stderr
         assert done.returncode == 0, f"{COMMAND} failed:\n{log[-6000:]}"
         yield local, dl19_results, log
@@ -195,8 +199,12 @@ def _snakemake(args: list[str], cwd: Path, timeout: int) -> tuple[int, str]:
     try:
         done = subprocess.run(
             [sys.executable, "-m", "snakemake", *args],
-            cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False,
-        )  # fmt: skip
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
     except subprocess.TimeoutExpired as hung:
         log = (hung.stdout or b"").decode() + (hung.stderr or b"").decode()
         if run_id := _run_id(log):
@@ -329,9 +337,11 @@ def test_a_signal_cancels_the_slurm_jobs_and_exits(slurm, tmp_path, sig):
     with log_path.open("w") as log_file:
         run = subprocess.Popen(
             [sys.executable, "-m", "snakemake", *PROFILE],
-            cwd=tmp_path, stdout=log_file, stderr=subprocess.STDOUT,
+            cwd=tmp_path,
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as in a terminal
-        )  # fmt: skip
+        )
         try:
             slurm_id = None
             deadline = time.monotonic() + 120

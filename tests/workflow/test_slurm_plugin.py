@@ -31,9 +31,18 @@ PLUGIN = ROOT / "src/snakemake_executor_plugin_voirdire_slurm/__init__.py"
 DISTRIBUTION = "snakemake-executor-plugin-slurm"
 
 OVERRIDES = {
-    "__post_init__", "format_job_exec", "cores", "run_job", "_report_job_submission_threadsafe",
-    "_report_job_error_threadsafe", "check_active_jobs", "run_jobs", "cancel", "cancel_jobs", "sleep",
-}  # fmt: skip
+    "__post_init__",
+    "format_job_exec",
+    "cores",
+    "run_job",
+    "_report_job_submission_threadsafe",
+    "_report_job_error_threadsafe",
+    "check_active_jobs",
+    "run_jobs",
+    "cancel",
+    "cancel_jobs",
+    "sleep",
+}
 """The upstream methods the plugin means to override (its module docstring says why)."""
 
 SHARED_ATTRIBUTES = {"next_seconds_between_status_checks"}
@@ -161,8 +170,15 @@ def test_an_override_is_the_same_kind_with_the_same_parameters(name):
 
 def test_every_upstream_name_the_plugin_calls_or_reads_exists():
     uses = plugin_uses()
-    assert {"get_partition_arg", "additional_general_args", "report_job_error", "run_uuid", "logger",
-            "_job_submission_executor", "wait"} <= uses.read - uses.methods  # fmt: skip
+    assert {
+        "get_partition_arg",
+        "additional_general_args",
+        "report_job_error",
+        "run_uuid",
+        "logger",
+        "_job_submission_executor",
+        "wait",
+    } <= uses.read - uses.methods
     own = (uses.assigned - SHARED_ATTRIBUTES) | (uses.methods - OVERRIDES)
     missing = sorted(name for name in uses.read - own if not upstream_has(name))
     assert not missing, f"upstream's Slurm executor lost {missing}: update the voirdire-slurm plugin"

@@ -21,9 +21,11 @@ def test_lint_is_clean_for_every_config():
     import subprocess
 
     bin_dir = Path(sys.executable).parent
-    for command in (["ruff", "check", "src", "workflow/scripts", "tests", "bench"],
-                    ["ruff", "format", "--check", "src", "workflow/scripts", "tests", "bench"],
-                    ["snakefmt", "--check", "Snakefile", "workflow/rules"]):  # fmt: skip
+    for command in (
+        ["ruff", "check", "src", "workflow/scripts", "tests", "bench"],
+        ["ruff", "format", "--check", "src", "workflow/scripts", "tests", "bench"],
+        ["snakefmt", "--check", "Snakefile", "workflow/rules"],
+    ):
         result = subprocess.run([str(bin_dir / command[0]), *command[1:]], cwd=ROOT, capture_output=True, text=True)
         assert result.returncode == 0, f"{' '.join(command)}:\n{result.stdout}\n{result.stderr}"
     for extra in ([], *(["--configfile", c] for c in (".test/config.yaml", ".test/gaming.yaml", "config/paper.yaml"))):
@@ -153,8 +155,17 @@ def test_demo_end_to_end_then_nothing_to_do(tmp_path):
         assert (table1[f"{judge}_ci_low"] <= table1[judge] + 1e-12).all()
         assert (table1[judge] <= table1[f"{judge}_ci_high"] + 1e-12).all()
     assert list(table1["system"]) == [
-        "BM25", "Perfect", "Swap[3]", "Swap[2]", "Swap[1]", "Swap[2,3]", "Swap[1,2]",
-        "rg-smollm2", "prp-smollm2", "dense-minilm"]  # fmt: skip
+        "BM25",
+        "Perfect",
+        "Swap[3]",
+        "Swap[2]",
+        "Swap[1]",
+        "Swap[2,3]",
+        "Swap[1,2]",
+        "rg-smollm2",
+        "prp-smollm2",
+        "dense-minilm",
+    ]
     # the demo's circularity case: the MiniLM judge scores the MiniLM ranker above Perfect, humans do not
     scores = table1.set_index("system")
     assert scores.loc["dense-minilm", "minilm"] > scores.loc["Perfect", "minilm"]
@@ -251,9 +262,16 @@ def test_llm_judge_in_the_workflow_plans_caches_and_keeps_the_key_secret(tmp_pat
 
         def mutate(config, tmp):
             config["systems"] = [s for s in config["systems"] if s not in config["rankers"]]
-            config["judges"] = [{"name": "api-judge", "kind": "llm", "model": "openai/loopback",
-                                 "api_base": server.url, "api_key_env": "VOIRDIRE_TEST_KEY",
-                                 "concurrency": 16}]  # fmt: skip
+            config["judges"] = [
+                {
+                    "name": "api-judge",
+                    "kind": "llm",
+                    "model": "openai/loopback",
+                    "api_base": server.url,
+                    "api_key_env": "VOIRDIRE_TEST_KEY",
+                    "concurrency": 16,
+                }
+            ]
 
         path = bad_config(tmp_path, mutate)
         snakemake("plan", "--cores", "2", "--configfile", str(path))
@@ -307,11 +325,20 @@ def test_llm_slots_cap_calls_in_flight_across_judging_jobs(tmp_path, monkeypatch
             config["systems"] = ["BM25", "Perfect"]
             config["rankers"] = {}
             config["judges"] = [
-                {"name": name, "kind": "llm", "model": "openai/loopback", "api_base": server.url,
-                 "api_key_env": "VOIRDIRE_TEST_KEY", "concurrency": 8, "prompt_file": str(prompt)}
-                for name, prompt in (("judge-a", ROOT / "src/voirdire/prompts/umbrela-style.txt"),
-                                     ("judge-b", tmp / "other.txt"))
-            ]  # fmt: skip
+                {
+                    "name": name,
+                    "kind": "llm",
+                    "model": "openai/loopback",
+                    "api_base": server.url,
+                    "api_key_env": "VOIRDIRE_TEST_KEY",
+                    "concurrency": 8,
+                    "prompt_file": str(prompt),
+                }
+                for name, prompt in (
+                    ("judge-a", ROOT / "src/voirdire/prompts/umbrela-style.txt"),
+                    ("judge-b", tmp / "other.txt"),
+                )
+            ]
             (tmp / "other.txt").write_text("Grade 0-3.\nQuery: {query}\nPassage: {passage}\n##final score: N\n")
 
         path = bad_config(tmp_path, mutate)

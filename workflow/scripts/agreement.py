@@ -28,19 +28,38 @@ if files.get("scores"):  # the scores table (none without systems)
     pool, scores = scores[at_pool].reset_index(drop=True), scores[~at_pool].reset_index(drop=True)
     agreement, significance = agreement_tables(
         dataset=snakemake.wildcards.dataset,
-        labels=labels, scales=scales, pairs=pairs, scores=scores, measures=params.measure_names,
-        oracles=params.oracles, alpha=params.alpha, rbo_p=params.rbo_p, pool_scores=pool,
-        correction=params.correction, test=params.test, resamples=params.resamples, seed=params.seed,
+        labels=labels,
+        scales=scales,
+        pairs=pairs,
+        scores=scores,
+        measures=params.measure_names,
+        oracles=params.oracles,
+        alpha=params.alpha,
+        rbo_p=params.rbo_p,
+        pool_scores=pool,
+        correction=params.correction,
+        test=params.test,
+        resamples=params.resamples,
+        seed=params.seed,
         # leaderboard and decisions rest on the user's systems: the oracles (Perfect, swaps) are built from the
         # human labels, so they are left out of both (the oracles question reads them)
         constructed=params.oracles,
-    )  # fmt: skip
+    )
 else:  # no systems: one row per judge, its labels against the humans' (no measure, no tau, no tests)
     outside = int((~pairs["in_pool"].astype(str).isin(["True", "true", "1"])).sum()) if "in_pool" in pairs else None
     found = label_agreement(labels, scales, pairs, resamples=params.resamples, seed=params.seed)
-    agreement = pd.DataFrame([{"dataset": snakemake.wildcards.dataset, "judge": judge,
-                               "queries": int(pairs["query_id"].nunique()), "pairs_outside_pool": outside, **row}
-                              for judge, row in found.items()])  # fmt: skip
+    agreement = pd.DataFrame(
+        [
+            {
+                "dataset": snakemake.wildcards.dataset,
+                "judge": judge,
+                "queries": int(pairs["query_id"].nunique()),
+                "pairs_outside_pool": outside,
+                **row,
+            }
+            for judge, row in found.items()
+        ]
+    )
     significance = pd.DataFrame()
     log.info("no systems: Table 2 holds the label agreement of %d judge(s) on %d pairs", len(found), len(pairs))
 rows = agreement.to_dict("records")
@@ -57,8 +76,13 @@ for row in rows:
     row["invalid_labels_dropped"] = found.get("invalid_labels_dropped")
     row["low_coverage"] = bool(row["coverage"] < params.min_coverage)
     if row["low_coverage"] and row.get("measure", params.measure_names[0]) == params.measure_names[0]:
-        log.warning("%s labels %.1f%% of the needed pairs, under min_coverage %.0f%%: its scores rest on "
-                    "fewer documents than the humans'", row["judge"], 100 * row["coverage"], 100 * params.min_coverage)  # fmt: skip
+        log.warning(
+            "%s labels %.1f%% of the needed pairs, under min_coverage %.0f%%: its scores rest on "
+            "fewer documents than the humans'",
+            row["judge"],
+            100 * row["coverage"],
+            100 * params.min_coverage,
+        )
 agreement = pd.DataFrame(rows)
 with atomic_write(snakemake.output.agreement, "wb") as fh:
     agreement.to_parquet(fh, index=False)

@@ -37,17 +37,25 @@ for dataset in params.datasets:
     used = set(rewrites.loc[rewrites["used"], "doc_id"])
     kept = sample[sample["doc_id"].isin(used)]
     if len(kept) < len(sample):
-        log.warning("%s: %d of %d sampled pairs have no used rewrite; left out of experiment 1",
-                    dataset, len(sample) - len(kept), len(sample))  # fmt: skip
+        log.warning(
+            "%s: %d of %d sampled pairs have no used rewrite; left out of experiment 1",
+            dataset,
+            len(sample) - len(kept),
+            len(sample),
+        )
     for judge in params.sample_judges[dataset]:
         original = labels_of(files[f"labels/{dataset}/original/{judge}"], dataset, judge)
         rewritten = labels_of(files[f"labels/{dataset}/{provenance}/{judge}"], dataset, judge)
         index = pd.MultiIndex.from_frame(kept[["query_id", "doc_id"]])
         label_rows.append(
-            kept.assign(dataset=dataset, assistant=assistant, judge=judge,
-                        original=original.reindex(index).to_numpy(dtype=float),
-                        rewritten=rewritten.reindex(index).to_numpy(dtype=float))
-        )  # fmt: skip
+            kept.assign(
+                dataset=dataset,
+                assistant=assistant,
+                judge=judge,
+                original=original.reindex(index).to_numpy(dtype=float),
+                rewritten=rewritten.reindex(index).to_numpy(dtype=float),
+            )
+        )
     checked = rewrites.drop(columns=["original", "text"]).assign(dataset=dataset, assistant=assistant)
     check_rows.append(checked)
     pool = read_run(files[f"pool/{dataset}"])
@@ -63,36 +71,61 @@ labels = (
     else pd.DataFrame(columns=["dataset", "assistant", "judge", "query_id", "doc_id", "human", "original", "rewritten"])
 )
 shift = label_shift(labels, alpha=alpha)
-write_table(shift, out.label_shift, manifest=manifest, empty="no judge reads the texts", view=LABEL_SHIFT_VIEW,
-            title=f"Experiment 1 (Figure 4): judges' labels of the balanced sample, original vs {provenance}")  # fmt: skip
+write_table(
+    shift,
+    out.label_shift,
+    manifest=manifest,
+    empty="no judge reads the texts",
+    view=LABEL_SHIFT_VIEW,
+    title=f"Experiment 1 (Figure 4): judges' labels of the balanced sample, original vs {provenance}",
+)
 figure4(labels, params.rewriting["per_grade"], out.figure4, out.figure4_pdf)
-preference = rewrite_self_preference(labels, params.families, params.assistant_family, panel=params.panel,
-                                     seed=params.seed)  # fmt: skip
+preference = rewrite_self_preference(
+    labels, params.families, params.assistant_family, panel=params.panel, seed=params.seed
+)
 tested = int((preference["same_family"] & preference["reason"].isna()).sum())  # only these can be flagged
-write_table(preference, out.self_preference, manifest=manifest, empty="no judge reads the texts", view=PREFERENCE_VIEW,
-            title=f"Self-preference on rewritten passages: each judge's label shift beyond its panel's (judges of "
-                  f"other families), {provenance}; flagged when the judge shares the assistant's family and the 95% CI "
-                  f"lies above 0: {tested} tests at one-sided alpha 0.025, chance alone would flag about "
-                  f"{tested * 0.025:.2f}")  # fmt: skip
+write_table(
+    preference,
+    out.self_preference,
+    manifest=manifest,
+    empty="no judge reads the texts",
+    view=PREFERENCE_VIEW,
+    title=f"Self-preference on rewritten passages: each judge's label shift beyond its panel's (judges of "
+    f"other families), {provenance}; flagged when the judge shares the assistant's family and the 95% CI "
+    f"lies above 0: {tested} tests at one-sided alpha 0.025, chance alone would flag about "
+    f"{tested * 0.025:.2f}",
+)
 
 
 # --- experiments 2 and 3: every system under every judge, original collection vs rewritten one
 def per_query(prov: str, extra: dict) -> pd.DataFrame:
-    frames = [primary_scores(pd.read_parquet(files[f"scores/{d}/{prov}"]), params.measure, params.judges[d])
-              for d in params.datasets]  # fmt: skip
+    frames = [
+        primary_scores(pd.read_parquet(files[f"scores/{d}/{prov}"]), params.measure, params.judges[d])
+        for d in params.datasets
+    ]
     return pd.concat(frames, ignore_index=True).assign(**extra)
 
 
 table = substitution(per_query("original", {}), per_query(provenance, {"assistant": assistant}), alpha=alpha)
 table["substituted_passages"] = table["dataset"].map(lambda d: in_pool[d]["substituted_passages"])
 table["in_pool_passages"] = table["dataset"].map(lambda d: in_pool[d]["in_pool_passages"])
-write_table(table, out.substitution, manifest=manifest, view=SUBSTITUTION_VIEW,
-            title=f"Experiments 2-3: nDCG@10 on the original vs the {provenance} collection (paired t-test over queries)")  # fmt: skip
+write_table(
+    table,
+    out.substitution,
+    manifest=manifest,
+    view=SUBSTITUTION_VIEW,
+    title=f"Experiments 2-3: nDCG@10 on the original vs the {provenance} collection (paired t-test over queries)",
+)
 
 checks = pd.concat(check_rows, ignore_index=True)
 flagged = checks[checks["flagged"] | checks["missing"]]
 front = ["dataset", "assistant", "doc_id"]
 flagged = flagged[front + [c for c in flagged.columns if c not in front]]
-write_table(flagged, out.checks, manifest=manifest, empty="no rewrite was flagged",
-            title=f"Flagged rewrites of {assistant} (empty, refusal, copy, length ratio, chat preamble; missing)")  # fmt: skip
+write_table(
+    flagged,
+    out.checks,
+    manifest=manifest,
+    empty="no rewrite was flagged",
+    title=f"Flagged rewrites of {assistant} (empty, refusal, copy, length ratio, chat preamble; missing)",
+)
 log.info("%d flagged or missing rewrites", len(flagged))

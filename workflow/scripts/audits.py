@@ -83,59 +83,162 @@ for dataset, judges in params.judges.items():
         pool_per_query=pool_per_query[pool_per_query["dataset"] == dataset] if len(pool_per_query) else None,
         # a labels-only dataset has no texts: its length audit is empty, the rest runs on labels
         texts=provenance_texts([files["passages"][dataset]], files.get("rewrites", {}).get(dataset))[0]
-        if dataset in files.get("passages", {}) else {},
-        label_sets={j: sets for j in judges if j != HUMAN if len(sets := label_sets_of(dataset, j, pairs, bounds[j])) >= 2},
-    )  # fmt: skip
-tables, heatmaps = audit_tables(datasets, system_families=params.system_families, measure=params.measure,
-                                seed=params.seed, alpha=ALPHA, calibration=params.calibration,
-                                include_humans=params.include_humans, depth=params.depth, ties=params.ties)  # fmt: skip
+        if dataset in files.get("passages", {})
+        else {},
+        label_sets={
+            j: sets for j in judges if j != HUMAN if len(sets := label_sets_of(dataset, j, pairs, bounds[j])) >= 2
+        },
+    )
+tables, heatmaps = audit_tables(
+    datasets,
+    system_families=params.system_families,
+    measure=params.measure,
+    seed=params.seed,
+    alpha=ALPHA,
+    calibration=params.calibration,
+    include_humans=params.include_humans,
+    depth=params.depth,
+    ties=params.ties,
+)
 
 label_table = tables["label_test"]
-write_table(label_table, out.label_test, floatfmt=".3f", manifest=manifest,
-            view=["judge", "kind", "pairs", "queries", "agreement_binary", "kappa_binary", "missed_failures",
-                  "missed_failure_rate", "false_alarms", "false_alarm_rate"],
-            title="Label test: each judge against the human labels, pair by pair "
-                  "(rates with 95% cluster-bootstrap intervals over queries and the counts they are shares of)")  # fmt: skip
-write_table(tables["lojo"], out.lojo, floatfmt=".3f", manifest=manifest,
-            empty=unsystematic("needs two judges or more besides the null baselines (it ranks the systems)"),
-            # margin_share (in the CSV) is unbounded where the full margin is near 0: margins are shown
-            view=["left_out", "upper", "lower", "margin_full", "margin_reduced", "order_kept", "tau_full_vs_reduced"],
-            title="Leave one judge out: does each adjacent pair of the panel ranking hold without the judge? "
-                  "(margins with 95% bootstrap CIs over queries)")  # fmt: skip
-write_table(tables["lojo_labels"], out.lojo_labels, floatfmt=".3f", manifest=manifest,
-            empty="needs two judges or more besides the null baselines, on pairs of two queries or more",
-            view=["left_out", "panel", "pairs", "queries", "kappa_judge", "kappa_full", "kappa_reduced", "kappa_change",
-                  "without_it"],
-            title="Leave one judge out on labels: the panel's label (at least half its judges say relevant, each at "
-                  "its own threshold) against the humans', binary kappa with every judge and without each (95% "
-                  "cluster-bootstrap CIs over queries; the change paired on the same resamples)")  # fmt: skip
+write_table(
+    label_table,
+    out.label_test,
+    floatfmt=".3f",
+    manifest=manifest,
+    view=[
+        "judge",
+        "kind",
+        "pairs",
+        "queries",
+        "agreement_binary",
+        "kappa_binary",
+        "missed_failures",
+        "missed_failure_rate",
+        "false_alarms",
+        "false_alarm_rate",
+    ],
+    title="Label test: each judge against the human labels, pair by pair "
+    "(rates with 95% cluster-bootstrap intervals over queries and the counts they are shares of)",
+)
+write_table(
+    tables["lojo"],
+    out.lojo,
+    floatfmt=".3f",
+    manifest=manifest,
+    empty=unsystematic("needs two judges or more besides the null baselines (it ranks the systems)"),
+    # margin_share (in the CSV) is unbounded where the full margin is near 0: margins are shown
+    view=["left_out", "upper", "lower", "margin_full", "margin_reduced", "order_kept", "tau_full_vs_reduced"],
+    title="Leave one judge out: does each adjacent pair of the panel ranking hold without the judge? "
+    "(margins with 95% bootstrap CIs over queries)",
+)
+write_table(
+    tables["lojo_labels"],
+    out.lojo_labels,
+    floatfmt=".3f",
+    manifest=manifest,
+    empty="needs two judges or more besides the null baselines, on pairs of two queries or more",
+    view=[
+        "left_out",
+        "panel",
+        "pairs",
+        "queries",
+        "kappa_judge",
+        "kappa_full",
+        "kappa_reduced",
+        "kappa_change",
+        "without_it",
+    ],
+    title="Leave one judge out on labels: the panel's label (at least half its judges say relevant, each at "
+    "its own threshold) against the humans', binary kappa with every judge and without each (95% "
+    "cluster-bootstrap CIs over queries; the change paired on the same resamples)",
+)
 preference = tables["self_preference"]
 preference_tests = int(preference["within_grade_p"].notna().sum()) if "within_grade_p" in preference else 0
-write_table(preference, out.self_preference, floatfmt=".3f", manifest=manifest,
-            empty=unsystematic("compares the judges' labels of a family's systems' documents"),
-            view=["judge", "family", "panel", "within_grade", "within_grade_p", "strata", "placebo_min",
-                  "placebo_max", "corrected", "self_preferring", "reason", "note"],
-            title="Self-preference against a panel of judges of other families: flagged from the within-grade "
-                  "label estimate (the family's documents against other documents of the same human grade; 95% "
-                  "bootstrap CI and sign-flip p over queries; the nDCG raw / strictness / corrected are the papers' "
-                  f"figures, not flagged on; {chance(preference_tests, ALPHA)})")  # fmt: skip
+write_table(
+    preference,
+    out.self_preference,
+    floatfmt=".3f",
+    manifest=manifest,
+    empty=unsystematic("compares the judges' labels of a family's systems' documents"),
+    view=[
+        "judge",
+        "family",
+        "panel",
+        "within_grade",
+        "within_grade_p",
+        "strata",
+        "placebo_min",
+        "placebo_max",
+        "corrected",
+        "self_preferring",
+        "reason",
+        "note",
+    ],
+    title="Self-preference against a panel of judges of other families: flagged from the within-grade "
+    "label estimate (the family's documents against other documents of the same human grade; 95% "
+    "bootstrap CI and sign-flip p over queries; the nDCG raw / strictness / corrected are the papers' "
+    f"figures, not flagged on; {chance(preference_tests, ALPHA)})",
+)
 length = tables["length"]
-write_table(length, out.length, floatfmt=".3f", manifest=manifest,
-            view=["judge", "pairs", "pairs_without_text", "rho_overall", "rho_within", "p_within", "permutations", "length_biased", "simpson"],
-            title="Length bias: passage length vs judge grade, overall and within human grades (permutation p-values "
-                  f"within query x grade blocks; length_biased at p < 0.01: {chance(len(length), 0.01)})")  # fmt: skip
-write_table(tables["length_systems"], out.length_systems, floatfmt=".3f", manifest=manifest,
-            empty=unsystematic("correlates the systems' passage lengths with their scores"),
-            title="Length across systems vs within tiers: r of a system's judged top-10 passage length and its score "
-                  "(a tier flagged only when the overall r lies outside its Fisher-z 95% interval, sign reversed)")  # fmt: skip
+write_table(
+    length,
+    out.length,
+    floatfmt=".3f",
+    manifest=manifest,
+    view=[
+        "judge",
+        "pairs",
+        "pairs_without_text",
+        "rho_overall",
+        "rho_within",
+        "p_within",
+        "permutations",
+        "length_biased",
+        "simpson",
+    ],
+    title="Length bias: passage length vs judge grade, overall and within human grades (permutation p-values "
+    f"within query x grade blocks; length_biased at p < 0.01: {chance(len(length), 0.01)})",
+)
+write_table(
+    tables["length_systems"],
+    out.length_systems,
+    floatfmt=".3f",
+    manifest=manifest,
+    empty=unsystematic("correlates the systems' passage lengths with their scores"),
+    title="Length across systems vs within tiers: r of a system's judged top-10 passage length and its score "
+    "(a tier flagged only when the overall r lies outside its Fisher-z 95% interval, sign reversed)",
+)
 shift_tests = len(tables["control_chart"])
 DRIFT_VIEWS = {
-    "drift": ["judge", "run", "against", "pairs", "queries", "flips", "flip_rate", "kappa_binary", "kappa_graded",
-              "tau_systems"],
-    "control_chart": ["judge", "run", "against", "pairs", "queries", "mean_grade_first", "mean_grade",
-                      IntervalCell("mean_difference", "mean_difference", "difference_ci_low", "difference_ci_high"),
-                      "up", "down", "shift_p", "shifted"],
-}  # fmt: skip
+    "drift": [
+        "judge",
+        "run",
+        "against",
+        "pairs",
+        "queries",
+        "flips",
+        "flip_rate",
+        "kappa_binary",
+        "kappa_graded",
+        "tau_systems",
+    ],
+    "control_chart": [
+        "judge",
+        "run",
+        "against",
+        "pairs",
+        "queries",
+        "mean_grade_first",
+        "mean_grade",
+        IntervalCell("mean_difference", "mean_difference", "difference_ci_low", "difference_ci_high"),
+        "up",
+        "down",
+        "shift_p",
+        "shifted",
+    ],
+}
 for name, title in (
     (
         "drift",
@@ -152,8 +255,15 @@ for name, title in (
     frame = tables[name]
     frame = frame[["dataset", "judge"] + [c for c in frame.columns if c not in ("dataset", "judge")]]
     tables[name] = frame
-    write_table(frame, getattr(out, name), floatfmt=".3f", manifest=manifest, title=title, view=DRIFT_VIEWS[name],
-                empty="no judge has two label sets or more (reruns: of a recorded judge, samples: k of a live one)")  # fmt: skip
+    write_table(
+        frame,
+        getattr(out, name),
+        floatfmt=".3f",
+        manifest=manifest,
+        title=title,
+        view=DRIFT_VIEWS[name],
+        empty="no judge has two label sets or more (reruns: of a recorded judge, samples: k of a live one)",
+    )
 drift_chart(tables["control_chart"], tables["drift"], out.drift_png)
 topics = tables["topic_agreement"]
 topics = topics[["dataset", "judge"] + [c for c in topics.columns if c not in ("dataset", "judge")]]
@@ -210,26 +320,46 @@ write_table(
 judge_ranking_chart(ranking, out.judge_ranking_png)
 leniency_chart(label_table, out.leniency_png)
 circularity = tables["circularity"]
-write_table(circularity, out.circularity, floatfmt=".3f", manifest=manifest,
-            empty=unsystematic("reranks the oracles' base run by each judge's labels"),
-            view=["ranker", "self_score", "human_score", "human_pool_score", "inflation", "queries"],
-            title="Each judge as a ranker: its ranking of the base run scored under the humans, human@pool (the "
-                  "human labels of the judged pairs) and every judge (inflation = under itself - under human@pool, "
-                  "95% cluster-bootstrap CI over queries; reported, not flagged: every judge that differs from the "
-                  "humans scores its own ranking 1)")  # fmt: skip
+write_table(
+    circularity,
+    out.circularity,
+    floatfmt=".3f",
+    manifest=manifest,
+    empty=unsystematic("reranks the oracles' base run by each judge's labels"),
+    view=["ranker", "self_score", "human_score", "human_pool_score", "inflation", "queries"],
+    title="Each judge as a ranker: its ranking of the base run scored under the humans, human@pool (the "
+    "human labels of the judged pairs) and every judge (inflation = under itself - under human@pool, "
+    "95% cluster-bootstrap CI over queries; reported, not flagged: every judge that differs from the "
+    "humans scores its own ranking 1)",
+)
 if len(circularity):
     circularity_heatmap(circularity, out.circularity_png)
 else:
     placeholder(out.circularity_png, f"{NO_SYSTEMS}:\nno base run for the judges to rerank")
 calibration = tables["calibration"]
 calibration = calibration[["dataset", "judge"] + [c for c in calibration.columns if c not in ("dataset", "judge")]]
-write_table(calibration, out.calibration, floatfmt=".3f", manifest=manifest,
-            empty=unsystematic("corrects the judges' scores of the systems with a few human-labelled queries"),
-            view=["judge", "k", "draws", "tau_judge", "tau_corrected", "tau_human_only", "ci_width_corrected",
-                  "coverage_corrected", "ci_width_human_only", "coverage_human_only"],
-            title="Calibration with k human-labelled queries: PPI++ (ppi_py) vs the judge alone and the humans alone; "
-                  "tau over draws (mean, 10th/50th/90th percentiles), 95% z intervals for both estimates and their "
-                  "coverage of each system's human mean over all queries")  # fmt: skip
+write_table(
+    calibration,
+    out.calibration,
+    floatfmt=".3f",
+    manifest=manifest,
+    empty=unsystematic("corrects the judges' scores of the systems with a few human-labelled queries"),
+    view=[
+        "judge",
+        "k",
+        "draws",
+        "tau_judge",
+        "tau_corrected",
+        "tau_human_only",
+        "ci_width_corrected",
+        "coverage_corrected",
+        "ci_width_human_only",
+        "coverage_human_only",
+    ],
+    title="Calibration with k human-labelled queries: PPI++ (ppi_py) vs the judge alone and the humans alone; "
+    "tau over draws (mean, 10th/50th/90th percentiles), 95% z intervals for both estimates and their "
+    "coverage of each system's human mean over all queries",
+)
 if SYSTEMS:
     calibration_chart(calibration, out.calibration_png)
 else:

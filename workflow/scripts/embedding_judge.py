@@ -28,5 +28,8 @@ write_qrels(labels, snakemake.output.qrels)
 log.info("%s: grade counts %s", judge.name, labels["relevance"].value_counts().sort_index().to_dict())
 if "sample_labels" in snakemake.output.keys():
     write_qrels(sample_labels, snakemake.output.sample_labels)
-    log.info("%s on the sample: grade counts %s", judge.name,
-             sample_labels["relevance"].value_counts().sort_index().to_dict())  # fmt: skip
+    log.info(
+        "%s on the sample: grade counts %s",
+        judge.name,
+        sample_labels["relevance"].value_counts().sort_index().to_dict(),
+    )

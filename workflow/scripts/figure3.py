@@ -14,8 +14,11 @@ params = snakemake.params
 scores = read_scores(snakemake.input.scores)  # none without systems
 scores = scores[scores["measure"] == params.measure]
 judges = [HUMAN] + [j for j in scores["judge"].unique() if j not in (HUMAN, POOL)]
-table = (table1(scores, params.systems, judges, [params.measure]).drop(columns="measure") if len(scores)
-         else pd.DataFrame(columns=["dataset", "system", HUMAN]))  # fmt: skip
+table = (
+    table1(scores, params.systems, judges, [params.measure]).drop(columns="measure")
+    if len(scores)
+    else pd.DataFrame(columns=["dataset", "system", HUMAN])
+)
 figure3(table, judges, snakemake.output.png, snakemake.output.pdf)
 log.info("figure for %d datasets, judges %s", table["dataset"].nunique(), judges)
 # no pair of systems tested (fewer than two, or one judge): no rows, and the figure says so

@@ -20,7 +20,12 @@ for dataset, ranker, path in [
     frames.append(scores.assign(dataset=dataset, assistant=assistant, ranker=ranker))
 scores = pd.concat(frames, ignore_index=True)
 table = score_shift(scores, alpha=snakemake.params.alpha)
-write_table(table, out.table, manifest=sha256(snakemake.input.manifest), view=SCORE_SHIFT_VIEW,
-            title=f"Figure 5: pointwise rankers' scores of the sample, {snakemake.wildcards.provenance} - original")  # fmt: skip
+write_table(
+    table,
+    out.table,
+    manifest=sha256(snakemake.input.manifest),
+    view=SCORE_SHIFT_VIEW,
+    title=f"Figure 5: pointwise rankers' scores of the sample, {snakemake.wildcards.provenance} - original",
+)
 figure5(scores, out.png, out.pdf)
 log.info("\n%s", table.to_string())

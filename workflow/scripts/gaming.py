@@ -49,12 +49,27 @@ for dataset, judges in params.judges.items():
         scores = wide(scores_table, judge).reindex(index=human_scores.index, columns=human_scores.columns)
         labels = qrels(files["gamed"][dataset][judge], dataset, judge)
         rows = gaming_rows(
-            dataset=dataset, judge=judge, methods=gaming["judges"][judge], systems=gaming["systems"], runs=runs,
-            scores=scores, human_scores=human_scores, judge_qrels=qrels(files["qrels"][dataset][judge], dataset, judge),
-            human_qrels=human, labels=labels, k=gaming["k"], measure=params.measure, depth=params.depth,
-            binary_threshold=meta["binary_threshold"], human_threshold=judges["human"]["binary_threshold"],
-            alpha=params.alpha, test=params.test, seed=params.seed, texts=texts, ties=params.ties,
-        )  # fmt: skip
+            dataset=dataset,
+            judge=judge,
+            methods=gaming["judges"][judge],
+            systems=gaming["systems"],
+            runs=runs,
+            scores=scores,
+            human_scores=human_scores,
+            judge_qrels=qrels(files["qrels"][dataset][judge], dataset, judge),
+            human_qrels=human,
+            labels=labels,
+            k=gaming["k"],
+            measure=params.measure,
+            depth=params.depth,
+            binary_threshold=meta["binary_threshold"],
+            human_threshold=judges["human"]["binary_threshold"],
+            alpha=params.alpha,
+            test=params.test,
+            seed=params.seed,
+            texts=texts,
+            ties=params.ties,
+        )
         for row in rows.drop_duplicates("system").itertuples():
             if row.without_text:
                 log.warning(
@@ -68,11 +83,22 @@ for dataset, judges in params.judges.items():
                 )
         for row in rows.itertuples():
             if row.unlabelled:
-                log.warning("%s/%s: %d of %d modified passages of %s have no label (unparsed): unjudged under the "
-                            "judge", dataset, judge, row.unlabelled, row.modified, row.gamed)  # fmt: skip
+                log.warning(
+                    "%s/%s: %d of %d modified passages of %s have no label (unparsed): unjudged under the judge",
+                    dataset,
+                    judge,
+                    row.unlabelled,
+                    row.modified,
+                    row.gamed,
+                )
             if abs(row.human_delta) > 1e-12:
-                log.error("%s/%s: %s moved under the human labels by %+.6f; by construction it cannot",
-                          dataset, judge, row.gamed, row.human_delta)  # fmt: skip
+                log.error(
+                    "%s/%s: %s moved under the human labels by %+.6f; by construction it cannot",
+                    dataset,
+                    judge,
+                    row.gamed,
+                    row.human_delta,
+                )
         frames.append(rows)
 table = combine(frames)
 left = table.dropna(subset=["without_text"]).drop_duplicates(["dataset", "system"])
@@ -81,10 +107,20 @@ note = "; ".join(f"{r.dataset}/{r.system}: {r.without_text:.0f}" for r in left.i
 title = "The gamed system: would it climb the leaderboard under this judge?"
 if note:
     title += f" (human-judged top-k passages without a text, not modified, counted in without_text: {note})"
-write_table(table, snakemake.output.csv, title=title,
-            floatfmt=".3f", manifest=sha256(snakemake.input.manifest), view=VIEW,
-            empty="no judge is put to the gamed system")  # fmt: skip
+write_table(
+    table,
+    snakemake.output.csv,
+    title=title,
+    floatfmt=".3f",
+    manifest=sha256(snakemake.input.manifest),
+    view=VIEW,
+    empty="no judge is put to the gamed system",
+)
 gaming_chart(table, snakemake.output.png)
 climbing = table[table["climbs"].astype(bool)]
-log.info("gaming: %d rows, %d climb: %s", len(table), len(climbing),
-         ", ".join(f"{r.dataset}/{r.judge}/{r.gamed}" for r in climbing.itertuples()) or "none")  # fmt: skip
+log.info(
+    "gaming: %d rows, %d climb: %s",
+    len(table),
+    len(climbing),
+    ", ".join(f"{r.dataset}/{r.judge}/{r.gamed}" for r in climbing.itertuples()) or "none",
+)

@@ -19,15 +19,23 @@ judge = snakemake.params.judge
 topics = read_topics(snakemake.input.topics)
 texts, _ = provenance_texts([snakemake.input.passages])
 # the pool's labels, as the judge's pool job graded them (the same pairs, texts and function)
-pool = with_texts(read_pairs(snakemake.input.pairs)[["query_id", "doc_id"]].drop_duplicates(), texts,
-                  judge=judge.name, log=log)  # fmt: skip
+pool = with_texts(
+    read_pairs(snakemake.input.pairs)[["query_id", "doc_id"]].drop_duplicates(), texts, judge=judge.name, log=log
+)
 reference, _ = embedding_labels(judge.model, pool, topics, texts, judge.scale, judge.thresholds)
 items = to_label(pd.read_parquet(snakemake.input.gamed), snakemake.params.methods)
 labels = embedding_labels_against(judge.model, reference, items, topics, judge.scale, judge.thresholds)
 write_qrels(labels, snakemake.output[0])
 moved = labels.merge(items[["query_id", "doc_id", "original"]], on=["query_id", "doc_id"]).merge(
     reference[["query_id", "doc_id", "relevance"]].rename(columns={"doc_id": "original", "relevance": "before"}),
-    on=["query_id", "original"], how="left")  # fmt: skip
-log.info("%s: %d modified passages graded; grade up %d, down %d, same %d", judge.name, len(labels),
-         int((moved["relevance"] > moved["before"]).sum()), int((moved["relevance"] < moved["before"]).sum()),
-         int((moved["relevance"] == moved["before"]).sum()))  # fmt: skip
+    on=["query_id", "original"],
+    how="left",
+)
+log.info(
+    "%s: %d modified passages graded; grade up %d, down %d, same %d",
+    judge.name,
+    len(labels),
+    int((moved["relevance"] > moved["before"]).sum()),
+    int((moved["relevance"] < moved["before"]).sum()),
+    int((moved["relevance"] == moved["before"]).sum()),
+)

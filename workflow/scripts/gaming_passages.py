@@ -19,9 +19,16 @@ methods = {m: None if m == "stuff" else gaming["templates"][m] for m in gaming["
 table = modified_texts(items, methods, read_topics(snakemake.input.topics), texts, share=gaming["share"])
 with atomic_write(snakemake.output[0], "wb") as fh:
     table.to_parquet(fh, index=False)
-log.info("%d top-%d pairs of %s modified by %s (%d texts); %d pairs of those top-k lists are unjudged by the "
-         "humans, so stay unjudged and unmodified", len(items), gaming["k"], ", ".join(gaming["systems"]),
-         ", ".join(methods), len(table), unjudged)  # fmt: skip
+log.info(
+    "%d top-%d pairs of %s modified by %s (%d texts); %d pairs of those top-k lists are unjudged by the "
+    "humans, so stay unjudged and unmodified",
+    len(items),
+    gaming["k"],
+    ", ".join(gaming["systems"]),
+    ", ".join(methods),
+    len(table),
+    unjudged,
+)
 if without_text:
     log.warning(
         "%d human-judged pairs of those top-%d lists have no passage text (a recorded run retrieved them beyond the "

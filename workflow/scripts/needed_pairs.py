@@ -13,5 +13,9 @@ pairs = needed_pairs(read_qrels(snakemake.input.qrels), pool=pool, runs=runs, de
 with atomic_write(snakemake.output[0]) as fh:
     pairs.to_csv(fh, sep="\t", index=False)
 outside = int((~pairs["in_pool"]).sum()) if pool is not None else None
-log.info("%d pairs over %d queries%s", len(pairs), pairs["query_id"].nunique(),
-         "" if outside is None else f"; {outside} of them from outside the BM25 pool (recorded runs)")  # fmt: skip
+log.info(
+    "%d pairs over %d queries%s",
+    len(pairs),
+    pairs["query_id"].nunique(),
+    "" if outside is None else f"; {outside} of them from outside the BM25 pool (recorded runs)",
+)

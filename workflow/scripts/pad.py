@@ -12,10 +12,13 @@ texts = read_passages(snakemake.input.passages)
 with open(snakemake.input.sample, encoding="utf-8") as fh:
     originals = {row["doc_id"]: texts[row["doc_id"]] for row in json.load(fh)["pad"]}
 summary = run_pad_job(
-    snakemake.params.padder, originals, store_path=snakemake.params.store,
-    out=snakemake.output.table, summary_out=snakemake.output.summary,
+    snakemake.params.padder,
+    originals,
+    store_path=snakemake.params.store,
+    out=snakemake.output.table,
+    summary_out=snakemake.output.summary,
     max_in_flight=snakemake.resources.llm_slots or None,
-)  # fmt: skip
+)
 if summary["checks"].get("flagged"):
     log.warning(
         "%d of %d paddings are flagged: %s", summary["checks"]["flagged"], summary["passages"], summary["checks"]

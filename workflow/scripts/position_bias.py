@@ -14,8 +14,15 @@ log = start(snakemake)
 rows = []
 for path in snakemake.input.bias:
     found = json.loads(Path(path).read_text())
-    rows.append({"dataset": Path(path).parents[2].name, "ranker": found["ranker"],
-                 "variant": found["variant"], "model": found["model"], **(found["bias"] or {})})  # fmt: skip
+    rows.append(
+        {
+            "dataset": Path(path).parents[2].name,
+            "ranker": found["ranker"],
+            "variant": found["variant"],
+            "model": found["model"],
+            **(found["bias"] or {}),
+        }
+    )
 write_table(
     pd.DataFrame(rows),
     snakemake.output.csv,

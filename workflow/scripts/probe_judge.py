@@ -31,8 +31,12 @@ with serving(snakemake, snakemake.params.judge) as (judge, _):
     )
 for probe, counts in summary["probes"].items():
     if counts["unparsed"]:
-        log.warning("probe %s: %d of %d answers unparsed (counted as such, never as a grade or a win)",
-                    probe, counts["unparsed"], counts["calls"])  # fmt: skip
+        log.warning(
+            "probe %s: %d of %d answers unparsed (counted as such, never as a grade or a win)",
+            probe,
+            counts["unparsed"],
+            counts["calls"],
+        )
 left = {probe: n for probe, n in summary["left_out_without_text"].items() if n}
 if left:
     log.warning(

@@ -16,9 +16,16 @@ params, out = snakemake.params, snakemake.output
 files = grouped(snakemake.input)
 human = probes.read_human(files["human"], params.judges)
 labels = probes.read_variant_labels(files["labels"], params.judges)
-comparison = probes.sensitivity_results(labels, human, params.baselines, probes.read_runs(files.get("runs", {})),
-                                        judge_of=probes.variant_judge, groups="variants groups", condition="variant",
-                                        **probes.evaluation_of(params))  # fmt: skip
+comparison = probes.sensitivity_results(
+    labels,
+    human,
+    params.baselines,
+    probes.read_runs(files.get("runs", {})),
+    judge_of=probes.variant_judge,
+    groups="variants groups",
+    condition="variant",
+    **probes.evaluation_of(params),
+)
 manifest = sha256(snakemake.input.manifest)
 probes.write_comparison(comparison, probes.comparison_paths(out), "Prompt sensitivity", manifest)
 log.info("prompt sensitivity written")

@@ -35,15 +35,23 @@ def read_and_cut(name_spec: tuple) -> dict:
 summaries = in_processes(read_and_cut, list(snakemake.params.systems.items()), snakemake.threads)
 for name, summary in zip(snakemake.params.systems, summaries, strict=True):
     if summary["unknown_queries_dropped"]:
-        log.warning("%s: dropped %d lines of %d queries that are not topics", name, summary["lines_dropped_unknown"],
-                    summary["unknown_queries_dropped"])  # fmt: skip
+        log.warning(
+            "%s: dropped %d lines of %d queries that are not topics",
+            name,
+            summary["lines_dropped_unknown"],
+            summary["unknown_queries_dropped"],
+        )
     if summary["lines_set_aside"]:
         log.info("%s: %d lines of the queries set aside (datasets: queries) not read", name, summary["lines_set_aside"])
     if summary["topics_missing"]:
         log.warning("%s: %d topics have no ranking; they score 0 (as trec_eval -c)", name, summary["topics_missing"])
     if summary["queries_tied_top10"]:
-        log.warning("%s: %d queries have tied scores in the top 10; ordered as trec_eval does (score, then doc id "
-                    "descending), not by the file's rank column", name, summary["queries_tied_top10"])  # fmt: skip
+        log.warning(
+            "%s: %d queries have tied scores in the top 10; ordered as trec_eval does (score, then doc id "
+            "descending), not by the file's rank column",
+            name,
+            summary["queries_tied_top10"],
+        )
     if summary["queries_top10_single_precision"]:
         log.warning(
             "%s: in %d queries the top 10 is ordered otherwise when scores are read at single precision, as trec_eval "

@@ -8,8 +8,12 @@ log = start(snakemake)
 assistant, settings = snakemake.params.assistant, snakemake.params.rewriting
 originals = read_passages(snakemake.input.passages)
 options = {k: settings[k] for k in CHECK_OPTIONS}
-common = dict(out=snakemake.output.table, summary_out=snakemake.output.summary, options=options,
-              drop_flagged=settings["drop_flagged"])  # fmt: skip
+common = dict(
+    out=snakemake.output.table,
+    summary_out=snakemake.output.summary,
+    options=options,
+    drop_flagged=settings["drop_flagged"],
+)
 if assistant.kind == "recorded":
     spec = snakemake.params.spec
     # which ids are passages of the dataset: the corpus's (a RankGPT file: its candidates')
@@ -22,16 +26,29 @@ if assistant.kind == "recorded":
         log.info("the dataset has no local corpus: rewrite ids are not checked against it")
     summary = run_recorded_rewrites(assistant, originals, known, **common)
     if summary["missing"]:
-        log.warning("%d sampled passages have no rewrite in %s; they are left out (first: %s)",
-                    summary["missing"], assistant.rewrites, summary["missing_ids"][0])  # fmt: skip
+        log.warning(
+            "%d sampled passages have no rewrite in %s; they are left out (first: %s)",
+            summary["missing"],
+            assistant.rewrites,
+            summary["missing_ids"][0],
+        )
 else:
     summary = run_rewrite_job(
-        assistant, originals, store_path=snakemake.params.store,
-        max_in_flight=snakemake.resources.llm_slots or None, **common,
-    )  # fmt: skip
+        assistant,
+        originals,
+        store_path=snakemake.params.store,
+        max_in_flight=snakemake.resources.llm_slots or None,
+        **common,
+    )
 checks = summary["checks"]
 if checks.get("flagged"):
-    log.warning("%d of %d rewrites are flagged (%s); %s", checks["flagged"], summary["passages"],
-                ", ".join(f"{k} {checks[k]}" for k in ("empty", "refusal", "copy", "length_out_of_range", "preamble") if checks.get(k)),
-                "left out" if settings["drop_flagged"] else "kept (rewriting.drop_flagged: false)")  # fmt: skip
+    log.warning(
+        "%d of %d rewrites are flagged (%s); %s",
+        checks["flagged"],
+        summary["passages"],
+        ", ".join(
+            f"{k} {checks[k]}" for k in ("empty", "refusal", "copy", "length_out_of_range", "preamble") if checks.get(k)
+        ),
+        "left out" if settings["drop_flagged"] else "kept (rewriting.drop_flagged: false)",
+    )
 log.info("summary: %s", summary)

@@ -31,5 +31,9 @@ with serving(snakemake, ranker) as (ranker, _):
 scores = pd.DataFrame(rows, columns=["query_id", "doc_id", "human", "original", "rewritten"])
 with atomic_write(snakemake.output[0]) as fh:
     scores.to_csv(fh, sep="\t", index=False)
-log.info("%s scored %d pairs twice; mean difference %.4f", ranker.name, len(scores),
-         (scores["rewritten"] - scores["original"]).mean() if len(scores) else float("nan"))  # fmt: skip
+log.info(
+    "%s scored %d pairs twice; mean difference %.4f",
+    ranker.name,
+    len(scores),
+    (scores["rewritten"] - scores["original"]).mean() if len(scores) else float("nan"),
+)

@@ -23,8 +23,7 @@ out = snakemake.output
 params = snakemake.params
 manifest = sha256(snakemake.input.manifest)
 scores = read_scores(snakemake.input.scores)  # every dataset's; none without systems
-per_query = (primary_scores(scores, params.measures[0]) if len(scores)
-             else pd.DataFrame(columns=PRIMARY_COLUMNS))  # fmt: skip
+per_query = primary_scores(scores, params.measures[0]) if len(scores) else pd.DataFrame(columns=PRIMARY_COLUMNS)
 judges = [HUMAN] + [j for j in per_query["judge"].unique() if j != HUMAN]
 with atomic_write(out.per_query, "wb") as fh:
     per_query.to_parquet(fh, index=False)
@@ -32,8 +31,12 @@ with atomic_write(out.per_query, "wb") as fh:
 datasets = pd.DataFrame([json.loads(Path(p).read_text()) for p in snakemake.input.data_summaries])
 if "set_aside" in datasets:  # the ids a `queries` list leaves out, as one readable cell
     datasets["set_aside"] = datasets["set_aside"].map(lambda ids: " ".join(ids) if isinstance(ids, list) else "")
-write_table(datasets, out.datasets, title="Datasets: topics and qrels used, what a drop setting left out and a queries list set aside",
-            manifest=manifest)  # fmt: skip
+write_table(
+    datasets,
+    out.datasets,
+    title="Datasets: topics and qrels used, what a drop setting left out and a queries list set aside",
+    manifest=manifest,
+)
 write_table(
     table1(
         scores,
@@ -53,15 +56,23 @@ write_table(
     keep=TABLE1_KEEP,
     empty=f"{NO_SYSTEMS}; Table 2 has each judge's label agreement",
 )
-recorded = [row | {"dataset": json.loads(Path(p).read_text())["dataset"]}
-            for p in snakemake.input.runs_summaries for row in json.loads(Path(p).read_text())["runs"]]  # fmt: skip
+recorded = [
+    row | {"dataset": json.loads(Path(p).read_text())["dataset"]}
+    for p in snakemake.input.runs_summaries
+    for row in json.loads(Path(p).read_text())["runs"]
+]
 recorded = pd.DataFrame(recorded)
 if len(recorded):
     recorded = recorded[["dataset"] + [c for c in recorded.columns if c != "dataset"]]
-write_table(recorded, out.recorded_runs, manifest=manifest, empty="no recorded runs (runs:) are listed",
-            title="Recorded runs: what reading each run file changed (queries whose top 10 is ordered otherwise at "
-            "single precision, evaluation.ties; unknown queries dropped, topics missing "
-            "and scored 0, queries with tied scores in the top 10, documents below the depth)")  # fmt: skip
+write_table(
+    recorded,
+    out.recorded_runs,
+    manifest=manifest,
+    empty="no recorded runs (runs:) are listed",
+    title="Recorded runs: what reading each run file changed (queries whose top 10 is ordered otherwise at "
+    "single precision, evaluation.ties; unknown queries dropped, topics missing "
+    "and scored 0, queries with tied scores in the top 10, documents below the depth)",
+)
 agreement = pd.concat([pd.read_parquet(p) for p in snakemake.input.agreement], ignore_index=True)
 write_table(
     agreement,

@@ -22,9 +22,16 @@ def read(path: str) -> pd.DataFrame:
 
 figure = snakemake.input.get("figure3")  # under the verdict on the report's first page
 tables = {name: read(path) for name, path in snakemake.input.items() if name not in ("manifest", "figure3")}
-datasets = {dataset: DatasetTables(judges=judges, tables=tables, oracles=params.oracles, alpha=params.alpha,
-                                   unavailable=params.unavailable.get(dataset, {}))
-            for dataset, judges in params.judges.items()}  # fmt: skip
+datasets = {
+    dataset: DatasetTables(
+        judges=judges,
+        tables=tables,
+        oracles=params.oracles,
+        alpha=params.alpha,
+        unavailable=params.unavailable.get(dataset, {}),
+    )
+    for dataset, judges in params.judges.items()
+}
 long = verdict(datasets)
 notes = [*params.notes, *coverage_notes(tables.get("table2", pd.DataFrame()))]
 with atomic_write(out.csv) as fh:
@@ -36,5 +43,9 @@ with atomic_write(out.html) as fh:
 with atomic_write(out.fragment) as fh:
     fh.write(fragment(long, notes=notes, figure=figure))
 flags = long[long["status"] == "flag"]
-log.info("verdict: %d judge(s), %d flag(s): %s", long[["dataset", "judge"]].drop_duplicates().shape[0], len(flags),
-         ", ".join(f"{r.judge}/{r.question}" for r in flags.itertuples()) or "none")  # fmt: skip
+log.info(
+    "verdict: %d judge(s), %d flag(s): %s",
+    long[["dataset", "judge"]].drop_duplicates().shape[0],
+    len(flags),
+    ", ".join(f"{r.judge}/{r.question}" for r in flags.itertuples()) or "none",
+)

@@ -109,9 +109,16 @@ def check_rewrites(frame: pd.DataFrame, **options) -> pd.DataFrame:
         row["reasons"] = ",".join(c for c in CHECKS if row[c])
         rows.append(row)
     columns = [
-        "doc_id", "empty", "refusal", "copy", "length_ratio", "length_out_of_range",
-        "preamble", "flagged", "reasons",
-    ]  # fmt: skip
+        "doc_id",
+        "empty",
+        "refusal",
+        "copy",
+        "length_ratio",
+        "length_out_of_range",
+        "preamble",
+        "flagged",
+        "reasons",
+    ]
     return pd.DataFrame(rows, columns=columns)
 
 

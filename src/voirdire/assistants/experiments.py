@@ -90,9 +90,19 @@ def label_shift(labels: pd.DataFrame, *, alpha: float = 0.05, grades: Sequence[i
 
 
 LABEL_SHIFT_VIEW = [
-    "judge", "stratum", "pairs", "unlabelled", "queries", "up", "down", "mean_shift", "shift_p", "significant",
-    "direction", "tests",
-]  # fmt: skip
+    "judge",
+    "stratum",
+    "pairs",
+    "unlabelled",
+    "queries",
+    "up",
+    "down",
+    "mean_shift",
+    "shift_p",
+    "significant",
+    "direction",
+    "tests",
+]
 """The columns of :func:`label_shift` a person reads in the Markdown (the mean shift with its
 interval in one cell; the table's title names the assistant); the CSV keeps every one."""
 
@@ -133,9 +143,21 @@ def substitution(original: pd.DataFrame, rewritten: pd.DataFrame, *, alpha: floa
     ``expected_false_flags``: alpha x tests.
     """
     columns = [
-        "dataset", "assistant", "judge", "system", "queries", "queries_dropped",
-        "ndcg_original", "ndcg_rewritten", "delta", "t", "p", "significant", "tests", "expected_false_flags",
-    ]  # fmt: skip
+        "dataset",
+        "assistant",
+        "judge",
+        "system",
+        "queries",
+        "queries_dropped",
+        "ndcg_original",
+        "ndcg_rewritten",
+        "delta",
+        "t",
+        "p",
+        "significant",
+        "tests",
+        "expected_false_flags",
+    ]
     orders = {name: _order(original[name], rewritten[name]) for name in ("dataset", "judge", "system")}
     orders["assistant"] = _order(rewritten["assistant"])
     rows = []
@@ -174,9 +196,17 @@ def substitution(original: pd.DataFrame, rewritten: pd.DataFrame, *, alpha: floa
 
 
 SUBSTITUTION_VIEW = [
-    "judge", "system", "queries", "queries_dropped", "ndcg_original", "ndcg_rewritten", "delta", "p", "significant",
+    "judge",
+    "system",
+    "queries",
+    "queries_dropped",
+    "ndcg_original",
+    "ndcg_rewritten",
+    "delta",
+    "p",
+    "significant",
     "tests",
-]  # fmt: skip
+]
 """The columns of :func:`substitution` a person reads in the Markdown; the CSV keeps every one
 (``t``, ``expected_false_flags``, the passages substituted and in the pool)."""
 
@@ -231,15 +261,40 @@ def score_shift(scores: pd.DataFrame, *, tolerance: float = 0.01, alpha: float =
     tests.
     """
     columns = [
-        *_RANKER, "stratum", "pairs", "unscored", "n", "queries", "mean_diff", "median_diff", "within_tolerance",
-        "higher", "lower", "shift_p", "sign_p_pairs", "significant", "direction", "tests", "expected_false_flags",
-    ]  # fmt: skip
+        *_RANKER,
+        "stratum",
+        "pairs",
+        "unscored",
+        "n",
+        "queries",
+        "mean_diff",
+        "median_diff",
+        "within_tolerance",
+        "higher",
+        "lower",
+        "shift_p",
+        "sign_p_pairs",
+        "significant",
+        "direction",
+        "tests",
+        "expected_false_flags",
+    ]
     table = _per_stratum(scores, _RANKER, columns, lambda block: _score_row(block, tolerance, alpha))
     return _count_tests(table, "shift_p", alpha)
 
 
 SCORE_SHIFT_VIEW = [
-    "ranker", "stratum", "pairs", "unscored", "queries", "mean_diff", "higher", "lower", "shift_p", "significant",
-    "direction", "tests",
-]  # fmt: skip
+    "ranker",
+    "stratum",
+    "pairs",
+    "unscored",
+    "queries",
+    "mean_diff",
+    "higher",
+    "lower",
+    "shift_p",
+    "significant",
+    "direction",
+    "tests",
+]
 """The columns of :func:`score_shift` a person reads in the Markdown; the CSV keeps every one."""

@@ -77,7 +77,13 @@ def figure5(scores: pd.DataFrame, png: str | Path, pdf: str | Path, *, tolerance
             f"sign test over {row['queries']} queries: p = {row['shift_p']:.2g}"
         )
         ax.text(
-            0.97, 0.97, note, transform=ax.transAxes, ha="right", va="top", fontsize=7,
+            0.97,
+            0.97,
+            note,
+            transform=ax.transAxes,
+            ha="right",
+            va="top",
+            fontsize=7,
             bbox={"boxstyle": "round", "facecolor": "white", "alpha": 0.8},
-        )  # fmt: skip
+        )
     save_figure(fig, png, pdf)

@@ -43,10 +43,16 @@ def passage_calls(caller: LLMAssistant, originals: Mapping[str, str], *, purpose
     calls = []
     for doc_id, text in originals.items():
         request = Request.chat(
-            purpose, caller.model, template.render("", text), template_sha256=template.sha256,
-            sample=0, accept="text", temperature=caller.temperature, max_tokens=caller.max_tokens,
+            purpose,
+            caller.model,
+            template.render("", text),
+            template_sha256=template.sha256,
+            sample=0,
+            accept="text",
+            temperature=caller.temperature,
+            max_tokens=caller.max_tokens,
             seed=caller.seed,
-        )  # fmt: skip
+        )
         calls.append(Call(request, caller.name, {"doc_id": doc_id, "provenance": provenance}))
     return calls
 
@@ -58,9 +64,8 @@ def rewrite_calls(assistant: LLMAssistant, originals: Mapping[str, str]) -> list
 
 def _table(originals: Mapping[str, str], rewrites: Mapping[str, str | None], options: dict, drop_flagged: bool):
     frame = pd.DataFrame(
-        {"doc_id": list(originals), "original": list(originals.values()),
-         "text": [rewrites.get(d) for d in originals]}
-    )  # fmt: skip
+        {"doc_id": list(originals), "original": list(originals.values()), "text": [rewrites.get(d) for d in originals]}
+    )
     checks = check_rewrites(frame, **{CHECK_OPTIONS[k]: v for k, v in options.items()})
     table = frame.merge(checks, on="doc_id", how="left")
     missing = table["text"].isna()
@@ -96,24 +101,36 @@ def run_passage_job(
     rewrite, write the table and the summary; returns the summary."""
     with Store(store_path) as store:
         stats = call_all(
-            caller.endpoint, calls, store, accept=accept_text, max_in_flight=max_in_flight,
-            progress=progress, desc=desc, config_key=config_key,
-        )  # fmt: skip
+            caller.endpoint,
+            calls,
+            store,
+            accept=accept_text,
+            max_in_flight=max_in_flight,
+            progress=progress,
+            desc=desc,
+            config_key=config_key,
+        )
         stored = {r.key: r for r in store.get(c.key for c in calls)}
     rewrites = {c.items["doc_id"]: stored[c.key].raw or "" for c in calls}
     table = _table(originals, rewrites, options, drop_flagged)
     records = list(stored.values())
     summary = {
-        "assistant": caller.name, "kind": "llm", "model": caller.model,
+        "assistant": caller.name,
+        "kind": "llm",
+        "model": caller.model,
         "model_versions": sorted({r.model_version for r in records if r.model_version}),
-        "passages": len(originals), "used": int(table["used"].sum()), "drop_flagged": drop_flagged,
-        "checks": summarise_checks(table), "calls_this_run": stats.calls - stats.cached,
-        "cached": stats.cached, "cost_this_run_usd": stats.cost,
+        "passages": len(originals),
+        "used": int(table["used"].sum()),
+        "drop_flagged": drop_flagged,
+        "checks": summarise_checks(table),
+        "calls_this_run": stats.calls - stats.cached,
+        "cached": stats.cached,
+        "cost_this_run_usd": stats.cost,
         "price_known": price_known(caller.model),
         "cost_ledger_usd": float(sum(r.cost for r in records)),
         "completion_tokens_ledger": int(sum(r.completion_tokens or 0 for r in records)),
         "wall_s": stats.wall_s,
-    }  # fmt: skip
+    }
     return _write(table, summary, out, summary_out)
 
 
@@ -131,11 +148,19 @@ def run_rewrite_job(
 ) -> dict:
     """Rewrite every sampled passage through the store; returns the job's summary."""
     return run_passage_job(
-        assistant, rewrite_calls(assistant, originals), originals, store_path=store_path, out=out,
-        summary_out=summary_out, options=options, desc=f"rewrite: {assistant.name}",
-        config_key=f"assistants.{assistant.name}", drop_flagged=drop_flagged, max_in_flight=max_in_flight,
+        assistant,
+        rewrite_calls(assistant, originals),
+        originals,
+        store_path=store_path,
+        out=out,
+        summary_out=summary_out,
+        options=options,
+        desc=f"rewrite: {assistant.name}",
+        config_key=f"assistants.{assistant.name}",
+        drop_flagged=drop_flagged,
+        max_in_flight=max_in_flight,
         progress=progress,
-    )  # fmt: skip
+    )
 
 
 def run_recorded_rewrites(
@@ -154,8 +179,14 @@ def run_recorded_rewrites(
     )
     table = _table(originals, found, options, drop_flagged)
     summary = {
-        "assistant": assistant.name, "kind": "recorded", "rewrites": str(assistant.rewrites),
-        "passages": len(originals), "used": int(table["used"].sum()), "drop_flagged": drop_flagged,
-        "missing": len(missing), "missing_ids": missing, "checks": summarise_checks(table[~table["missing"]]),
-    }  # fmt: skip
+        "assistant": assistant.name,
+        "kind": "recorded",
+        "rewrites": str(assistant.rewrites),
+        "passages": len(originals),
+        "used": int(table["used"].sum()),
+        "drop_flagged": drop_flagged,
+        "missing": len(missing),
+        "missing_ids": missing,
+        "checks": summarise_checks(table[~table["missing"]]),
+    }
     return _write(table, summary, out, summary_out)

@@ -31,13 +31,37 @@ from ..audits.panel import comparison_panel
 from ..stats import clustered_mean
 
 COLUMNS = [
-    "dataset", "assistant", "assistant_family", "judge", "family", "same_family", "panel", "pairs", "queries",
-    "raw_shift", "panel_shift", "excess", "excess_ci_low", "excess_ci_high", "degenerate", "self_preferring", "reason",
-]  # fmt: skip
+    "dataset",
+    "assistant",
+    "assistant_family",
+    "judge",
+    "family",
+    "same_family",
+    "panel",
+    "pairs",
+    "queries",
+    "raw_shift",
+    "panel_shift",
+    "excess",
+    "excess_ci_low",
+    "excess_ci_high",
+    "degenerate",
+    "self_preferring",
+    "reason",
+]
 VIEW = [
-    "judge", "family", "same_family", "panel", "pairs", "queries", "raw_shift", "panel_shift", "excess",
-    "self_preferring", "reason",
-]  # fmt: skip
+    "judge",
+    "family",
+    "same_family",
+    "panel",
+    "pairs",
+    "queries",
+    "raw_shift",
+    "panel_shift",
+    "excess",
+    "self_preferring",
+    "reason",
+]
 """The columns a person reads in the Markdown (the excess with its interval in one cell; the
 table's title names the assistant); the CSV keeps every one of ``COLUMNS``."""
 
@@ -67,11 +91,15 @@ def rewrite_self_preference(
         for judge in [j for j in dict.fromkeys(block["judge"]) if j in panel]:
             family = families.get(judge)
             row = {
-                "dataset": dataset, "assistant": assistant, "assistant_family": assistant_family,
-                "judge": judge, "family": family,
+                "dataset": dataset,
+                "assistant": assistant,
+                "assistant_family": assistant_family,
+                "judge": judge,
+                "family": family,
                 "same_family": bool(family and assistant_family and family == assistant_family),
-                "self_preferring": False, "reason": None,
-            }  # fmt: skip
+                "self_preferring": False,
+                "reason": None,
+            }
             others = comparison_panel(judge, families, shifts.columns)
             row["panel"] = ", ".join(others)
             if not others:
@@ -82,14 +110,19 @@ def rewrite_self_preference(
             both = own.notna() & reference.notna()
             excess = (own - reference)[both]
             queries = excess.index.get_level_values("query_id")
-            point, found = clustered_mean(excess.to_numpy(dtype=float), queries, resamples=resamples, seed=seed,
-                                          level=level)  # fmt: skip
+            point, found = clustered_mean(
+                excess.to_numpy(dtype=float), queries, resamples=resamples, seed=seed, level=level
+            )
             row |= {
-                "pairs": int(both.sum()), "queries": int(queries.nunique()),
+                "pairs": int(both.sum()),
+                "queries": int(queries.nunique()),
                 "raw_shift": float(own[both].mean()) if both.any() else math.nan,
                 "panel_shift": float(reference[both].mean()) if both.any() else math.nan,
-                "excess": point, "excess_ci_low": found.low, "excess_ci_high": found.high, "degenerate": found.degenerate,
-            }  # fmt: skip
+                "excess": point,
+                "excess_ci_low": found.low,
+                "excess_ci_high": found.high,
+                "degenerate": found.degenerate,
+            }
             if not assistant_family:
                 row["reason"] = "the assistant declares no family"
             elif not family:

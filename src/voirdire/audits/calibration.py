@@ -120,8 +120,7 @@ def tuned_lambda(y: np.ndarray, f: np.ndarray, u: np.ndarray, mode: str = "eleme
 
     y, f, u = (np.asarray(a, dtype=float).reshape(len(a), -1) for a in (y, f, u))
     centre = ppi_mean_pointestimate(y, f, u, lam=1)
-    return _calc_lam_glm(y - centre, f - centre, u - centre, np.eye(y.shape[1]), coord=None, clip=True,
-                         optim_mode=mode)  # fmt: skip
+    return _calc_lam_glm(y - centre, f - centre, u - centre, np.eye(y.shape[1]), coord=None, clip=True, optim_mode=mode)
 
 
 def human_mean(
@@ -170,8 +169,14 @@ def _estimate_arrays(y: np.ndarray, f: np.ndarray, labelled: np.ndarray, level: 
     low, high = _narrow(theta, low, high, factor)
     human_low, human_high = _classical_intervals(y_l, level)
     human_low, human_high = _narrow(y_l.mean(axis=0), human_low, human_high, factor)
-    return {"corrected": theta, "corrected_low": low, "corrected_high": high, "human_only": y_l.mean(axis=0),
-            "human_only_low": human_low, "human_only_high": human_high}  # fmt: skip
+    return {
+        "corrected": theta,
+        "corrected_low": low,
+        "corrected_high": high,
+        "human_only": y_l.mean(axis=0),
+        "human_only_low": human_low,
+        "human_only_high": human_high,
+    }
 
 
 def _classical_intervals(y: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:

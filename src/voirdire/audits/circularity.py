@@ -38,8 +38,9 @@ def judge_ranking(pool: pd.DataFrame, labels: pd.DataFrame, depth: int | None = 
     pool = cut(pool, depth) if depth is not None else pool
     merged = pool.merge(labels[["query_id", "doc_id", "relevance"]], on=["query_id", "doc_id"], how="left")
     merged["grade"] = merged["relevance"].fillna(-1)  # unlabelled passages go below every grade
-    merged = merged.sort_values(["query_id", "grade", "score", "rank", "doc_id"],
-                                ascending=[True, False, False, True, True], kind="stable")  # fmt: skip
+    merged = merged.sort_values(
+        ["query_id", "grade", "score", "rank", "doc_id"], ascending=[True, False, False, True, True], kind="stable"
+    )
     merged["rank"] = merged.groupby("query_id").cumcount() + 1
     merged["score"] = -merged["rank"].astype(float)
     return merged[["query_id", "doc_id", "rank", "score"]].reset_index(drop=True)
@@ -76,12 +77,17 @@ def circularity_table(
     rows = []
     for ranker in scores.index:
         own = reference if ranker == human else ranker
-        row = {"ranker": ranker, "self_score": scores.loc[ranker, own], "human_score": scores.loc[ranker, human],
-               "human_pool_score": scores.loc[ranker, reference],
-               "inflation": scores.loc[ranker, own] - scores.loc[ranker, reference]}  # fmt: skip
+        row = {
+            "ranker": ranker,
+            "self_score": scores.loc[ranker, own],
+            "human_score": scores.loc[ranker, human],
+            "human_pool_score": scores.loc[ranker, reference],
+            "inflation": scores.loc[ranker, own] - scores.loc[ranker, reference],
+        }
         if per_query is not None:
-            row |= inflation_interval(per_query[ranker][own], per_query[ranker][reference], resamples=resamples,
-                                      seed=seed, level=level)  # fmt: skip
+            row |= inflation_interval(
+                per_query[ranker][own], per_query[ranker][reference], resamples=resamples, seed=seed, level=level
+            )
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -94,5 +100,10 @@ def inflation_interval(
     flips its sign), and how many of the bootstrap draws were undefined."""
     diff = (self_scores - reference_scores.loc[self_scores.index]).to_numpy(dtype=float)
     test = query_mean_test(diff, resamples=resamples, seed=seed, level=level)
-    return {"queries": test["queries"], "inflation_ci_low": test["ci_low"], "inflation_ci_high": test["ci_high"],
-            "inflation_p": test["p"], "inflation_degenerate": test["degenerate"]}  # fmt: skip
+    return {
+        "queries": test["queries"],
+        "inflation_ci_low": test["ci_low"],
+        "inflation_ci_high": test["ci_high"],
+        "inflation_p": test["p"],
+        "inflation_degenerate": test["degenerate"],
+    }

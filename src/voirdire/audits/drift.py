@@ -61,8 +61,9 @@ def kappa_cis(
 ) -> dict[str, float]:
     """Bootstrap CIs over queries of the graded, binary and quadratic kappas of relevance_a vs
     _b, and ``kappa_degenerate`` (the engine's :func:`voirdire.stats.kappa_intervals`)."""
-    return kappa_intervals(both, scale, scale, a="relevance_a", b="relevance_b", resamples=resamples, seed=seed,
-                           level=level)  # fmt: skip
+    return kappa_intervals(
+        both, scale, scale, a="relevance_a", b="relevance_b", resamples=resamples, seed=seed, level=level
+    )
 
 
 def tau_ci(
@@ -112,27 +113,53 @@ def drift(
         flipped = (both["relevance_a"] != both["relevance_b"]).to_numpy()
         rate, found = clustered_rate(flipped, both["query_id"].tolist(), resamples=resamples, seed=seed, level=level)
         row = {
-            "run": name, "against": names[0], "pairs": len(both), "queries": int(both["query_id"].nunique()),
-            "flips": int(flipped.sum()), "flip_rate": rate, "flip_rate_ci_low": found.low,
-            "flip_rate_ci_high": found.high, "flip_rate_degenerate": found.degenerate,
-        }  # fmt: skip
+            "run": name,
+            "against": names[0],
+            "pairs": len(both),
+            "queries": int(both["query_id"].nunique()),
+            "flips": int(flipped.sum()),
+            "flip_rate": rate,
+            "flip_rate_ci_low": found.low,
+            "flip_rate_ci_high": found.high,
+            "flip_rate_degenerate": found.degenerate,
+        }
         row["flip_rate_ci_low_wilson"], row["flip_rate_ci_high_wilson"] = wilson(row["flips"], len(both), level=level)
         row.update(kappas(both["relevance_a"], both["relevance_b"], scale, scale))
         row.update(kappa_cis(both, scale, resamples=resamples, seed=seed, level=level))
         if per_query is not None:
-            tau, low, high, undefined = tau_ci(per_query[names[0]], per_query[name], resamples=resamples, seed=seed,
-                                               level=level)  # fmt: skip
-            row |= {"tau_systems": tau, "tau_systems_ci_low": low, "tau_systems_ci_high": high,
-                    "tau_systems_degenerate": undefined}  # fmt: skip
+            tau, low, high, undefined = tau_ci(
+                per_query[names[0]], per_query[name], resamples=resamples, seed=seed, level=level
+            )
+            row |= {
+                "tau_systems": tau,
+                "tau_systems_ci_low": low,
+                "tau_systems_ci_high": high,
+                "tau_systems_degenerate": undefined,
+            }
         rows.append(row)
     return pd.DataFrame(rows)
 
 
 CONTROL_COLUMNS = [
-    "run", "against", "pairs", "queries", "mean_grade_first", "mean_grade", "mean_difference", "difference_ci_low",
-    "difference_ci_high", "up", "down", "same", "shift_p", "homogeneity_p", "sign_p_pairs", "degenerate", "shifted",
+    "run",
+    "against",
+    "pairs",
+    "queries",
+    "mean_grade_first",
+    "mean_grade",
+    "mean_difference",
+    "difference_ci_low",
+    "difference_ci_high",
+    "up",
+    "down",
+    "same",
+    "shift_p",
+    "homogeneity_p",
+    "sign_p_pairs",
+    "degenerate",
+    "shifted",
     "direction",
-]  # fmt: skip
+]
 """The columns of :func:`paired_shift`, in order."""
 
 
@@ -162,16 +189,35 @@ def paired_shift(
     rows = []
     for name in names[1:]:
         both = first.merge(label_sets[name], on=["query_id", "doc_id"], suffixes=("_a", "_b"))
-        found = stats_paired_shift(both["relevance_a"].to_numpy(dtype=float), both["relevance_b"].to_numpy(dtype=float),
-                           both["query_id"].tolist(), confidence=1 - alpha, resamples=resamples, seed=seed)  # fmt: skip
+        found = stats_paired_shift(
+            both["relevance_a"].to_numpy(dtype=float),
+            both["relevance_b"].to_numpy(dtype=float),
+            both["query_id"].tolist(),
+            confidence=1 - alpha,
+            resamples=resamples,
+            seed=seed,
+        )
         shifted = bool(found["shift_p"] < alpha)  # False for NaN (no pair)
-        rows.append({
-            "run": name, "against": names[0], "pairs": found["n"], "queries": found["queries"],
-            "mean_grade_first": found["mean_before"], "mean_grade": found["mean_after"],
-            "mean_difference": found["mean_shift"], "difference_ci_low": found["mean_shift_ci_low"],
-            "difference_ci_high": found["mean_shift_ci_high"], "up": found["up"], "down": found["down"],
-            "same": found["same"], "shift_p": found["shift_p"], "homogeneity_p": found["homogeneity_p"],
-            "sign_p_pairs": found["sign_p_pairs"], "degenerate": found["degenerate"], "shifted": shifted,
-            "direction": direction(shifted, found["mean_shift"]),
-        })  # fmt: skip
+        rows.append(
+            {
+                "run": name,
+                "against": names[0],
+                "pairs": found["n"],
+                "queries": found["queries"],
+                "mean_grade_first": found["mean_before"],
+                "mean_grade": found["mean_after"],
+                "mean_difference": found["mean_shift"],
+                "difference_ci_low": found["mean_shift_ci_low"],
+                "difference_ci_high": found["mean_shift_ci_high"],
+                "up": found["up"],
+                "down": found["down"],
+                "same": found["same"],
+                "shift_p": found["shift_p"],
+                "homogeneity_p": found["homogeneity_p"],
+                "sign_p_pairs": found["sign_p_pairs"],
+                "degenerate": found["degenerate"],
+                "shifted": shifted,
+                "direction": direction(shifted, found["mean_shift"]),
+            }
+        )
     return pd.DataFrame(rows, columns=CONTROL_COLUMNS)

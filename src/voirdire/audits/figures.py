@@ -123,8 +123,15 @@ def circularity_heatmap(table: pd.DataFrame, png: str | Path):
         ax.imshow(matrix.to_numpy(dtype=float), cmap="viridis", vmin=0, vmax=1)
         if max(matrix.shape) <= MAX_PANELS:
             for (i, j), value in pd.DataFrame(matrix.to_numpy(dtype=float)).stack().items():
-                ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=7,
-                        color="white" if value < 0.6 else "black")  # fmt: skip
+                ax.text(
+                    j,
+                    i,
+                    f"{value:.2f}",
+                    ha="center",
+                    va="center",
+                    fontsize=7,
+                    color="white" if value < 0.6 else "black",
+                )
         small = {"fontsize": 6} if max(matrix.shape) > MAX_PANELS else {}
         ax.set_xticks(
             range(matrix.shape[1]), [c.removeprefix("under_") for c in matrix.columns], rotation=45, ha="right", **small
@@ -190,10 +197,21 @@ def drift_chart(shifts: pd.DataFrame, drifted: pd.DataFrame, png: str | Path):
             ax.axhline(0, color="grey", lw=0.8)
             ax.set_ylabel("mean grade vs the first set")
         twin = ax.twinx()
-        flip_err = [flips["flip_rate"] - flips["flip_rate_ci_low"], flips["flip_rate_ci_high"] - flips["flip_rate"]] \
-            if "flip_rate_ci_low" in flips else None  # fmt: skip
-        twin.errorbar([i + 0.1 for i in x], flips["flip_rate"], yerr=flip_err, color="C1", marker="s", ls="none",
-                      capsize=3, label="flip rate")  # fmt: skip
+        flip_err = (
+            [flips["flip_rate"] - flips["flip_rate_ci_low"], flips["flip_rate_ci_high"] - flips["flip_rate"]]
+            if "flip_rate_ci_low" in flips
+            else None
+        )
+        twin.errorbar(
+            [i + 0.1 for i in x],
+            flips["flip_rate"],
+            yerr=flip_err,
+            color="C1",
+            marker="s",
+            ls="none",
+            capsize=3,
+            label="flip rate",
+        )
         twin.set_ylabel("share of labels that flip", color="C1")
         ax.set_xticks(x, flips["run"])
         ax.set_xlim(-0.5, len(x) - 0.5 + 0.1)
@@ -232,16 +250,36 @@ def lojo_chart(lojo: pd.DataFrame, png: str | Path):
             for index, judge in enumerate(judges):
                 rows = block[block["left_out"] == judge]
                 at = y[(block["left_out"] == judge).to_numpy()] + (index - (len(judges) - 1) / 2) * height
-                ax.barh(at, rows["margin_reduced"], height=height, color=f"C{index % 10}",
-                        xerr=_errors(rows, "margin_reduced"), error_kw={"lw": 0.8, "capsize": 1.5},
-                        label=f"without {judge}")  # fmt: skip
+                ax.barh(
+                    at,
+                    rows["margin_reduced"],
+                    height=height,
+                    color=f"C{index % 10}",
+                    xerr=_errors(rows, "margin_reduced"),
+                    error_kw={"lw": 0.8, "capsize": 1.5},
+                    label=f"without {judge}",
+                )
         else:
-            ax.scatter(block["margin_reduced"], y, s=9, color="0.55", zorder=2,
-                       label=f"without one judge ({len(judges)} judges in turn)")  # fmt: skip
+            ax.scatter(
+                block["margin_reduced"],
+                y,
+                s=9,
+                color="0.55",
+                zorder=2,
+                label=f"without one judge ({len(judges)} judges in turn)",
+            )
         full = block.drop_duplicates(["upper", "lower"])
-        ax.errorbar(full["margin_full"], [row[u, v] for u, v in zip(full["upper"], full["lower"], strict=True)],
-                    xerr=_errors(full, "margin_full"), fmt="D", color="black", markersize=4, capsize=3, zorder=3,
-                    label="all judges")  # fmt: skip
+        ax.errorbar(
+            full["margin_full"],
+            [row[u, v] for u, v in zip(full["upper"], full["lower"], strict=True)],
+            xerr=_errors(full, "margin_full"),
+            fmt="D",
+            color="black",
+            markersize=4,
+            capsize=3,
+            zorder=3,
+            label="all judges",
+        )
         ax.axvline(0, color="black", lw=0.8)
         ax.set_yticks(range(len(pairs)), [f"{labels[str(u)]} > {labels[str(v)]}" for u, v in pairs])
         ax.set_ylim(len(pairs) - 0.5, -0.5)
@@ -278,12 +316,20 @@ def calibration_chart(curve: pd.DataFrame, png: str | Path):
                 ax.plot(rows["k"], rows["tau_judge"], **(style | {"ls": "--"}), label=f"{judge}: judge alone")
             title = dataset
         else:
-            for color, column, style, what in (("C0", "tau_corrected", "-", "PPI-corrected"),
-                                               ("C1", "tau_judge", "--", "judge alone")):  # fmt: skip
+            for color, column, style, what in (
+                ("C0", "tau_corrected", "-", "PPI-corrected"),
+                ("C1", "tau_judge", "--", "judge alone"),
+            ):
                 by_k = block.groupby("k")[column]
                 ax.fill_between(by_k.min().index, by_k.min(), by_k.max(), color=color, alpha=0.2)
-                ax.plot(by_k.median().index, by_k.median(), ls=style, marker="o", color=color,
-                        label=f"{what}: median, band: range")  # fmt: skip
+                ax.plot(
+                    by_k.median().index,
+                    by_k.median(),
+                    ls=style,
+                    marker="o",
+                    color=color,
+                    label=f"{what}: median, band: range",
+                )
             title = f"{dataset}\nall {len(judges)} judges: median and range"
         if len(block):
             human = block.groupby("k")["tau_human_only"].mean()

@@ -126,11 +126,17 @@ def label_agreement(
         both = labels[judge].merge(human, on=["query_id", "doc_id"], suffixes=("_judge", "_human"))
         point = kappas(both["relevance_human"], both["relevance_judge"], scales[HUMAN], scales[judge])
         found = kappa_intervals(both, scales[HUMAN], scales[judge], resamples=resamples, seed=seed)
-        row = {"pairs_needed": len(pairs), "pairs_labelled": len(labels[judge]),
-               "coverage": len(labels[judge]) / len(pairs) if len(pairs) else math.nan}  # fmt: skip
+        row = {
+            "pairs_needed": len(pairs),
+            "pairs_labelled": len(labels[judge]),
+            "coverage": len(labels[judge]) / len(pairs) if len(pairs) else math.nan,
+        }
         for name in ("kappa_binary", "kappa_graded", "kappa_quadratic"):
-            row |= {name: point[name], f"{name}_ci_low": found[f"{name}_ci_low"],
-                    f"{name}_ci_high": found[f"{name}_ci_high"]}  # fmt: skip
+            row |= {
+                name: point[name],
+                f"{name}_ci_low": found[f"{name}_ci_low"],
+                f"{name}_ci_high": found[f"{name}_ci_high"],
+            }
         row["kappa_degenerate"] = found["kappa_degenerate"]
         row |= alphas(both, scales[HUMAN], scales[judge], resamples=resamples, seed=seed)
         row |= kappa_cuts(both, scales[HUMAN], scales[judge], resamples=resamples, seed=seed)

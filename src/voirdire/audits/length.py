@@ -110,9 +110,10 @@ def length_bias(pairs: pd.DataFrame, alpha: float = 0.01, *, seed: int = 42, per
     row["permutations"] = permutations
     row["length_biased"] = bool(row["p_within"] < alpha) if not math.isnan(row["p_within"]) else False
     row["simpson"] = bool(
-        row["length_biased"] and not math.isnan(row["rho_overall"])
+        row["length_biased"]
+        and not math.isnan(row["rho_overall"])
         and np.sign(row["rho_within"]) != np.sign(row["rho_overall"])
-    )  # fmt: skip
+    )
     return row
 
 
@@ -185,7 +186,7 @@ def system_lengths_by_judge(
     owner = [(s, i) for s, rs in runs.items() for i in range(len(rs))]
     out = {}
     for judge, top in _tops(runs, judged, depth, evaluation_depth):
-        top = top.assign(words=top["doc_id"].map(words))
+        top = top.assign(words=top["doc_id"].map(words).astype(float))  # all missing: still numbers
         per_query = top.groupby(["run", "query_id"])["words"].mean()  # sorted: by run, then query
         runs_of = per_query.index.get_level_values("run").to_numpy()
         bounds = np.searchsorted(runs_of, [np.arange(len(owner)), np.arange(len(owner)) + 1])
@@ -225,14 +226,19 @@ def _tops(
     """(judge, the documents its measure scores): every run (numbered in ``run``, in the order
     of ``runs`` and their draws) cut at ``evaluation_depth`` in trec_eval's order, the judge's
     judged documents (qrels; None: every document), then each query's top ``depth``."""
-    ordered = [cut(r, evaluation_depth) if evaluation_depth is not None else trec_eval_order(r)
-               for rs in runs.values() for r in rs]  # fmt: skip
+    ordered = [
+        cut(r, evaluation_depth) if evaluation_depth is not None else trec_eval_order(r)
+        for rs in runs.values()
+        for r in rs
+    ]
     sizes = [len(r) for r in ordered]
-    every = pd.DataFrame({
-        "run": np.repeat(np.arange(len(ordered)), sizes),
-        "query_id": np.concatenate([r["query_id"].to_numpy(dtype=object) for r in ordered]) if ordered else [],
-        "doc_id": np.concatenate([r["doc_id"].to_numpy(dtype=object) for r in ordered]) if ordered else [],
-    })  # fmt: skip
+    every = pd.DataFrame(
+        {
+            "run": np.repeat(np.arange(len(ordered)), sizes),
+            "query_id": np.concatenate([r["query_id"].to_numpy(dtype=object) for r in ordered]) if ordered else [],
+            "doc_id": np.concatenate([r["doc_id"].to_numpy(dtype=object) for r in ordered]) if ordered else [],
+        }
+    )
     pairs = pd.MultiIndex.from_arrays([every["query_id"].astype(str), every["doc_id"].astype(str)])
     codes, distinct = pairs.factorize()
     for judge, qrels in judged.items():
@@ -280,11 +286,18 @@ def tier_correlation(
             r = _pearson(lengths[members], scores[members])
             low, high = fisher_interval(r, len(members), confidence)
             flag = bool(
-                not math.isnan(r) and not math.isnan(row["r_all"])
-                and not low <= row["r_all"] <= high and np.sign(r) != np.sign(row["r_all"])
-            )  # fmt: skip
-            row |= {f"systems_{tier}": len(members), f"r_within_{tier}": r, f"r_within_{tier}_ci_low": low,
-                    f"r_within_{tier}_ci_high": high, f"simpson_{tier}": flag}  # fmt: skip
+                not math.isnan(r)
+                and not math.isnan(row["r_all"])
+                and not low <= row["r_all"] <= high
+                and np.sign(r) != np.sign(row["r_all"])
+            )
+            row |= {
+                f"systems_{tier}": len(members),
+                f"r_within_{tier}": r,
+                f"r_within_{tier}_ci_low": low,
+                f"r_within_{tier}_ci_high": high,
+                f"simpson_{tier}": flag,
+            }
             flags.append(flag)
     row["simpson"] = any(flags)
     return row

@@ -111,22 +111,42 @@ def leave_one_judge_out(
             kept_ci = interval(boot_reduced[:, u] - boot_reduced[:, v], level)
             rows.append(
                 {
-                    "left_out": left_out, "upper": upper, "lower": lower, "margin_full": margin,
-                    "margin_reduced": kept, "order_kept": bool(kept > 0 or (kept == 0 and margin == 0)),
-                    "margin_share": kept / margin if margin else math.nan, "tau_full_vs_reduced": tau,
-                    "margin_full_ci_low": full_ci.low, "margin_full_ci_high": full_ci.high,
-                    "margin_reduced_ci_low": kept_ci.low, "margin_reduced_ci_high": kept_ci.high,
+                    "left_out": left_out,
+                    "upper": upper,
+                    "lower": lower,
+                    "margin_full": margin,
+                    "margin_reduced": kept,
+                    "order_kept": bool(kept > 0 or (kept == 0 and margin == 0)),
+                    "margin_share": kept / margin if margin else math.nan,
+                    "tau_full_vs_reduced": tau,
+                    "margin_full_ci_low": full_ci.low,
+                    "margin_full_ci_high": full_ci.high,
+                    "margin_reduced_ci_low": kept_ci.low,
+                    "margin_reduced_ci_high": kept_ci.high,
                     "degenerate": max(full_ci.degenerate, kept_ci.degenerate),
                 }
-            )  # fmt: skip
+            )
     return pd.DataFrame(rows)
 
 
 LOJO_LABEL_COLUMNS = [
-    "left_out", "panel", "pairs", "queries", "kappa_judge", "kappa_full", "kappa_full_ci_low", "kappa_full_ci_high",
-    "kappa_reduced", "kappa_reduced_ci_low", "kappa_reduced_ci_high", "kappa_change", "kappa_change_ci_low",
-    "kappa_change_ci_high", "without_it", "degenerate",
-]  # fmt: skip
+    "left_out",
+    "panel",
+    "pairs",
+    "queries",
+    "kappa_judge",
+    "kappa_full",
+    "kappa_full_ci_low",
+    "kappa_full_ci_high",
+    "kappa_reduced",
+    "kappa_reduced_ci_low",
+    "kappa_reduced_ci_high",
+    "kappa_change",
+    "kappa_change_ci_low",
+    "kappa_change_ci_high",
+    "without_it",
+    "degenerate",
+]
 """The columns of :func:`leave_one_judge_out_labels`, in order."""
 
 
@@ -182,15 +202,26 @@ def leave_one_judge_out_labels(
         own, _ = kappa_of(frame[judge] == 1)
         reduced_ci, change_ci = interval(reduced_draws, level), interval(reduced_draws - full_draws, level)
         without = "worse" if change_ci.high < 0 else "better" if change_ci.low > 0 else "same"
-        rows.append({
-            "left_out": judge, "panel": len(judges), "pairs": len(frame), "queries": frame["query_id"].nunique(),
-            "kappa_judge": own, "kappa_full": full, "kappa_full_ci_low": full_ci.low,
-            "kappa_full_ci_high": full_ci.high, "kappa_reduced": reduced, "kappa_reduced_ci_low": reduced_ci.low,
-            "kappa_reduced_ci_high": reduced_ci.high, "kappa_change": reduced - full,
-            "kappa_change_ci_low": change_ci.low, "kappa_change_ci_high": change_ci.high,
-            "without_it": without if math.isfinite(reduced - full) else "undefined",
-            "degenerate": max(full_ci.degenerate, change_ci.degenerate),
-        })  # fmt: skip
+        rows.append(
+            {
+                "left_out": judge,
+                "panel": len(judges),
+                "pairs": len(frame),
+                "queries": frame["query_id"].nunique(),
+                "kappa_judge": own,
+                "kappa_full": full,
+                "kappa_full_ci_low": full_ci.low,
+                "kappa_full_ci_high": full_ci.high,
+                "kappa_reduced": reduced,
+                "kappa_reduced_ci_low": reduced_ci.low,
+                "kappa_reduced_ci_high": reduced_ci.high,
+                "kappa_change": reduced - full,
+                "kappa_change_ci_low": change_ci.low,
+                "kappa_change_ci_high": change_ci.high,
+                "without_it": without if math.isfinite(reduced - full) else "undefined",
+                "degenerate": max(full_ci.degenerate, change_ci.degenerate),
+            }
+        )
     return pd.DataFrame(rows, columns=LOJO_LABEL_COLUMNS)
 
 
@@ -446,10 +477,11 @@ def self_preference(
         raw_q = diff[own].mean(axis=1).to_numpy()
         strict_q = diff[strict_on].mean(axis=1).to_numpy()
         row = head | {
-            "systems_of_family": len(own), "strictness_systems": len(strict_on),
+            "systems_of_family": len(own),
+            "strictness_systems": len(strict_on),
             "strictness_on": "systems of no panel family" if neutral else "every other system",
             "queries": len(raw_q),
-        }  # fmt: skip
+        }
         degenerate = 0
         for name, values in (("raw", raw_q), ("strictness", strict_q), ("corrected", raw_q - strict_q)):
             found = query_mean_test(values, **engine)
@@ -466,11 +498,18 @@ def self_preference(
             own_docs = (mine - staked_docs) or mine
             other_docs = _docs(tops, rest) - mine - staked_docs
             found = within_grade(resid, own_docs, other_docs, agreement=agreement, **engine)
-            row |= {"within_grade": found["mean"], "within_grade_ci_low": found["ci_low"],
-                    "within_grade_ci_high": found["ci_high"], "within_grade_p": found["p"],
-                    "pairs_own": found["pairs_own"], "pairs_other": found["pairs_other"], "strata": found["strata"],
-                    "documents_on": "none a panel family retrieved" if own_docs is not mine or not staked_docs
-                    else "the family's, though a panel family retrieved them too"}  # fmt: skip
+            row |= {
+                "within_grade": found["mean"],
+                "within_grade_ci_low": found["ci_low"],
+                "within_grade_ci_high": found["ci_high"],
+                "within_grade_p": found["p"],
+                "pairs_own": found["pairs_own"],
+                "pairs_other": found["pairs_other"],
+                "strata": found["strata"],
+                "documents_on": "none a panel family retrieved"
+                if own_docs is not mine or not staked_docs
+                else "the family's, though a panel family retrieved them too",
+            }
             degenerate = max(degenerate, found["degenerate"])
             neutral_families = {s: system_families[s] for s in present if system_families[s] not in staked}
             placebo = _placebo(resid, tops, neutral_families, family, agreement, **engine)

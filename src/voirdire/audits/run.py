@@ -67,8 +67,21 @@ class DatasetInputs:
         return Scale(meta["min"], meta["max"], meta["binary_threshold"])
 
 
-TABLES = ("label_test", "lojo", "lojo_labels", "self_preference", "length", "length_systems", "deciles", "drift",
-          "control_chart", "circularity", "calibration", "topic_agreement", "judge_ranking")  # fmt: skip
+TABLES = (
+    "label_test",
+    "lojo",
+    "lojo_labels",
+    "self_preference",
+    "length",
+    "length_systems",
+    "deciles",
+    "drift",
+    "control_chart",
+    "circularity",
+    "calibration",
+    "topic_agreement",
+    "judge_ranking",
+)
 
 
 def audit_tables(
@@ -123,16 +136,29 @@ def audit_tables(
             under = under_each(rankings, scoring, threshold)
             scores = pd.DataFrame({j: frame.groupby("system")["ndcg"].mean() for j, frame in under.items()})
             scores = scores.loc[judges, [*judges, HUMAN_POOL]]
-            per_query = {ranker: pd.DataFrame({j: frame[frame["system"] == ranker].set_index("query_id")["ndcg"]
-                                               for j, frame in under.items()}) for ranker in judges}  # fmt: skip
+            per_query = {
+                ranker: pd.DataFrame(
+                    {j: frame[frame["system"] == ranker].set_index("query_id")["ndcg"] for j, frame in under.items()}
+                )
+                for ranker in judges
+            }
             circular = circularity_table(scores, per_query=per_query, seed=seed)
-            rows["circularity"].append(pd.concat([circular.set_index("ranker"), scores.add_prefix("under_")], axis=1)
-                                       .reset_index(names="ranker").assign(dataset=dataset))  # fmt: skip
+            rows["circularity"].append(
+                pd.concat([circular.set_index("ranker"), scores.add_prefix("under_")], axis=1)
+                .reset_index(names="ranker")
+                .assign(dataset=dataset)
+            )
         for judge in others:
             scale = data.scale(judge)
             both = aligned(human, data.labels[judge])
-            rows["label_test"].append({"dataset": dataset, "judge": judge, "kind": data.judges[judge]["kind"],
-                                       **label_test(both, data.scale(HUMAN), scale)})  # fmt: skip
+            rows["label_test"].append(
+                {
+                    "dataset": dataset,
+                    "judge": judge,
+                    "kind": data.judges[judge]["kind"],
+                    **label_test(both, data.scale(HUMAN), scale),
+                }
+            )
             heatmaps[dataset, judge] = confusion(both, data.scale(HUMAN), scale)
             topics = topic_agreement(both, data.scale(HUMAN), scale, seed=seed)
             rows["topic_agreement"].append(topics.assign(dataset=dataset, judge=judge))
@@ -143,9 +169,14 @@ def audit_tables(
             sets = data.label_sets.get(judge, {})
             if len(sets) >= 2:
                 # each label set's query x system scores, for tau between the runs and its CI
-                tables = {name: frame.pivot_table(index="query_id", columns="system", values="ndcg")
-                          for name, frame in under_each(data.runs, sets, dict.fromkeys(sets, threshold[judge])).items()
-                          } if systems else None  # fmt: skip
+                tables = (
+                    {
+                        name: frame.pivot_table(index="query_id", columns="system", values="ndcg")
+                        for name, frame in under_each(data.runs, sets, dict.fromkeys(sets, threshold[judge])).items()
+                    }
+                    if systems
+                    else None
+                )
                 rows["drift"].append(drift(sets, scale, tables, seed=seed).assign(dataset=dataset, judge=judge))
                 rows["control_chart"].append(
                     paired_shift(sets, alpha=alpha, seed=seed).assign(dataset=dataset, judge=judge)
@@ -202,9 +233,20 @@ def audit_tables(
         # (the runs cut at the evaluation depth, human-judged documents, the measure's cutoff)
         runs = {s: [cut(r, depth, ties) for r in rs] for s, rs in data.runs.items()} if depth else data.runs
         tops = top_documents(runs, human, top or 10)
-        rows["self_preference"].append(self_preference(block, families, system_families, kinds, labels=data.labels,
-                                                       scales=scales, tops=tops, include_humans=include_humans,
-                                                       alpha=alpha, seed=seed).assign(dataset=dataset))  # fmt: skip
+        rows["self_preference"].append(
+            self_preference(
+                block,
+                families,
+                system_families,
+                kinds,
+                labels=data.labels,
+                scales=scales,
+                tops=tops,
+                include_humans=include_humans,
+                alpha=alpha,
+                seed=seed,
+            ).assign(dataset=dataset)
+        )
         wide = block.pivot_table(index="query_id", columns=["judge", "system"], values="ndcg")
         for judge in others:
             curve = calibration_curve(
@@ -224,7 +266,13 @@ def audit_tables(
 ORACLE_FAMILY = "oracle"
 """The family :func:`voirdire.systems.family_of` gives the constructed systems (Perfect, the swaps)."""
 
-EMPTY = {"deciles": ["dataset", "judge", "decile"], "calibration": ["dataset", "judge", "k"], "lojo": [],
-         "lojo_labels": ["dataset", *LOJO_LABEL_COLUMNS], "circularity": ["dataset", "ranker"],
-         "topic_agreement": ["dataset", "judge", *TOPIC_COLUMNS], "judge_ranking": RANKING_COLUMNS}  # fmt: skip
+EMPTY = {
+    "deciles": ["dataset", "judge", "decile"],
+    "calibration": ["dataset", "judge", "k"],
+    "lojo": [],
+    "lojo_labels": ["dataset", *LOJO_LABEL_COLUMNS],
+    "circularity": ["dataset", "ranker"],
+    "topic_agreement": ["dataset", "judge", *TOPIC_COLUMNS],
+    "judge_ranking": RANKING_COLUMNS,
+}
 """The columns of a table no dataset has a row for (what its figure expects)."""

@@ -33,8 +33,15 @@ def _short(value: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-_KINDS = {"string": "a string", "object": "a mapping", "array": "a list", "integer": "an integer",
-          "number": "a number", "boolean": "true or false", "null": "null"}  # fmt: skip
+_KINDS = {
+    "string": "a string",
+    "object": "a mapping",
+    "array": "a list",
+    "integer": "an integer",
+    "number": "a number",
+    "boolean": "true or false",
+    "null": "null",
+}
 
 
 def _expected(schema: dict) -> str:
@@ -66,8 +73,11 @@ def _schema_lines(error, config: dict) -> list[tuple[list, str, str]]:
         branches: dict[Any, list] = {}
         for sub in error.context:
             branches.setdefault(sub.schema_path[0], []).append(sub)
-        meant = [subs for subs in branches.values()
-                 if not any(s.validator in ("type", "const", "enum") and not s.path for s in subs)]  # fmt: skip
+        meant = [
+            subs
+            for subs in branches.values()
+            if not any(s.validator in ("type", "const", "enum") and not s.path for s in subs)
+        ]
         if len(meant) == 1:
             return [line for sub in meant[0] for line in _schema_lines(sub, config)]
     known = error.schema.get("properties") if isinstance(error.schema, dict) else None

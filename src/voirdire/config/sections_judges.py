@@ -195,10 +195,12 @@ def check_assistants(
         if name not in ranker_methods:
             found.add(ConfigError(f"{name!r} is not a ranker listed under systems:", key=key))
         elif ranker_methods[name] not in POINTWISE:
-            found.add(ConfigError(
-                f"{name!r} is a {ranker_methods[name]} ranker; Figure 5 needs a pointwise one ({', '.join(POINTWISE)})",
-                key=key,
-            ))  # fmt: skip
+            found.add(
+                ConfigError(
+                    f"{name!r} is a {ranker_methods[name]} ranker; Figure 5 needs a pointwise one ({', '.join(POINTWISE)})",
+                    key=key,
+                )
+            )
     rewriting = config["rewriting"]
     if rewriting["min_length_ratio"] >= rewriting["max_length_ratio"]:
         found.add(ConfigError("min_length_ratio must be below max_length_ratio", key="rewriting.min_length_ratio"))
@@ -223,7 +225,10 @@ def _check_variant_group(group: str, entry: dict, scales: dict[str, tuple[int, i
                 f"{name!r} is not a judge (judges: {', '.join(sorted(scales))})", key=f"variants.{group}.{key}"
             )
         if scales[name] != scales[HUMAN]:
-            raise ConfigError(f"judge {name!r} grades on {scales[name]}, the human labels on {scales[HUMAN]}: "
-                              "prompt variants are compared grade by grade", key=f"variants.{group}.{key}")  # fmt: skip
+            raise ConfigError(
+                f"judge {name!r} grades on {scales[name]}, the human labels on {scales[HUMAN]}: "
+                "prompt variants are compared grade by grade",
+                key=f"variants.{group}.{key}",
+            )
     if entry["baseline"] in entry["variants"]:
         raise ConfigError("the baseline is also listed as a variant", key=f"variants.{group}.variants")

@@ -67,8 +67,12 @@ def check_probes(
         return ()
     for index, name in enumerate(probes.get("judges", [])):
         if kinds.get(name) != "llm":
-            found.add(ConfigError(f"{name!r} is not a judge of kind llm (probes ask the judge again)",
-                                  key=item_key("probes.judges", index, name)))  # fmt: skip
+            found.add(
+                ConfigError(
+                    f"{name!r} is not a judge of kind llm (probes ask the judge again)",
+                    key=item_key("probes.judges", index, name),
+                )
+            )
     swap = probes.get("swap")
     if swap is not None:
         with found.each():
@@ -129,8 +133,14 @@ def gaming_from_config(config: dict, judges: dict[str, tuple[Judge, ...]], syste
     return gaming
 
 
-def check_gaming(gaming: dict | None, judges: dict[str, tuple[Judge, ...]], systems: tuple[System, ...],
-                  found: Found | None = None, *, systems_ok: bool = True) -> None:  # fmt: skip
+def check_gaming(
+    gaming: dict | None,
+    judges: dict[str, tuple[Judge, ...]],
+    systems: tuple[System, ...],
+    found: Found | None = None,
+    *,
+    systems_ok: bool = True,
+) -> None:
     """The gaming section, resolved (:func:`gaming_from_config`): methods are built in or have a
     template with a {passage} slot, the gamed systems are listed systems (checked when the
     systems are), the judges are of kind llm or embedding and their methods are listed ones."""
@@ -143,8 +153,12 @@ def check_gaming(gaming: dict | None, judges: dict[str, tuple[Judge, ...]], syst
             require_slots(text, ("passage",), f"gaming.templates.{name}")
     for index, name in enumerate(gaming["methods"]):
         if name != "stuff" and name not in templates:
-            found.add(ConfigError(f"{name!r} is neither stuff, claim nor a name under gaming.templates",
-                                  key=item_key("gaming.methods", index, name)))  # fmt: skip
+            found.add(
+                ConfigError(
+                    f"{name!r} is neither stuff, claim nor a name under gaming.templates",
+                    key=item_key("gaming.methods", index, name),
+                )
+            )
     if len(set(gaming["methods"])) != len(gaming["methods"]):
         found.add(ConfigError("a method is listed twice", key="gaming.methods"))
     if systems_ok:
@@ -156,10 +170,14 @@ def check_gaming(gaming: dict | None, judges: dict[str, tuple[Judge, ...]], syst
     for name, methods in asked.items():
         key = f"gaming.judges.{name}"
         if kinds.get(name) not in GAMING_KINDS:
-            found.add(ConfigError(f"{name!r} is not a judge of kind llm or embedding (the gamed passages are "
-                                  "judged again)", key=key))  # fmt: skip
+            found.add(
+                ConfigError(
+                    f"{name!r} is not a judge of kind llm or embedding (the gamed passages are judged again)", key=key
+                )
+            )
         if not isinstance(methods, list) or not all(m in gaming["methods"] for m in methods):
-            found.add(ConfigError(f"the methods must be a list of gaming.methods ({', '.join(gaming['methods'])})",
-                                  key=key))  # fmt: skip
+            found.add(
+                ConfigError(f"the methods must be a list of gaming.methods ({', '.join(gaming['methods'])})", key=key)
+            )
     if not asked:
         found.add(ConfigError("no judge of kind llm or embedding reads the gamed passages", key="gaming.judges"))

@@ -41,10 +41,12 @@ def check_datasets(config: dict, found: Found | None = None) -> None:
             if needed not in spec:
                 found.add(ConfigError(f"source {source!r} needs '{needed}'", key=f"datasets.{name}.{needed}"))
         if source == "ir_datasets" and "corpus" not in spec and "prebuilt" not in spec.get("index", {}):
-            found.add(ConfigError(
-                f"source {source!r} needs a 'corpus' to index or 'index: {{prebuilt: NAME}}'",
-                key=f"datasets.{name}",
-            ))  # fmt: skip
+            found.add(
+                ConfigError(
+                    f"source {source!r} needs a 'corpus' to index or 'index: {{prebuilt: NAME}}'",
+                    key=f"datasets.{name}",
+                )
+            )
         for key in FILE_KEYS:
             if key in spec:
                 with found.each():
@@ -128,8 +130,13 @@ def check_systems(
     skip = set(skip)
     systems: list[System] = []
     if len(config["systems"]) == 1:
-        found.add(ConfigError("one system cannot be ranked against others: list two or more, or none to audit "
-                              "the judges' label sets alone", key="systems"))  # fmt: skip
+        found.add(
+            ConfigError(
+                "one system cannot be ranked against others: list two or more, or none to audit "
+                "the judges' label sets alone",
+                key="systems",
+            )
+        )
     for index, name in enumerate(config["systems"]):
         if name in skip:
             continue
@@ -156,12 +163,16 @@ def check_labels_only(config: dict, systems: tuple[System, ...], judges: dict[st
     for index, name in enumerate(config["systems"]):
         system = next((s for s in systems if str(s) == name), None)
         if isinstance(system, (BM25, Ranker)):
-            raise ConfigError(f"{where}: {name} needs passage texts; list recorded runs and oracles",
-                              key=item_key("systems", index, name))  # fmt: skip
+            raise ConfigError(
+                f"{where}: {name} needs passage texts; list recorded runs and oracles",
+                key=item_key("systems", index, name),
+            )
     for index, entry in enumerate(config["judges"]):
         if entry["kind"] in TEXT_JUDGES:
-            raise ConfigError(f"{where}: a judge of kind {entry['kind']} reads passage texts",
-                              key=f"{item_key('judges', index, entry)}.kind")  # fmt: skip
+            raise ConfigError(
+                f"{where}: a judge of kind {entry['kind']} reads passage texts",
+                key=f"{item_key('judges', index, entry)}.kind",
+            )
     for section in ("assistants", "probes", "gaming"):
         if config.get(section):
             raise ConfigError(f"{where}: the {section} read passage texts", key=section)
@@ -190,8 +201,9 @@ def check_without_systems(config: dict, found: Found | None = None) -> None:
         for part in key.split("."):
             node = node.get(part) if isinstance(node, dict) else None
         if node:
-            found.add(ConfigError(f"no systems are listed (systems:), and {why}: list systems, or leave {key} out",
-                                  key=key))  # fmt: skip
+            found.add(
+                ConfigError(f"no systems are listed (systems:), and {why}: list systems, or leave {key} out", key=key)
+            )
 
 
 def check_oracles(config: dict, systems: tuple[System, ...], recorded: dict[str, Recorded]) -> None:
@@ -254,8 +266,10 @@ def check_families(config: dict, systems: tuple[System, ...], judges: dict[str, 
             continue
         reported.add(frozenset((family, close[0])))
         # the judge's side is what self-preference reads: name its key where one side is a judge
-        sides = sorted([(family, *next(iter(who.items()))), (close[0], *next(iter(declared[close[0]].items())))],
-                       key=lambda side: not side[1].startswith("judge"))  # fmt: skip
+        sides = sorted(
+            [(family, *next(iter(who.items()))), (close[0], *next(iter(declared[close[0]].items())))],
+            key=lambda side: not side[1].startswith("judge"),
+        )
         (first, declarer, key), (other, other_declarer, _) = sides
         raise ConfigError(
             f"family {first!r} of {declarer} is declared by nothing else, and spelled like {other!r} of "
@@ -287,5 +301,10 @@ def check_measures(config: dict, found: Found | None = None) -> None:
             parse_measure(text, key=item_key("evaluation.measures", index, text))
     evaluation = config["evaluation"]
     if evaluation["test"] == "tukey" and evaluation["correction"] != "none":
-        found.add(ConfigError("randomized Tukey HSD holds the family-wise error over every pair itself: "
-                              "set correction: none, or choose test: t or randomization", key="evaluation.correction"))  # fmt: skip
+        found.add(
+            ConfigError(
+                "randomized Tukey HSD holds the family-wise error over every pair itself: "
+                "set correction: none, or choose test: t or randomization",
+                key="evaluation.correction",
+            )
+        )

@@ -24,15 +24,24 @@ SERVED_KEY = "EMPTY"
 litellm's OpenAI client insists on one. Not a secret."""
 
 KEYS = (
-    "model", "api_base", "api_key_env", "concurrency", "rpm", "timeout_s", "num_retries",
-    "max_connection_failures", "serve",
-)  # fmt: skip
+    "model",
+    "api_base",
+    "api_key_env",
+    "concurrency",
+    "rpm",
+    "timeout_s",
+    "num_retries",
+    "max_connection_failures",
+    "serve",
+)
 """The config keys an endpoint is read from (in a judge entry, or a ranker's)."""
 
 PERMANENT_RETRY_CLASSES = (
-    "BadRequestErrorRetries", "AuthenticationErrorRetries", "NotFoundErrorRetries",
+    "BadRequestErrorRetries",
+    "AuthenticationErrorRetries",
+    "NotFoundErrorRetries",
     "ContentPolicyViolationErrorRetries",
-)  # fmt: skip
+)
 """litellm retry-policy fields of errors no retry can fix."""
 
 

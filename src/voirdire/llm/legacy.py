@@ -56,12 +56,17 @@ def judge_key(judge: _Judge, messages: list[dict], sample: int, template_sha256:
     """How voirdire 0.1 keyed a judge's grading call (so its stores answer today's requests)."""
     return canonical_hash(
         {
-            "model": judge.model, "messages": messages, "temperature": judge.temperature,
-            "top_p": judge.top_p, "max_tokens": judge.max_tokens, "seed": judge.seed,
-            "sample": sample, "template_sha256": template_sha256,
+            "model": judge.model,
+            "messages": messages,
+            "temperature": judge.temperature,
+            "top_p": judge.top_p,
+            "max_tokens": judge.max_tokens,
+            "seed": judge.seed,
+            "sample": sample,
+            "template_sha256": template_sha256,
             "scale": [judge.scale.low, judge.scale.high],
         }
-    )  # fmt: skip
+    )
 
 
 def ranker_key(model: str, params: Mapping[str, Any], messages: list[dict], method: str) -> str:

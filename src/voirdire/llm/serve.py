@@ -87,11 +87,15 @@ class ServeSpec:
         if not shlex.split(command):
             raise ConfigError("command is empty", key=f"{key}.command")
         return cls(
-            model=str(entry["model"]), engine=engine, gpus=int(entry.get("gpus", 1)),
-            port=None if port == "auto" else port, args=tuple(str(a) for a in entry.get("args", ())),
-            command=command, startup_timeout_s=float(entry.get("startup_timeout_s", 1800)),
+            model=str(entry["model"]),
+            engine=engine,
+            gpus=int(entry.get("gpus", 1)),
+            port=None if port == "auto" else port,
+            args=tuple(str(a) for a in entry.get("args", ())),
+            command=command,
+            startup_timeout_s=float(entry.get("startup_timeout_s", 1800)),
             mem_mb=int(entry.get("mem_mb", 32000)),
-        )  # fmt: skip
+        )
 
     @property
     def name(self) -> str:
@@ -103,9 +107,16 @@ class ServeSpec:
     def argv(self, port: int) -> list[str]:
         """The command line that starts the server on ``port``."""
         return [
-            *shlex.split(self.command), self.model, "--host", HOST, "--port", str(port),
-            "--tensor-parallel-size", str(self.gpus), *self.args,
-        ]  # fmt: skip
+            *shlex.split(self.command),
+            self.model,
+            "--host",
+            HOST,
+            "--port",
+            str(port),
+            "--tensor-parallel-size",
+            str(self.gpus),
+            *self.args,
+        ]
 
 
 def free_port() -> int:
@@ -237,10 +248,16 @@ def run_service(spec: ServeSpec, service_file: str | Path, server_log: str | Pat
         started = time.monotonic()
         served_as = wait_ready(spec, root, process, server_log)
         record = {
-            "url": f"{root}/v1", "engine": spec.engine, "model": spec.model, "served_as": served_as,
-            "engine_version": engine_version(root), "command": shlex.join(argv), "pid": process.pid,
-            "ready_after_s": round(time.monotonic() - started, 1), "log": str(server_log),
-        }  # fmt: skip
+            "url": f"{root}/v1",
+            "engine": spec.engine,
+            "model": spec.model,
+            "served_as": served_as,
+            "engine_version": engine_version(root),
+            "command": shlex.join(argv),
+            "pid": process.pid,
+            "ready_after_s": round(time.monotonic() - started, 1),
+            "log": str(server_log),
+        }
         _write_json(service_file, record)
         if logger:
             logger.info("ready after %.1f s: %s", record["ready_after_s"], record)
@@ -315,6 +332,19 @@ def check_command(spec: ServeSpec, *, key: str) -> None:
 
 
 __all__ = [
-    "ENGINES", "HOST", "ServeError", "ServeSpec", "attach", "check_command", "died", "engine_version",
-    "explain", "free_port", "run_service", "served_models", "served_record", "stop", "wait_ready",
-]  # fmt: skip
+    "ENGINES",
+    "HOST",
+    "ServeError",
+    "ServeSpec",
+    "attach",
+    "check_command",
+    "died",
+    "engine_version",
+    "explain",
+    "free_port",
+    "run_service",
+    "served_models",
+    "served_record",
+    "stop",
+    "wait_ready",
+]

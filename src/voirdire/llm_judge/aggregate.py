@@ -13,10 +13,26 @@ from ..llm.store import Record
 from .tasks import passage_text
 
 JUDGMENT_COLUMNS = [
-    "judge", "query_id", "doc_id", "provenance", "sample", "model", "model_version", "raw",
-    "label", "status", "parse_rule", "attempts", "prompt_tokens", "completion_tokens", "cost",
-    "latency_s", "passage_chars", "created", "key",
-]  # fmt: skip
+    "judge",
+    "query_id",
+    "doc_id",
+    "provenance",
+    "sample",
+    "model",
+    "model_version",
+    "raw",
+    "label",
+    "status",
+    "parse_rule",
+    "attempts",
+    "prompt_tokens",
+    "completion_tokens",
+    "cost",
+    "latency_s",
+    "passage_chars",
+    "created",
+    "key",
+]
 """Columns of a judge's raw-answer parquet (every answer, to audit)."""
 
 
@@ -24,15 +40,26 @@ def judgments(records: Iterable[Record], texts: dict[str, str]) -> pd.DataFrame:
     """Every stored answer of a judge as a table, sorted by pair and sample."""
     rows = [
         {
-            **r.items, "judge": r.caller, "sample": r.sample, "model": r.model,
-            "model_version": r.model_version, "raw": r.raw,
-            "label": r.value if r.status == "ok" else None, "status": r.status,
-            "parse_rule": r.rule, "attempts": r.attempts, "prompt_tokens": r.prompt_tokens,
-            "completion_tokens": r.completion_tokens, "cost": r.cost, "latency_s": r.latency_s,
-            "passage_chars": len(passage_text(texts, r.items["query_id"], r.items["doc_id"])), "created": r.created, "key": r.key,
+            **r.items,
+            "judge": r.caller,
+            "sample": r.sample,
+            "model": r.model,
+            "model_version": r.model_version,
+            "raw": r.raw,
+            "label": r.value if r.status == "ok" else None,
+            "status": r.status,
+            "parse_rule": r.rule,
+            "attempts": r.attempts,
+            "prompt_tokens": r.prompt_tokens,
+            "completion_tokens": r.completion_tokens,
+            "cost": r.cost,
+            "latency_s": r.latency_s,
+            "passage_chars": len(passage_text(texts, r.items["query_id"], r.items["doc_id"])),
+            "created": r.created,
+            "key": r.key,
         }
         for r in records
-    ]  # fmt: skip
+    ]
     frame = pd.DataFrame(rows, columns=JUDGMENT_COLUMNS)
     frame["label"] = frame["label"].astype("Int64")
     return frame.sort_values(["query_id", "doc_id", "sample"]).reset_index(drop=True)
@@ -81,5 +108,7 @@ def summary(
         "prompt_tokens_ledger": int(judgments["prompt_tokens"].fillna(0).sum()),
         "completion_tokens_ledger": int(judgments["completion_tokens"].fillna(0).sum()),
         "wall_s": stats.wall_s,
+        # what the provider batches did (a judge with batch:), else None
+        "batch": stats.batch.as_dict() if stats.batch is not None else None,
     }
     return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in result.items()}

@@ -55,10 +55,18 @@ def run_judging_job(
     extra = list({c.key: c for c in ahead if c.key not in mine}.values())
     with Store(store_path) as store:
         stats = call_all(
-            judge.endpoint, calls + extra, store, accept=GradeAccept(judge.scale), reasks=judge.parse_retries,
-            max_in_flight=max_in_flight, progress=progress, desc=f"judging {judge.name}",
-            config_key=f"judges[{judge.name}]", seeds=seeds,
-        )  # fmt: skip
+            judge.endpoint,
+            calls + extra,
+            store,
+            accept=GradeAccept(judge.scale),
+            reasks=judge.parse_retries,
+            max_in_flight=max_in_flight,
+            progress=progress,
+            desc=f"judging {judge.name}",
+            config_key=f"judges[{judge.name}]",
+            seeds=seeds,
+            batch=judge.batch,
+        )
         answers = judgments(store.get(c.key for c in calls), texts)
     labels = aggregate(answers)
     write_qrels(labels.dropna(subset=["relevance"]), qrels_out)

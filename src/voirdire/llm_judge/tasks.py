@@ -43,10 +43,17 @@ def grade_calls(
     calls = []
     for sample in range(judge.samples):
         request = Request.chat(
-            "judge", judge.model, messages, template_sha256=template.sha256, sample=sample,
-            accept=GradeAccept(judge.scale).name, temperature=judge.temperature, top_p=judge.top_p,
-            max_tokens=judge.max_tokens, seed=judge.seed,
-        )  # fmt: skip
+            "judge",
+            judge.model,
+            messages,
+            template_sha256=template.sha256,
+            sample=sample,
+            accept=GradeAccept(judge.scale).name,
+            temperature=judge.temperature,
+            top_p=judge.top_p,
+            max_tokens=judge.max_tokens,
+            seed=judge.seed,
+        )
         aliases = (legacy.judge_key(judge, messages, sample, template.sha256),) if v0_1 else ()
         calls.append(Call(request, judge.name, items, aliases=aliases))
     return calls

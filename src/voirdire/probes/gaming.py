@@ -46,10 +46,31 @@ SHARE = 0.25
 SEPARATOR = "#"
 
 COLUMNS = [
-    "dataset", "judge", "method", "system", "gamed", "k", "queries", "modified", "unlabelled", "without_text", "score",
-    "score_gamed", "delta", "delta_ci_low", "delta_ci_high", "delta_p", "human_delta", "rank", "rank_gamed",
-    "systems", "passes", "passes_significant", "climbs", "reason",
-]  # fmt: skip
+    "dataset",
+    "judge",
+    "method",
+    "system",
+    "gamed",
+    "k",
+    "queries",
+    "modified",
+    "unlabelled",
+    "without_text",
+    "score",
+    "score_gamed",
+    "delta",
+    "delta_ci_low",
+    "delta_ci_high",
+    "delta_p",
+    "human_delta",
+    "rank",
+    "rank_gamed",
+    "systems",
+    "passes",
+    "passes_significant",
+    "climbs",
+    "reason",
+]
 VIEW = ["judge", "gamed", "score", "score_gamed", "delta", "human_delta", "rank", "rank_gamed", "passes", "climbs"]
 """The columns a person reads in the Markdown (the CSV keeps every one)."""
 
@@ -216,8 +237,15 @@ def gamed_scores(
     values = []
     for run in runs:
         gamed, swap = game(run, k, method, texts, ties)
-        found = per_query_scores(gamed, stand_in(qrels, swap, labels), queries, [measure],
-                                 binary_threshold=binary_threshold, depth=depth, ties=ties)  # fmt: skip
+        found = per_query_scores(
+            gamed,
+            stand_in(qrels, swap, labels),
+            queries,
+            [measure],
+            binary_threshold=binary_threshold,
+            depth=depth,
+            ties=ties,
+        )
         values.append(found[measure])
     return sum(values[1:], values[0]) / len(values)
 
@@ -289,10 +317,12 @@ def gaming_rows(
             wanted = {(q, gamed_id(d, method)) for q, d in modified.itertuples(index=False)}
             unlabelled = len(wanted - set(graded))
             kwargs = {"measure": measure, "depth": depth, "texts": texts, "ties": ties}
-            after = gamed_scores(system_runs, judge_qrels, queries, method, k, labels=graded,
-                                 binary_threshold=binary_threshold, **kwargs)  # fmt: skip
-            human_after = gamed_scores(system_runs, human_qrels, queries, method, k, labels=None,
-                                       binary_threshold=human_threshold, **kwargs)  # fmt: skip
+            after = gamed_scores(
+                system_runs, judge_qrels, queries, method, k, labels=graded, binary_threshold=binary_threshold, **kwargs
+            )
+            human_after = gamed_scores(
+                system_runs, human_qrels, queries, method, k, labels=None, binary_threshold=human_threshold, **kwargs
+            )
             before = scores[system]
             diff = (after - before).to_numpy(dtype=float)
             ci = mean_interval(diff, seed=seed)
@@ -306,17 +336,31 @@ def gaming_rows(
                 if paired_p(after, scores[other], test, seed) < alpha:
                     significant.append(other)
             delta = float(np.mean(diff)) if len(diff) else math.nan
-            rows.append({
-                "dataset": dataset, **common, "k": k, "queries": len(queries), "modified": len(modified),
-                "unlabelled": unlabelled, "without_text": without, "score": float(before.mean()),
-                "score_gamed": float(after.mean()),
-                "delta": delta, "delta_ci_low": ci.low, "delta_ci_high": ci.high, "delta_p": p,
-                "human_delta": float((human_after - human_scores[system]).mean()),
-                "rank": int(_ranks(judge_means)[system]), "rank_gamed": int(ranks_after[name]),
-                "systems": len(judge_means), "passes": ", ".join(passes),
-                "passes_significant": ", ".join(significant),
-                "climbs": bool(ci.low > 0 and len(passes) > 0), "reason": "",
-            })  # fmt: skip
+            rows.append(
+                {
+                    "dataset": dataset,
+                    **common,
+                    "k": k,
+                    "queries": len(queries),
+                    "modified": len(modified),
+                    "unlabelled": unlabelled,
+                    "without_text": without,
+                    "score": float(before.mean()),
+                    "score_gamed": float(after.mean()),
+                    "delta": delta,
+                    "delta_ci_low": ci.low,
+                    "delta_ci_high": ci.high,
+                    "delta_p": p,
+                    "human_delta": float((human_after - human_scores[system]).mean()),
+                    "rank": int(_ranks(judge_means)[system]),
+                    "rank_gamed": int(ranks_after[name]),
+                    "systems": len(judge_means),
+                    "passes": ", ".join(passes),
+                    "passes_significant": ", ".join(significant),
+                    "climbs": bool(ci.low > 0 and len(passes) > 0),
+                    "reason": "",
+                }
+            )
     return pd.DataFrame(rows, columns=COLUMNS)
 
 

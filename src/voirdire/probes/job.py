@@ -96,10 +96,16 @@ def _pair_calls(
     calls = []
     for order, (x, y) in (("ab", (a, b)), ("ba", (b, a))):
         request = Request.chat(
-            "probe", judge.model, template.render_pair(query, x, y), template_sha256=template.sha256,
-            accept=CHOICE, temperature=judge.temperature, top_p=judge.top_p, max_tokens=max_tokens or judge.max_tokens,
+            "probe",
+            judge.model,
+            template.render_pair(query, x, y),
+            template_sha256=template.sha256,
+            accept=CHOICE,
+            temperature=judge.temperature,
+            top_p=judge.top_p,
+            max_tokens=max_tokens or judge.max_tokens,
             seed=judge.seed,
-        )  # fmt: skip
+        )
         calls.append(Call(request, judge.name, {**items, "order": order}))
     return calls
 
@@ -132,10 +138,18 @@ def run_pad_job(
 ) -> dict:
     """Pad every pad-test passage through the store; returns the job's summary."""
     return run_passage_job(
-        padder, pad_calls(padder, originals), originals, store_path=store_path, out=out, summary_out=summary_out,
-        options=dict(PAD_CHECKS if options is None else options), desc=f"probe: {padder.name}",
-        config_key=f"probes.pad.assistants.{padder.name}", max_in_flight=max_in_flight, progress=progress,
-    )  # fmt: skip
+        padder,
+        pad_calls(padder, originals),
+        originals,
+        store_path=store_path,
+        out=out,
+        summary_out=summary_out,
+        options=dict(PAD_CHECKS if options is None else options),
+        desc=f"probe: {padder.name}",
+        config_key=f"probes.pad.assistants.{padder.name}",
+        max_in_flight=max_in_flight,
+        progress=progress,
+    )
 
 
 def padded_texts(path: str | Path) -> dict[str, str | None]:
@@ -245,8 +259,14 @@ def probe_calls(
                     continue
                 grade("pad", name, q, doc, by_doc[doc])
                 if pairwise is not None:
-                    items = {"probe": "pad-pairwise", "condition": name, "query_id": q, "doc_id": doc,
-                             "first": "original", "second": name}  # fmt: skip
+                    items = {
+                        "probe": "pad-pairwise",
+                        "condition": name,
+                        "query_id": q,
+                        "doc_id": doc,
+                        "first": "original",
+                        "second": name,
+                    }
                     pairs += _pair_calls(judge, pairwise, topics[q], texts[doc], by_doc[doc], items, answer_tokens)
     if sample.get("injection"):
         for row in sample["injection"]:
@@ -271,9 +291,23 @@ def is_placebo(call: Call) -> bool:
 
 
 ANSWER_COLUMNS = [
-    "probe", "condition", "query_id", "doc_id", "first", "second", "order", "sample", "label", "choice",
-    "status", "rule", "raw", "model_version", "cost", "key",
-]  # fmt: skip
+    "probe",
+    "condition",
+    "query_id",
+    "doc_id",
+    "first",
+    "second",
+    "order",
+    "sample",
+    "label",
+    "choice",
+    "status",
+    "rule",
+    "raw",
+    "model_version",
+    "cost",
+    "key",
+]
 
 
 def answers_table(calls: Sequence[Call], store: Store) -> pd.DataFrame:
@@ -284,12 +318,23 @@ def answers_table(calls: Sequence[Call], store: Store) -> pd.DataFrame:
         record = stored[call.key]
         ok = record.status == "ok"
         pairwise = call.request.accept == CHOICE
-        rows.append({
-            **{k: call.items.get(k) for k in ("probe", "condition", "query_id", "doc_id", "first", "second", "order")},
-            "sample": call.request.sample, "label": record.value if ok and not pairwise else None,
-            "choice": record.value if ok and pairwise else None, "status": record.status, "rule": record.rule,
-            "raw": record.raw, "model_version": record.model_version, "cost": record.cost, "key": call.key,
-        })  # fmt: skip
+        rows.append(
+            {
+                **{
+                    k: call.items.get(k)
+                    for k in ("probe", "condition", "query_id", "doc_id", "first", "second", "order")
+                },
+                "sample": call.request.sample,
+                "label": record.value if ok and not pairwise else None,
+                "choice": record.value if ok and pairwise else None,
+                "status": record.status,
+                "rule": record.rule,
+                "raw": record.raw,
+                "model_version": record.model_version,
+                "cost": record.cost,
+                "key": call.key,
+            }
+        )
     frame = pd.DataFrame(rows, columns=ANSWER_COLUMNS)
     frame["label"] = frame["label"].astype("Float64")
     return frame
@@ -313,29 +358,43 @@ def run_probe_job(
 ) -> dict:
     """Ask every probe call of ``judge`` through its store; write the answers and a summary."""
     grades, pairs = probe_calls(judge, sample, topics, texts, options=options, padded=padded, personas=personas)
-    common = {"max_in_flight": max_in_flight, "progress": progress, "reasks": judge.parse_retries,
-              "config_key": f"judges[{judge.name}]"}  # fmt: skip
+    common = {
+        "max_in_flight": max_in_flight,
+        "progress": progress,
+        "reasks": judge.parse_retries,
+        "config_key": f"judges[{judge.name}]",
+    }
     with Store(store_path) as store:
-        graded = call_all(judge.endpoint, grades, store, accept=GradeAccept(judge.scale), seeds=seeds,
-                          desc=f"probes: {judge.name} grades", **common)  # fmt: skip
-        chosen = call_all(judge.endpoint, pairs, store, accept=accept_choice,
-                          desc=f"probes: {judge.name} pairwise", **common)  # fmt: skip
+        graded = call_all(
+            judge.endpoint,
+            grades,
+            store,
+            accept=GradeAccept(judge.scale),
+            seeds=seeds,
+            desc=f"probes: {judge.name} grades",
+            **common,
+        )
+        chosen = call_all(
+            judge.endpoint, pairs, store, accept=accept_choice, desc=f"probes: {judge.name} pairwise", **common
+        )
         table = answers_table(grades + pairs, store)
     with atomic_write(out, "wb") as fh:
         table.to_parquet(fh, index=False)
     per_probe = table.groupby("probe")["status"].agg(calls="size", unparsed=lambda s: int((s != "ok").sum()))
     summary = {
-        "judge": judge.name, "model": judge.model,
+        "judge": judge.name,
+        "model": judge.model,
         "model_versions": sorted({v for v in table["model_version"].dropna()}),
         "probes": {p: {k: int(v) for k, v in row.items()} for p, row in per_probe.iterrows()},
         "calls_this_run": (graded.calls - graded.cached) + (chosen.calls - chosen.cached),
-        "cached": graded.cached + chosen.cached, "copied_from_finished_jobs": graded.seeded,
+        "cached": graded.cached + chosen.cached,
+        "copied_from_finished_jobs": graded.seeded,
         "cost_this_run_usd": graded.cost + chosen.cost,
         "price_known": price_known(judge.model),
         "cost_ledger_usd": float(table.drop_duplicates("key")["cost"].sum()),
         "wall_s": graded.wall_s + chosen.wall_s,
         "left_out_without_text": without_text(sample, texts),
-    }  # fmt: skip
+    }
     with atomic_write(summary_out) as fh:
         json.dump(summary, fh, indent=2)
     return summary

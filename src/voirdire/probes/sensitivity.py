@@ -113,40 +113,113 @@ EXCESS_COLUMNS = ["excess_abs_delta_r", "excess_ci_low", "excess_ci_high", "exce
 """The columns :func:`sensitivity` appends to ``by_condition``: the condition against a rerun."""
 
 AGREEMENT_COLUMNS = [
-    "dataset", "group", "condition", "baseline", "pairs", "unlabelled", "pairs_vs_baseline", "kappa_qw_baseline",
-    "shift_vs_baseline", "shift_vs_baseline_ci_low", "shift_vs_baseline_ci_high", "up_vs_baseline",
-    "down_vs_baseline", "queries_vs_baseline", "shift_p_vs_baseline", "homogeneity_p_vs_baseline", "pairs_vs_human",
-    "kappa_qw_human", "shift_vs_human", "systems_vs_human", "tau_human", "tau_human_ci_low", "tau_human_ci_high",
-    "rbo_human", "rbo_human_ci_low", "rbo_human_ci_high", "ranking_degenerate", "noise_floor_kappa_qw",
+    "dataset",
+    "group",
+    "condition",
+    "baseline",
+    "pairs",
+    "unlabelled",
+    "pairs_vs_baseline",
+    "kappa_qw_baseline",
+    "shift_vs_baseline",
+    "shift_vs_baseline_ci_low",
+    "shift_vs_baseline_ci_high",
+    "up_vs_baseline",
+    "down_vs_baseline",
+    "queries_vs_baseline",
+    "shift_p_vs_baseline",
+    "homogeneity_p_vs_baseline",
+    "pairs_vs_human",
+    "kappa_qw_human",
+    "shift_vs_human",
+    "systems_vs_human",
+    "tau_human",
+    "tau_human_ci_low",
+    "tau_human_ci_high",
+    "rbo_human",
+    "rbo_human_ci_low",
+    "rbo_human_ci_high",
+    "ranking_degenerate",
+    "noise_floor_kappa_qw",
     "noise_floor",
-]  # fmt: skip
+]
 DISPLACEMENT_COLUMNS = [
-    "dataset", "group", "condition", "system", "ndcg_baseline", "ndcg", "ndcg_shift", "rank_baseline", "rank", "delta_r",
-]  # fmt: skip
+    "dataset",
+    "group",
+    "condition",
+    "system",
+    "ndcg_baseline",
+    "ndcg",
+    "ndcg_shift",
+    "rank_baseline",
+    "rank",
+    "delta_r",
+]
 BY_SYSTEM_COLUMNS = ["dataset", "group", "system", "conditions", "sensitivity", "max_abs_delta_r", "mean_ndcg_shift"]
 BY_CONDITION_COLUMNS = [
-    "dataset", "group", "condition", "conditions", "systems", "queries", "mean_abs_delta_r", "ci_low_queries",
-    "ci_high_queries", "degenerate_queries", "ci_low_systems", "ci_high_systems", "max_abs_delta_r",
-    "affected_systems", "mean_ndcg_shift", "noise_floor_abs_delta_r", "noise_floor", *EXCESS_COLUMNS,
-]  # fmt: skip
+    "dataset",
+    "group",
+    "condition",
+    "conditions",
+    "systems",
+    "queries",
+    "mean_abs_delta_r",
+    "ci_low_queries",
+    "ci_high_queries",
+    "degenerate_queries",
+    "ci_low_systems",
+    "ci_high_systems",
+    "max_abs_delta_r",
+    "affected_systems",
+    "mean_ndcg_shift",
+    "noise_floor_abs_delta_r",
+    "noise_floor",
+    *EXCESS_COLUMNS,
+]
 CONSISTENCY_COLUMNS = [
-    "dataset", "condition", "system", "groups", "moved", "up", "down", "mean_delta_r", "consistency", "direction",
-]  # fmt: skip
+    "dataset",
+    "condition",
+    "system",
+    "groups",
+    "moved",
+    "up",
+    "down",
+    "mean_delta_r",
+    "consistency",
+    "direction",
+]
 
 AGREEMENT_VIEW = [
-    "group", "condition", "baseline", "pairs", "unlabelled", "kappa_qw_baseline", "shift_vs_baseline",
-    "shift_p_vs_baseline", "kappa_qw_human", "tau_human", "rbo_human", "noise_floor",
-]  # fmt: skip
+    "group",
+    "condition",
+    "baseline",
+    "pairs",
+    "unlabelled",
+    "kappa_qw_baseline",
+    "shift_vs_baseline",
+    "shift_p_vs_baseline",
+    "kappa_qw_human",
+    "tau_human",
+    "rbo_human",
+    "noise_floor",
+]
 """The columns of :func:`agreement` a person reads in the Markdown (shift, tau and RBO with
 their intervals in one cell; the noise floor's kappa is the rerun row's ``kappa_qw_baseline``);
 the CSV keeps every one."""
 BY_CONDITION_VIEW = [
-    "group", "condition", "systems", "queries",
+    "group",
+    "condition",
+    "systems",
+    "queries",
     IntervalCell("mean_abs_delta_r", "mean_abs_delta_r", "ci_low_queries", "ci_high_queries"),
     IntervalCell("ci_systems", None, "ci_low_systems", "ci_high_systems"),
-    "max_abs_delta_r", "affected_systems", "noise_floor_abs_delta_r",
-    IntervalCell("excess_abs_delta_r", "excess_abs_delta_r", "excess_ci_low", "excess_ci_high"), "excess_p", "reason",
-]  # fmt: skip
+    "max_abs_delta_r",
+    "affected_systems",
+    "noise_floor_abs_delta_r",
+    IntervalCell("excess_abs_delta_r", "excess_abs_delta_r", "excess_ci_low", "excess_ci_high"),
+    "excess_p",
+    "reason",
+]
 """The columns of :func:`sensitivity`'s ``by_condition`` a person reads in the Markdown:
 ``mean_abs_delta_r`` with its interval over queries in one cell, ``ci_systems`` the interval
 over systems, the excess over the rerun with its paired interval and its test; the CSV keeps
@@ -196,11 +269,18 @@ def _shift_test(a: pd.Series, b: pd.Series, *, seed: int = SEED, resamples: int 
     queries (``shift_p``) and the clustered test of marginal homogeneity (``homogeneity_p``)."""
     both = a.notna().to_numpy() & b.notna().to_numpy()
     queries = a.index.get_level_values(0)[both]
-    found = paired_shift(b.to_numpy(dtype=float)[both], a.to_numpy(dtype=float)[both], list(queries),
-                         seed=seed, resamples=resamples)  # fmt: skip
-    return {"shift_vs_baseline_ci_low": found["mean_shift_ci_low"], "shift_vs_baseline_ci_high": found["mean_shift_ci_high"],
-            "up_vs_baseline": found["up"], "down_vs_baseline": found["down"], "queries_vs_baseline": found["queries"],
-            "shift_p_vs_baseline": found["shift_p"], "homogeneity_p_vs_baseline": found["homogeneity_p"]}  # fmt: skip
+    found = paired_shift(
+        b.to_numpy(dtype=float)[both], a.to_numpy(dtype=float)[both], list(queries), seed=seed, resamples=resamples
+    )
+    return {
+        "shift_vs_baseline_ci_low": found["mean_shift_ci_low"],
+        "shift_vs_baseline_ci_high": found["mean_shift_ci_high"],
+        "up_vs_baseline": found["up"],
+        "down_vs_baseline": found["down"],
+        "queries_vs_baseline": found["queries"],
+        "shift_p_vs_baseline": found["shift_p"],
+        "homogeneity_p_vs_baseline": found["homogeneity_p"],
+    }
 
 
 def _system_means(frame: pd.DataFrame) -> pd.Series:
@@ -213,9 +293,16 @@ def _table(frame: pd.DataFrame, systems: list[str]) -> pd.DataFrame:
     return frame.pivot_table(index="query_id", columns="system", values="ndcg", aggfunc="mean").reindex(columns=systems)
 
 
-_NO_RANKING = {"systems_vs_human": 0, "tau_human": math.nan, "tau_human_ci_low": math.nan,
-               "tau_human_ci_high": math.nan, "rbo_human": math.nan, "rbo_human_ci_low": math.nan,
-               "rbo_human_ci_high": math.nan, "ranking_degenerate": 0}  # fmt: skip
+_NO_RANKING = {
+    "systems_vs_human": 0,
+    "tau_human": math.nan,
+    "tau_human_ci_low": math.nan,
+    "tau_human_ci_high": math.nan,
+    "rbo_human": math.nan,
+    "rbo_human_ci_low": math.nan,
+    "rbo_human_ci_high": math.nan,
+    "ranking_degenerate": 0,
+}
 
 
 def _ranking_agreement(
@@ -234,8 +321,9 @@ def _ranking_agreement(
     row["rbo_human"] = rbo_scores(a[common].to_numpy(), b[common].to_numpy(), p=p)
     table_a, table_b = _table(condition, common), _table(human, common)
     queries = table_a.dropna().index.intersection(table_b.dropna().index)
-    found = system_agreement_intervals(table_b.loc[queries], table_a.loc[queries], [], rbo_p=p, resamples=resamples,
-                                       seed=seed, level=level)  # fmt: skip
+    found = system_agreement_intervals(
+        table_b.loc[queries], table_a.loc[queries], [], rbo_p=p, resamples=resamples, seed=seed, level=level
+    )
     for name, column in (("tau_all", "tau_human"), ("rbo_all", "rbo_human")):
         row[f"{column}_ci_low"], row[f"{column}_ci_high"] = found[f"{name}_ci_low"], found[f"{name}_ci_high"]
     row["ranking_degenerate"] = found["system_degenerate"]
@@ -311,12 +399,22 @@ def agreement(
                 ranking = _ranking_agreement(scores, human_rows, rbo_p, seed=seed, resamples=resamples, level=level)
             group_rows.append(
                 {
-                    "dataset": dataset, "group": group, "condition": condition, "baseline": condition == baseline,
-                    "pairs": len(values), "unlabelled": int(values.isna().sum()), "pairs_vs_baseline": pairs_b,
-                    "kappa_qw_baseline": kappa_b, "shift_vs_baseline": shift_b, **shift_test, "pairs_vs_human": pairs_h,
-                    "kappa_qw_human": kappa_h, "shift_vs_human": shift_h, **ranking,
+                    "dataset": dataset,
+                    "group": group,
+                    "condition": condition,
+                    "baseline": condition == baseline,
+                    "pairs": len(values),
+                    "unlabelled": int(values.isna().sum()),
+                    "pairs_vs_baseline": pairs_b,
+                    "kappa_qw_baseline": kappa_b,
+                    "shift_vs_baseline": shift_b,
+                    **shift_test,
+                    "pairs_vs_human": pairs_h,
+                    "kappa_qw_human": kappa_h,
+                    "shift_vs_human": shift_h,
+                    **ranking,
                 }
-            )  # fmt: skip
+            )
         rerun = [r for r in group_rows if r["condition"] == RERUN]
         floor = rerun[0]["kappa_qw_baseline"] if rerun else math.nan
         for row in group_rows:
@@ -356,12 +454,18 @@ def displacement(per_query: pd.DataFrame, baselines: Mapping[str, str]) -> pd.Da
             for system in rank_b.index:
                 rows.append(
                     {
-                        "dataset": dataset, "group": group, "condition": condition, "system": system,
-                        "ndcg_baseline": float(base[system]), "ndcg": float(scores[system]),
-                        "ndcg_shift": float(scores[system] - base[system]), "rank_baseline": int(rank_b[system]),
-                        "rank": int(rank_c[system]), "delta_r": int(rank_c[system] - rank_b[system]),
+                        "dataset": dataset,
+                        "group": group,
+                        "condition": condition,
+                        "system": system,
+                        "ndcg_baseline": float(base[system]),
+                        "ndcg": float(scores[system]),
+                        "ndcg_shift": float(scores[system] - base[system]),
+                        "rank_baseline": int(rank_b[system]),
+                        "rank": int(rank_c[system]),
+                        "delta_r": int(rank_c[system] - rank_b[system]),
                     }
-                )  # fmt: skip
+                )
     return pd.DataFrame(rows, columns=DISPLACEMENT_COLUMNS)
 
 
@@ -380,8 +484,9 @@ def _cube(per_query: pd.DataFrame) -> tuple[list[str], list[str], list[str], np.
     systems = sorted(set(per_query["system"]))
     queries = sorted(set(per_query["query_id"]))
     conditions = list(dict.fromkeys(per_query["condition"]))
-    cube = (per_query.pivot_table(index=["condition", "query_id"], columns="system", values="ndcg", aggfunc="mean")
-            .reindex(index=pd.MultiIndex.from_product([conditions, queries]), columns=systems))  # fmt: skip
+    cube = per_query.pivot_table(
+        index=["condition", "query_id"], columns="system", values="ndcg", aggfunc="mean"
+    ).reindex(index=pd.MultiIndex.from_product([conditions, queries]), columns=systems)
     return conditions, queries, systems, cube.to_numpy(dtype=float).reshape(len(conditions), len(queries), len(systems))
 
 
@@ -582,15 +687,23 @@ def sensitivity(
             over_queries = _draws_interval(draws.get(condition), level)
             group_rows.append(
                 {
-                    "dataset": dataset, "group": group, "condition": condition, "conditions": 1,
-                    "systems": len(rows_c), "queries": queries, "mean_abs_delta_r": float(values.mean()),
-                    "ci_low_queries": over_queries.low, "ci_high_queries": over_queries.high,
-                    "degenerate_queries": over_queries.degenerate, "ci_low_systems": over_systems.low,
-                    "ci_high_systems": over_systems.high, "max_abs_delta_r": int(values.max()),
+                    "dataset": dataset,
+                    "group": group,
+                    "condition": condition,
+                    "conditions": 1,
+                    "systems": len(rows_c),
+                    "queries": queries,
+                    "mean_abs_delta_r": float(values.mean()),
+                    "ci_low_queries": over_queries.low,
+                    "ci_high_queries": over_queries.high,
+                    "degenerate_queries": over_queries.degenerate,
+                    "ci_low_systems": over_systems.low,
+                    "ci_high_systems": over_systems.high,
+                    "max_abs_delta_r": int(values.max()),
                     "affected_systems": int((rows_c["delta_r"] != 0).sum()),
                     "mean_ndcg_shift": float(rows_c["ndcg_shift"].mean()),
                 }
-            )  # fmt: skip
+            )
         kept = rows[rows["condition"] != RERUN]
         if len(kept):
             per_system = kept.groupby("system", sort=False).agg(
@@ -602,11 +715,15 @@ def sensitivity(
             for system, row in per_system.iterrows():
                 by_system.append(
                     {
-                        "dataset": dataset, "group": group, "system": system, "conditions": int(row["conditions"]),
-                        "sensitivity": float(row["sensitivity"]), "max_abs_delta_r": int(row["max_abs_delta_r"]),
+                        "dataset": dataset,
+                        "group": group,
+                        "system": system,
+                        "conditions": int(row["conditions"]),
+                        "sensitivity": float(row["sensitivity"]),
+                        "max_abs_delta_r": int(row["max_abs_delta_r"]),
                         "mean_ndcg_shift": float(row["mean_ndcg_shift"]),
                     }
-                )  # fmt: skip
+                )
             values = per_system["sensitivity"].to_numpy(dtype=float)
             over_systems = mean_interval(values, resamples=resamples, seed=seed, level=level)
             over_queries = _draws_interval(None, level)
@@ -621,15 +738,23 @@ def sensitivity(
                 over_queries = _draws_interval(sensitivities, level)
             group_rows.append(
                 {
-                    "dataset": dataset, "group": group, "condition": ALL, "conditions": int(kept["condition"].nunique()),
-                    "systems": len(per_system), "queries": queries, "mean_abs_delta_r": float(values.mean()),
-                    "ci_low_queries": over_queries.low, "ci_high_queries": over_queries.high,
-                    "degenerate_queries": over_queries.degenerate, "ci_low_systems": over_systems.low,
-                    "ci_high_systems": over_systems.high, "max_abs_delta_r": int(per_system["max_abs_delta_r"].max()),
+                    "dataset": dataset,
+                    "group": group,
+                    "condition": ALL,
+                    "conditions": int(kept["condition"].nunique()),
+                    "systems": len(per_system),
+                    "queries": queries,
+                    "mean_abs_delta_r": float(values.mean()),
+                    "ci_low_queries": over_queries.low,
+                    "ci_high_queries": over_queries.high,
+                    "degenerate_queries": over_queries.degenerate,
+                    "ci_low_systems": over_systems.low,
+                    "ci_high_systems": over_systems.high,
+                    "max_abs_delta_r": int(per_system["max_abs_delta_r"].max()),
                     "affected_systems": int((per_system["max_abs_delta_r"] > 0).sum()),
                     "mean_ndcg_shift": float(kept["ndcg_shift"].mean()),
                 }
-            )  # fmt: skip
+            )
         rerun = [r for r in group_rows if r["condition"] == RERUN]
         floor = rerun[0]["mean_abs_delta_r"] if rerun else math.nan
         for row in group_rows:
@@ -715,11 +840,18 @@ def direction_consistency(displacement: pd.DataFrame) -> pd.DataFrame:
         direction = "none" if moved == 0 else "up" if down == 0 else "down" if up == 0 else "mixed"
         rows.append(
             {
-                "dataset": dataset, "condition": condition, "system": system, "groups": groups, "moved": moved,
-                "up": up, "down": down, "mean_delta_r": float(delta.mean()), "consistency": consistency,
+                "dataset": dataset,
+                "condition": condition,
+                "system": system,
+                "groups": groups,
+                "moved": moved,
+                "up": up,
+                "down": down,
+                "mean_delta_r": float(delta.mean()),
+                "consistency": consistency,
                 "direction": direction,
             }
-        )  # fmt: skip
+        )
     return pd.DataFrame(rows, columns=CONSISTENCY_COLUMNS)
 
 
@@ -817,8 +949,13 @@ def sensitivity_chart(summary_by_condition: pd.DataFrame, png: str | Path) -> No
         rows = summary_by_condition[
             (summary_by_condition["dataset"] == dataset) & (summary_by_condition["group"] == group)
         ]
-        rows = pd.concat([rows[~rows["condition"].isin([ALL, RERUN])], rows[rows["condition"] == RERUN],
-                          rows[rows["condition"] == ALL]])  # fmt: skip
+        rows = pd.concat(
+            [
+                rows[~rows["condition"].isin([ALL, RERUN])],
+                rows[rows["condition"] == RERUN],
+                rows[rows["condition"] == ALL],
+            ]
+        )
         mean = rows["mean_abs_delta_r"].to_numpy(dtype=float)
         low, high = rows["ci_low_queries"].to_numpy(dtype=float), rows["ci_high_queries"].to_numpy(dtype=float)
         errors = np.vstack([np.clip(mean - low, 0, None), np.clip(high - mean, 0, None)])

@@ -38,8 +38,11 @@ ALL = "all"
 def _row(group: pd.DataFrame, alpha: float) -> dict:
     labelled = group.dropna(subset=["original", "changed"])
     row = {"pairs": len(group), "unlabelled": len(group) - len(labelled)}
-    row |= paired_shift(labelled["original"].to_numpy(dtype=float), labelled["changed"].to_numpy(dtype=float),
-                           labelled["query_id"].tolist())  # fmt: skip
+    row |= paired_shift(
+        labelled["original"].to_numpy(dtype=float),
+        labelled["changed"].to_numpy(dtype=float),
+        labelled["query_id"].tolist(),
+    )
     row["flagged"] = direction(bool(row["shift_p"] < alpha), row["mean_shift"]) == "up"
     return row
 

@@ -180,9 +180,17 @@ def swap_intervals(
 
 
 INTERVAL_COLUMNS = [
-    "tie_rate_ci_low", "tie_rate_ci_high", "first_position_win_rate_ci_low", "first_position_win_rate_ci_high",
-    "order_dependent_first", "order_dependent_second", "position_p", "position_p_pairs", "queries", "position_note",
-]  # fmt: skip
+    "tie_rate_ci_low",
+    "tie_rate_ci_high",
+    "first_position_win_rate_ci_low",
+    "first_position_win_rate_ci_high",
+    "order_dependent_first",
+    "order_dependent_second",
+    "position_p",
+    "position_p_pairs",
+    "queries",
+    "position_note",
+]
 """The columns :func:`swap_intervals` adds to :func:`swap_table`."""
 
 
@@ -193,26 +201,43 @@ def swap_table(
     (the unit of the intervals and the position test; without it every pair is its own query),
     and ``reference``: which item the humans prefer, ``"first"``/``"second"``, or None when
     they do not). ``alpha``: the level ``position_note`` reads ``position_p`` at."""
-    columns = [*keys, "pairs", "prompts", "answered", "unparsed", "answered_both", "surviving", "order_dependent",
-               "first_position_wins", "position_consistency", "first_position_win_rate", "tie_rate", "accuracy",
-               "agreement_all", *INTERVAL_COLUMNS]  # fmt: skip
+    columns = [
+        *keys,
+        "pairs",
+        "prompts",
+        "answered",
+        "unparsed",
+        "answered_both",
+        "surviving",
+        "order_dependent",
+        "first_position_wins",
+        "position_consistency",
+        "first_position_win_rate",
+        "tie_rate",
+        "accuracy",
+        "agreement_all",
+        *INTERVAL_COLUMNS,
+    ]
     rows = []
     for key, group in verdicts.groupby(list(keys), sort=True):
-        answers = list(zip(group["ab"].where(group["ab"].notna(), None),
-                           group["ba"].where(group["ba"].notna(), None), strict=True))  # fmt: skip
+        answers = list(
+            zip(group["ab"].where(group["ab"].notna(), None), group["ba"].where(group["ba"].notna(), None), strict=True)
+        )
         outcome = pd.Series([swap_outcome(ab, ba) for ab, ba in answers], index=group.index)
         reference = group["reference"]
         scored = reference.notna()
         survived = scored & (outcome != TIE)
         right = (outcome == reference) & survived
         queries = list(group["query_id"]) if "query_id" in group else None
-        rows.append({
-            **dict(zip(keys, key if isinstance(key, tuple) else (key,), strict=True)),
-            **swap_summary(answers),
-            "accuracy": right.sum() / survived.sum() if survived.any() else math.nan,
-            "agreement_all": right.sum() / scored.sum() if scored.any() else math.nan,
-            **swap_intervals(answers, queries=queries, alpha=alpha),
-        })  # fmt: skip
+        rows.append(
+            {
+                **dict(zip(keys, key if isinstance(key, tuple) else (key,), strict=True)),
+                **swap_summary(answers),
+                "accuracy": right.sum() / survived.sum() if survived.any() else math.nan,
+                "agreement_all": right.sum() / scored.sum() if scored.any() else math.nan,
+                **swap_intervals(answers, queries=queries, alpha=alpha),
+            }
+        )
     return pd.DataFrame(rows, columns=columns)
 
 

@@ -159,8 +159,14 @@ def _duel_summary(duels: pd.DataFrame, confidence: float = 0.95) -> pd.Series:
 
     n, wins = len(duels), int(duels["won"].sum())
     upper = proportion_confint(wins, n, alpha=2 * (1 - confidence), method="beta")[1] if n else math.nan
-    return pd.Series({"duels": n, "padded_wins": wins / n if n else math.nan, "padded_wins_upper": float(upper),
-                      "duel_ties": float(duels["tie"].mean()) if n else math.nan})  # fmt: skip
+    return pd.Series(
+        {
+            "duels": n,
+            "padded_wins": wins / n if n else math.nan,
+            "padded_wins_upper": float(upper),
+            "duel_ties": float(duels["tie"].mean()) if n else math.nan,
+        }
+    )
 
 
 def pad_results(answers: pd.DataFrame, human: pd.DataFrame, alpha: float) -> Table:
@@ -178,8 +184,11 @@ def pad_results(answers: pd.DataFrame, human: pd.DataFrame, alpha: float) -> Tab
         duels["tie"] = [swap_outcome(ab, ba) == TIE for ab, ba in zip(duels["ab"], duels["ba"], strict=True)]
         keys = ["dataset", "judge", "condition"]
         overall = duels.groupby(keys)[["won", "tie"]].apply(_duel_summary)
-        by_grade = duels.assign(human=duels["human"].map(lambda g: "n/a" if pd.isna(g) else str(int(g)))).groupby(
-            [*keys, "human"])[["won", "tie"]].apply(_duel_summary)  # fmt: skip
+        by_grade = (
+            duels.assign(human=duels["human"].map(lambda g: "n/a" if pd.isna(g) else str(int(g))))
+            .groupby([*keys, "human"])[["won", "tie"]]
+            .apply(_duel_summary)
+        )
         overall = overall.reset_index().assign(human="all")
         wins = pd.concat([overall, by_grade.reset_index()], ignore_index=True).astype({"duels": int})
         table = table.merge(wins, on=[*keys, "human"], how="left")
@@ -222,8 +231,15 @@ def common_pairs(labels: pd.DataFrame, human: pd.DataFrame) -> tuple[pd.DataFram
         judged = pairs[pairs["_graded"].notna()]
         common = judged[judged.set_index(["query_id", "doc_id"]).index.isin(everywhere[everywhere].index)]
         kept.append(part.merge(common[keys], on=keys))
-        counts.append({"dataset": dataset, "pairs_drawn": len(pairs), "left_out_unjudged": len(pairs) - len(judged),
-                       "left_out_unparsed": len(judged) - len(common), "pairs_common": len(common)})  # fmt: skip
+        counts.append(
+            {
+                "dataset": dataset,
+                "pairs_drawn": len(pairs),
+                "left_out_unjudged": len(pairs) - len(judged),
+                "left_out_unparsed": len(judged) - len(common),
+                "pairs_common": len(common),
+            }
+        )
     restricted = pd.concat(kept, ignore_index=True) if kept else labels.iloc[:0]
     return restricted, pd.DataFrame(counts, columns=COMMON_COLUMNS)
 
@@ -246,8 +262,9 @@ def sensitivity_tables(
     name. ``left_out`` (from :func:`common_pairs`) adds its counts to the agreement table."""
     moved = displacement(per_query, baselines)
     by_system, by_condition = sensitivity(moved, seed=seed, per_query=per_query, baselines=baselines)
-    agreed = agreement(labels, human, baselines, low, high, per_query=per_query, human_scores=human_scores, rbo_p=rbo_p,
-                       seed=seed)  # fmt: skip
+    agreed = agreement(
+        labels, human, baselines, low, high, per_query=per_query, human_scores=human_scores, rbo_p=rbo_p, seed=seed
+    )
     if left_out is not None:
         agreed = agreed.merge(left_out, on="dataset", how="left")
     return {
@@ -289,18 +306,23 @@ def condition_scores(
 
     def scores(qrels: pd.DataFrame, dataset: str, judge: str, queries: list[str]) -> pd.DataFrame:
         threshold = judges[dataset][judge]["binary_threshold"]
-        return evaluate_systems(runs[dataset], qrels, queries, measure=measure, depth=depth,
-                                binary_threshold=threshold, ties=ties)  # fmt: skip
+        return evaluate_systems(
+            runs[dataset], qrels, queries, measure=measure, depth=depth, binary_threshold=threshold, ties=ties
+        )
 
     queries = {d: sorted(set(labels.loc[labels["dataset"] == d, "query_id"])) for d in runs}
-    per_query = pd.concat([
-        scores(part.dropna(subset=["relevance"]).astype({"relevance": int}), d, judge_of(g, c), queries[d])
-        .assign(dataset=d, group=g, condition=c)
-        for (d, g, c), part in labels.groupby(["dataset", "group", "condition"])
-    ], ignore_index=True)  # fmt: skip
-    human_scores = pd.concat([
-        scores(human[human["dataset"] == d], d, HUMAN, queries[d]).assign(dataset=d) for d in runs
-    ], ignore_index=True)  # fmt: skip
+    per_query = pd.concat(
+        [
+            scores(part.dropna(subset=["relevance"]).astype({"relevance": int}), d, judge_of(g, c), queries[d]).assign(
+                dataset=d, group=g, condition=c
+            )
+            for (d, g, c), part in labels.groupby(["dataset", "group", "condition"])
+        ],
+        ignore_index=True,
+    )
+    human_scores = pd.concat(
+        [scores(human[human["dataset"] == d], d, HUMAN, queries[d]).assign(dataset=d) for d in runs], ignore_index=True
+    )
     return per_query, human_scores
 
 
@@ -376,8 +398,9 @@ def sensitivity_results(
     per_query, human_scores = condition_scores(
         labels, human, runs, judges=judges, judge_of=judge_of, measure=measure, depth=depth, ties=ties
     )
-    frames = sensitivity_tables(labels, human, baselines, per_query, human_scores, low=low, high=high, seed=seed,
-                                rbo_p=rbo_p, left_out=left_out)  # fmt: skip
+    frames = sensitivity_tables(
+        labels, human, baselines, per_query, human_scores, low=low, high=high, seed=seed, rbo_p=rbo_p, left_out=left_out
+    )
     reasons = _why_empty(labels, baselines, frames["displacement"], groups, condition)
     return Comparison({name: _table(frame, reasons[name]) for name, frame in frames.items()}, "")
 
@@ -408,24 +431,64 @@ def persona_results(
     keys = ["dataset", "query_id", "doc_id"]
     persona_human = human.merge(labels[keys].drop_duplicates(), on=keys)
     baselines = {g: "baseline" for g in labels["group"].unique()}
-    comparison = sensitivity_results(labels, persona_human, baselines, runs, judge_of=persona_judge,
-                                     left_out=left_out, groups="probed judges", condition="role",
-                                     **evaluation)  # fmt: skip
+    comparison = sensitivity_results(
+        labels,
+        persona_human,
+        baselines,
+        runs,
+        judge_of=persona_judge,
+        left_out=left_out,
+        groups="probed judges",
+        condition="role",
+        **evaluation,
+    )
     return comparison, left_out
 
 
 # ----------------------------------------------------------------------------- the jobs' reading and writing
 
 VIEWS = {  # the columns a person reads in the Markdown; the CSV keeps every one
-    "swap": ["judge", "probe", "pairs", "answered", "position_consistency", "first_position_win_rate", "tie_rate",
-             "accuracy", "queries", "position_p", "position_note"],
-    "pad": ["judge", "padding", "human", "n", "queries", "mean_shift", "shift_p", "flagged", "padded_wins",
-            "padded_wins_upper", "tests"],
-    "injection": ["judge", "template", "human", "n", "queries", "mean_shift", "shift_p", "flagged", "tests",
-                  "expected_false_flags"],
+    "swap": [
+        "judge",
+        "probe",
+        "pairs",
+        "answered",
+        "position_consistency",
+        "first_position_win_rate",
+        "tie_rate",
+        "accuracy",
+        "queries",
+        "position_p",
+        "position_note",
+    ],
+    "pad": [
+        "judge",
+        "padding",
+        "human",
+        "n",
+        "queries",
+        "mean_shift",
+        "shift_p",
+        "flagged",
+        "padded_wins",
+        "padded_wins_upper",
+        "tests",
+    ],
+    "injection": [
+        "judge",
+        "template",
+        "human",
+        "n",
+        "queries",
+        "mean_shift",
+        "shift_p",
+        "flagged",
+        "tests",
+        "expected_false_flags",
+    ],
     "agreement": AGREEMENT_VIEW,
     "sensitivity": BY_CONDITION_VIEW,
-}  # fmt: skip
+}
 """By table name: the probe tables' and the sensitivity tables' (persona and prompt variants alike)."""
 
 EVALUATION = ("judges", "measure", "depth", "low", "high", "seed", "rbo_p", "ties")
@@ -455,9 +518,15 @@ def read_human(paths: Mapping[str, str], scales: Mapping[str, Mapping[str, Mappi
 def read_variant_labels(paths: Mapping, scales: Mapping[str, Mapping[str, Mapping]]) -> pd.DataFrame:
     """Every ``variants`` group's label sets (``paths``: dataset -> group -> judge -> qrels): one
     condition per judge."""
-    return pd.concat([read_judge_qrels(path, d, scales, j).assign(group=g, condition=j)
-                      for d, groups in paths.items() for g, judges in groups.items()
-                      for j, path in judges.items()], ignore_index=True)  # fmt: skip
+    return pd.concat(
+        [
+            read_judge_qrels(path, d, scales, j).assign(group=g, condition=j)
+            for d, groups in paths.items()
+            for g, judges in groups.items()
+            for j, path in judges.items()
+        ],
+        ignore_index=True,
+    )
 
 
 def read_runs(paths: Mapping[str, Mapping[str, list[str]]]) -> Runs:
@@ -467,8 +536,9 @@ def read_runs(paths: Mapping[str, Mapping[str, list[str]]]) -> Runs:
 
 def read_answers(paths: Mapping[str, Mapping[str, str]]) -> pd.DataFrame:
     """Every probed judge's answers (``paths``: dataset -> judge -> its answers table)."""
-    frames = [pd.read_parquet(path).assign(dataset=d, judge=j) for d, judges in paths.items()
-              for j, path in judges.items()]  # fmt: skip
+    frames = [
+        pd.read_parquet(path).assign(dataset=d, judge=j) for d, judges in paths.items() for j, path in judges.items()
+    ]
     return pd.concat(frames, ignore_index=True)
 
 
@@ -490,8 +560,14 @@ def write_comparison(comparison: Comparison, paths: Mapping[str, str], what: str
     if comparison.none:
         note = comparison.none
         for name in SENSITIVITY_TABLES:
-            write_table(comparison.tables[name].frame, paths[name], title=f"{what}: {name} ({note})", floatfmt=".3f",
-                        manifest=manifest, empty=note)  # fmt: skip
+            write_table(
+                comparison.tables[name].frame,
+                paths[name],
+                title=f"{what}: {name} ({note})",
+                floatfmt=".3f",
+                manifest=manifest,
+                empty=note,
+            )
         for key in ("heatmap", "chart"):
             fig = pyplot().figure(figsize=(5, 1.6))
             fig.text(0.5, 0.5, note, ha="center", va="center", wrap=True, fontsize=9)
@@ -499,7 +575,8 @@ def write_comparison(comparison: Comparison, paths: Mapping[str, str], what: str
         log.warning("%s: %s (agreement table: %s)", what, note, comparison.tables["agreement"].frame.to_dict("records"))
         return
     for name in SENSITIVITY_TABLES:
-        write_probe_table(comparison.tables[name], paths[name], title=f"{what}: {name}", manifest=manifest,
-                          view=VIEWS.get(name))  # fmt: skip
+        write_probe_table(
+            comparison.tables[name], paths[name], title=f"{what}: {name}", manifest=manifest, view=VIEWS.get(name)
+        )
     displacement_heatmap(comparison.tables["displacement"].frame, paths["heatmap"])
     sensitivity_chart(comparison.tables["sensitivity"].frame, paths["chart"])

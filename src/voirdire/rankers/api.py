@@ -96,9 +96,16 @@ class LiteLLMBackend:
         ]
         with Store(self.store_path) as store:
             call_all(
-                self.endpoint, calls, store, accept=accept, reasks=REASKS, max_in_flight=self.max_in_flight,
-                progress=False, desc=f"{self.ranker} ({method})", config_key=f"rankers.{self.ranker}",
-            )  # fmt: skip
+                self.endpoint,
+                calls,
+                store,
+                accept=accept,
+                reasks=REASKS,
+                max_in_flight=self.max_in_flight,
+                progress=False,
+                desc=f"{self.ranker} ({method})",
+                config_key=f"rankers.{self.ranker}",
+            )
             stored = records(store, calls)
         return [stored[call.key] for call in calls]
 

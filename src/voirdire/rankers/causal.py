@@ -84,8 +84,9 @@ def seq2seq_logprobs(
     texts = ["\n\n".join(m["content"] for m in conversation) for conversation in conversations]
     results: list[dict[str, float]] = []
     for begin in range(0, len(texts), batch_size):
-        batch = tokenizer(texts[begin : begin + batch_size], return_tensors="pt", padding=True,
-                          truncation=True, max_length=max_length).to(model.device)  # fmt: skip
+        batch = tokenizer(
+            texts[begin : begin + batch_size], return_tensors="pt", padding=True, truncation=True, max_length=max_length
+        ).to(model.device)
         decoder = torch.full((batch["input_ids"].shape[0], 1), start, device=model.device)
         with torch.inference_mode():
             logits = model(**batch, decoder_input_ids=decoder, use_cache=False).logits[:, 0, :]

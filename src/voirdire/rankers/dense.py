@@ -66,9 +66,13 @@ def embed(
 
 
 def cosine(
-    model: str, queries: Sequence[str], passages: Sequence[str], *, batch_size: int = 32,
+    model: str,
+    queries: Sequence[str],
+    passages: Sequence[str],
+    *,
+    batch_size: int = 32,
     memo: dict[str, np.ndarray] | None = None,
-) -> np.ndarray:  # fmt: skip
+) -> np.ndarray:
     """Cosine similarity of each (query, passage) pair, pair by pair (same length inputs)."""
     if len(queries) != len(passages):
         raise ValueError(f"{len(queries)} queries for {len(passages)} passages")

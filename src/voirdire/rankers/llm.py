@@ -119,9 +119,13 @@ Compare = Callable[[Sequence[tuple[int, int]]], None]
 
 
 def _asker(
-    backend: Backend, query: str, passages: Sequence[str], ledger: PairwiseLedger,
-    ids: Sequence[str] | None, query_id: str,
-) -> Compare:  # fmt: skip
+    backend: Backend,
+    query: str,
+    passages: Sequence[str],
+    ledger: PairwiseLedger,
+    ids: Sequence[str] | None,
+    query_id: str,
+) -> Compare:
     """Ask every not-yet-asked ordered pair in one batch, recording answers in the ledger."""
 
     def ask(pairs: Sequence[tuple[int, int]]) -> None:
@@ -149,9 +153,15 @@ def prp_allpairs(points_of: PairwiseLedger, n: int) -> list[int]:
 
 
 def prp_rank(
-    backend: Backend, query: str, passages: Sequence[str], *, variant: str, k: int = 10,
-    ids: Sequence[str] | None = None, query_id: str = "",
-) -> tuple[list[int], PairwiseLedger]:  # fmt: skip
+    backend: Backend,
+    query: str,
+    passages: Sequence[str],
+    *,
+    variant: str,
+    k: int = 10,
+    ids: Sequence[str] | None = None,
+    query_id: str = "",
+) -> tuple[list[int], PairwiseLedger]:
     """Reorder ``passages`` (given in BM25 order) with PRP; returns indices best first.
 
     ``ids`` (passage ids) and ``query_id`` only label the stored calls of an API backend.

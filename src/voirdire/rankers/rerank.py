@@ -27,8 +27,13 @@ def backend_for(ranker: Ranker, store_path: str | Path | None = None, max_in_fli
     if ranker.method in ("rankt5", "monot5"):
         from .t5 import T5Scorer
 
-        return T5Scorer(model=ranker.model, kind=ranker.method, batch_size=ranker.batch_size,
-                        max_length=ranker.max_length, dtype=ranker.dtype)  # fmt: skip
+        return T5Scorer(
+            model=ranker.model,
+            kind=ranker.method,
+            batch_size=ranker.batch_size,
+            max_length=ranker.max_length,
+            dtype=ranker.dtype,
+        )
     if ranker.backend == "litellm":
         from .api import LiteLLMBackend
 
@@ -127,9 +132,18 @@ def rerank_all(
 
 
 POSITION_BIAS_VIEW = [
-    "ranker", "variant", "model", "pairs", "answered_both", "unparsed", "surviving", "order_dependent",
-    "position_consistency", "first_position_win_rate", "tie_rate",
-]  # fmt: skip
+    "ranker",
+    "variant",
+    "model",
+    "pairs",
+    "answered_both",
+    "unparsed",
+    "surviving",
+    "order_dependent",
+    "position_consistency",
+    "first_position_win_rate",
+    "tie_rate",
+]
 """The columns of the position-bias table (ranker, variant, model and :func:`total_bias`) a
 person reads in the Markdown; the CSV keeps every one (``order_dependent_rate`` is ``tie_rate``)."""
 

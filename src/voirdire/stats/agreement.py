@@ -194,8 +194,9 @@ def kendall_tau_rows(a: np.ndarray | Ranked, b: np.ndarray) -> np.ndarray:
         out[~finite] = _kendall_tau_rows_by_pairs(a[~finite], b[~finite])
     difference, untied_a, untied_b = _pair_counts(a[finite], b[finite], None if walk is None else walk[finite])
     with np.errstate(invalid="ignore", divide="ignore"):
-        out[finite] = np.where((untied_a > 0) & (untied_b > 0),
-                               difference.astype(float) / np.sqrt(untied_a * untied_b), math.nan)  # fmt: skip
+        out[finite] = np.where(
+            (untied_a > 0) & (untied_b > 0), difference.astype(float) / np.sqrt(untied_a * untied_b), math.nan
+        )
     return out
 
 
@@ -288,8 +289,9 @@ def _kendall_tau_rows_by_pairs(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):  # inf - inf: NaN, as the statistic
         sign_a, sign_b = np.sign(a[:, i] - a[:, j]), np.sign(b[:, i] - b[:, j])
         untied_a, untied_b = (sign_a != 0).sum(axis=1), (sign_b != 0).sum(axis=1)
-        return np.where((untied_a > 0) & (untied_b > 0), (sign_a * sign_b).sum(axis=1) / np.sqrt(untied_a * untied_b),
-                        math.nan)  # fmt: skip
+        return np.where(
+            (untied_a > 0) & (untied_b > 0), (sign_a * sign_b).sum(axis=1) / np.sqrt(untied_a * untied_b), math.nan
+        )
 
 
 def ordering(scores: pd.Series) -> list[str]:
@@ -544,8 +546,18 @@ def reference_draws(
     mean_h = times @ human[systems].to_numpy(float) / len(human)
     picked = _picked(systems, oracles)
     top = np.argsort(-human[systems].to_numpy(float).mean(axis=0), kind="stable")[: top_k(systems)]
-    return ReferenceDraws(len(human), tuple(systems), resamples, seed, times, ranked(mean_h), picked,
-                          ranked(mean_h[:, picked]) if len(picked) >= 2 else None, top, ranked(mean_h[:, top]))  # fmt: skip
+    return ReferenceDraws(
+        len(human),
+        tuple(systems),
+        resamples,
+        seed,
+        times,
+        ranked(mean_h),
+        picked,
+        ranked(mean_h[:, picked]) if len(picked) >= 2 else None,
+        top,
+        ranked(mean_h[:, top]),
+    )
 
 
 def system_agreement_intervals(
@@ -572,8 +584,12 @@ def system_agreement_intervals(
     if reference is None:
         reference = reference_draws(human, oracles, resamples=resamples, seed=seed)
     elif (reference.queries, reference.systems, reference.picked, reference.resamples, reference.seed) != (
-        len(human), tuple(human.columns), _picked(list(human.columns), oracles), resamples, seed
-    ):  # fmt: skip
+        len(human),
+        tuple(human.columns),
+        _picked(list(human.columns), oracles),
+        resamples,
+        seed,
+    ):
         raise ValueError(
             "reference= was drawn for other queries, systems, oracles, resamples or seed than this comparison"
         )

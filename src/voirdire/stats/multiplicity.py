@@ -26,8 +26,9 @@ def adjust(p_values: Sequence[float], correction: str = "none") -> np.ndarray:
     return out
 
 
-def expected_false_flags(tests: int, alpha: float, correction: str = "none", discoveries: int = 0,
-                         families: int = 1) -> float:  # fmt: skip
+def expected_false_flags(
+    tests: int, alpha: float, correction: str = "none", discoveries: int = 0, families: int = 1
+) -> float:
     """How many flags chance alone would give, at most, when every null holds:
 
     * ``none``: alpha x tests (each test errs with probability alpha);

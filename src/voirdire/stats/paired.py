@@ -53,9 +53,14 @@ def paired_tests(per_query: pd.DataFrame) -> pd.DataFrame:
     t = np.where(same, 0.0, result.statistic)
     p = np.where(same, 1.0, result.pvalue)
     return pd.DataFrame(
-        {"system_a": [columns[i] for i in left], "system_b": [columns[j] for j in right],
-         "mean_diff": diff.mean(axis=0), "t": t.astype(float), "p": p.astype(float)}
-    )  # fmt: skip
+        {
+            "system_a": [columns[i] for i in left],
+            "system_b": [columns[j] for j in right],
+            "mean_diff": diff.mean(axis=0),
+            "t": t.astype(float),
+            "p": p.astype(float),
+        }
+    )
 
 
 def compare_significance(
@@ -125,10 +130,18 @@ def difference_in_differences(
         t = np.where(same, 0.0, np.where(constant, np.sign(d.mean(axis=0)) * np.inf, result.statistic))
     adjusted = adjust(p, correction)
     gap_h, gap_j = gaps_h.mean(axis=0), gaps_j.mean(axis=0)
-    return pd.DataFrame({"system_a": [columns[i] for i in left], "system_b": [columns[k] for k in right],
-                         "dd": d.mean(axis=0), "t": t.astype(float), "p": p.astype(float), "p_adjusted": adjusted,
-                         "disagrees": adjusted < alpha,
-                         "reversed": (adjusted < alpha) & (np.sign(gap_h) * np.sign(gap_j) < 0)})  # fmt: skip
+    return pd.DataFrame(
+        {
+            "system_a": [columns[i] for i in left],
+            "system_b": [columns[k] for k in right],
+            "dd": d.mean(axis=0),
+            "t": t.astype(float),
+            "p": p.astype(float),
+            "p_adjusted": adjusted,
+            "disagrees": adjusted < alpha,
+            "reversed": (adjusted < alpha) & (np.sign(gap_h) * np.sign(gap_j) < 0),
+        }
+    )
 
 
 def sign_test_p(up: int, down: int) -> float:
@@ -245,8 +258,14 @@ def query_mean_test(
     clusters = range(len(values)) if clusters is None else clusters
     sums, _ = cluster_sums(values * w, clusters)
     counts, _ = cluster_sums(w, clusters)
-    row = {"mean": math.nan, "ci_low": math.nan, "ci_high": math.nan, "degenerate": 0, "p": math.nan,
-           "queries": len(sums)}  # fmt: skip
+    row = {
+        "mean": math.nan,
+        "ci_low": math.nan,
+        "ci_high": math.nan,
+        "degenerate": 0,
+        "p": math.nan,
+        "queries": len(sums),
+    }
     if not len(values) or not w.sum():
         return row
     row["mean"] = float((values * w).sum() / w.sum())
@@ -260,10 +279,26 @@ def query_mean_test(
 
 
 SHIFT_COLUMNS = [
-    "n", "queries", "up", "down", "same", "up_share", "down_share", "same_share", "mean_before", "mean_after",
-    "mean_shift", "mean_shift_ci_low", "mean_shift_ci_high", "shift_p", "homogeneity", "homogeneity_df",
-    "homogeneity_p", "sign_p_pairs", "degenerate",
-]  # fmt: skip
+    "n",
+    "queries",
+    "up",
+    "down",
+    "same",
+    "up_share",
+    "down_share",
+    "same_share",
+    "mean_before",
+    "mean_after",
+    "mean_shift",
+    "mean_shift_ci_low",
+    "mean_shift_ci_high",
+    "shift_p",
+    "homogeneity",
+    "homogeneity_df",
+    "homogeneity_p",
+    "sign_p_pairs",
+    "degenerate",
+]
 """The columns of :func:`paired_shift`, in order: one vocabulary for every paired label shift."""
 
 
@@ -308,21 +343,39 @@ def paired_shift(
     n = len(x)
     diff = (y - x).astype(float)
     up, down = int(np.sum(diff > 0)), int(np.sum(diff < 0))
-    row: dict[str, float | int] = {"n": n, "queries": len(set(clusters)), "up": up, "down": down,
-                                   "same": n - up - down}  # fmt: skip
+    row: dict[str, float | int] = {"n": n, "queries": len(set(clusters)), "up": up, "down": down, "same": n - up - down}
     for name in ("up", "down", "same"):
         row[f"{name}_share"] = row[name] / n if n else math.nan
     if n == 0:
         nan = math.nan
-        return row | {"mean_before": nan, "mean_after": nan, "mean_shift": nan, "mean_shift_ci_low": nan,
-                      "mean_shift_ci_high": nan, "shift_p": nan, "homogeneity": nan, "homogeneity_df": 0,
-                      "homogeneity_p": nan, "sign_p_pairs": nan, "degenerate": 0}  # fmt: skip
+        return row | {
+            "mean_before": nan,
+            "mean_after": nan,
+            "mean_shift": nan,
+            "mean_shift_ci_low": nan,
+            "mean_shift_ci_high": nan,
+            "shift_p": nan,
+            "homogeneity": nan,
+            "homogeneity_df": 0,
+            "homogeneity_p": nan,
+            "sign_p_pairs": nan,
+            "degenerate": 0,
+        }
     test = query_mean_test(diff, clusters, resamples=resamples, seed=seed, level=confidence)
     statistic, df, p = clustered_homogeneity(x, y, clusters)
-    row |= {"mean_before": float(x.mean()), "mean_after": float(y.mean()), "mean_shift": test["mean"],
-            "mean_shift_ci_low": test["ci_low"], "mean_shift_ci_high": test["ci_high"], "shift_p": test["p"],
-            "homogeneity": statistic, "homogeneity_df": df, "homogeneity_p": p, "sign_p_pairs": sign_test_p(up, down),
-            "degenerate": test["degenerate"]}  # fmt: skip
+    row |= {
+        "mean_before": float(x.mean()),
+        "mean_after": float(y.mean()),
+        "mean_shift": test["mean"],
+        "mean_shift_ci_low": test["ci_low"],
+        "mean_shift_ci_high": test["ci_high"],
+        "shift_p": test["p"],
+        "homogeneity": statistic,
+        "homogeneity_df": df,
+        "homogeneity_p": p,
+        "sign_p_pairs": sign_test_p(up, down),
+        "degenerate": test["degenerate"],
+    }
     return row
 
 

@@ -41,8 +41,15 @@ def _pairs(columns: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _frame(columns, left, right, diff, p) -> pd.DataFrame:
-    return pd.DataFrame({"system_a": [columns[i] for i in left], "system_b": [columns[j] for j in right],
-                         "mean_diff": diff, "t": np.full(len(left), math.nan), "p": p})  # fmt: skip
+    return pd.DataFrame(
+        {
+            "system_a": [columns[i] for i in left],
+            "system_b": [columns[j] for j in right],
+            "mean_diff": diff,
+            "t": np.full(len(left), math.nan),
+            "p": p,
+        }
+    )
 
 
 def randomization_tests(per_query: pd.DataFrame, *, permutations: int = PERMUTATIONS, seed: int = SEED) -> pd.DataFrame:
@@ -97,8 +104,9 @@ def tukey_tests(
         hits += (spread[:, None] >= observed[None, :] - 1e-12).sum(axis=0)
     p = (hits + 1) / (permutations + 1)
     same = np.isclose(values[:, left] - values[:, right], 0).all(axis=0)
-    return _frame(columns, left, right, values[:, left].mean(axis=0) - values[:, right].mean(axis=0),
-                  np.where(same, 1.0, p))  # fmt: skip
+    return _frame(
+        columns, left, right, values[:, left].mean(axis=0) - values[:, right].mean(axis=0), np.where(same, 1.0, p)
+    )
 
 
 def significance_tests(per_query: pd.DataFrame, test: str = "t", **options) -> pd.DataFrame:

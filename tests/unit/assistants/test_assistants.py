@@ -279,8 +279,14 @@ def test_label_shift_recovers_an_inflating_judge_and_clears_a_neutral_one():
 def test_label_shift_takes_its_direction_from_the_statistic_it_tests():
     """20 pairs up by one and 7 down by three: more pairs rose (sign test p about 0.02), the
     mean label fell. The mean shift is what is tested; about 0 here, it is not significant."""
-    base = pd.DataFrame({"query_id": [f"q{i}" for i in range(27)], "doc_id": [f"d{i}" for i in range(27)],
-                         "human": 1, "original": [1.0] * 20 + [3.0] * 7})  # fmt: skip
+    base = pd.DataFrame(
+        {
+            "query_id": [f"q{i}" for i in range(27)],
+            "doc_id": [f"d{i}" for i in range(27)],
+            "human": 1,
+            "original": [1.0] * 20 + [3.0] * 7,
+        }
+    )
     row = label_shift(with_judge(base, "j", [2.0] * 20 + [0.0] * 7)).iloc[0]
     assert row["sign_p_pairs"] == pytest.approx(stats.binomtest(20, 27, 0.5).pvalue) and row["sign_p_pairs"] < 0.05
     assert row["mean_shift"] == pytest.approx(-1 / 27)
@@ -292,8 +298,9 @@ def test_label_shift_of_queries_that_move_at_random_is_not_significant():
     per query. The pair-level sign test finds a shift in about 40% of such samples."""
     rng = np.random.default_rng(8)
     simulations, alpha, n = 200, 0.05, 160
-    base = pd.DataFrame({"query_id": [f"q{i % 20}" for i in range(n)], "doc_id": [f"d{i}" for i in range(n)],
-                         "human": np.nan})  # fmt: skip
+    base = pd.DataFrame(
+        {"query_id": [f"q{i % 20}" for i in range(n)], "doc_id": [f"d{i}" for i in range(n)], "human": np.nan}
+    )
     significant = pair_level = 0
     for _ in range(simulations):
         original = rng.integers(1, 3, n).astype(float)

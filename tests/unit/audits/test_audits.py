@@ -13,8 +13,13 @@ from voirdire.judges import Scale
 
 RNG = np.random.default_rng(7)
 N = 400
-HUMAN = pd.DataFrame({"query_id": [f"q{i % 20}" for i in range(N)], "doc_id": [f"d{i}" for i in range(N)],
-                      "relevance": RNG.integers(0, 4, N)})  # fmt: skip
+HUMAN = pd.DataFrame(
+    {
+        "query_id": [f"q{i % 20}" for i in range(N)],
+        "doc_id": [f"d{i}" for i in range(N)],
+        "relevance": RNG.integers(0, 4, N),
+    }
+)
 SCALE = Scale()
 
 
@@ -68,8 +73,7 @@ def per_query_scores(means, queries=30, noise=0.02, seed=3):
     rows = []
     for (judge, system), mean in means.items():
         for q in range(queries):
-            rows.append({"judge": judge, "system": system, "query_id": f"q{q}",
-                         "ndcg": mean + rng.normal(0, noise)})  # fmt: skip
+            rows.append({"judge": judge, "system": system, "query_id": f"q{q}", "ndcg": mean + rng.normal(0, noise)})
     return pd.DataFrame(rows)
 
 
@@ -137,8 +141,9 @@ def length_data(length_bonus, seed=5, n=2000):
     if length_bonus:  # within each human grade, the longer half gets +1
         medians = pd.Series(words).groupby(human).transform("median").to_numpy()
         judge = human + (words > medians).astype(int)
-    pairs = pd.DataFrame({"query_id": "q", "doc_id": [f"d{i}" for i in range(n)],
-                          "human": human, "judge": np.clip(judge, 0, 3)})  # fmt: skip
+    pairs = pd.DataFrame(
+        {"query_id": "q", "doc_id": [f"d{i}" for i in range(n)], "human": human, "judge": np.clip(judge, 0, 3)}
+    )
     texts = {f"d{i}": "w " * w for i, w in enumerate(words)}
     return with_lengths(pairs, texts)
 
@@ -164,8 +169,10 @@ def calibration_data(judge_bias, seed=11, queries=40):
     rng = np.random.default_rng(seed)
     means = {"oracle-1": 0.90, "oracle-2": 0.82, "oracle-3": 0.74, "llm-a": 0.62, "llm-b": 0.55}
     query_effect = rng.normal(0, 0.08, queries)
-    human = pd.DataFrame({s: np.clip(m + query_effect + rng.normal(0, 0.05, queries), 0, 1) for s, m in means.items()},
-                         index=[f"q{i}" for i in range(queries)])  # fmt: skip
+    human = pd.DataFrame(
+        {s: np.clip(m + query_effect + rng.normal(0, 0.05, queries), 0, 1) for s, m in means.items()},
+        index=[f"q{i}" for i in range(queries)],
+    )
     judge = human.copy()
     for system in judge.columns:
         judge[system] = human[system] + judge_bias(system) + rng.normal(0, 0.03, queries)
@@ -198,8 +205,9 @@ def test_ppi_with_a_clean_judge_is_as_right_as_the_humans_and_tighter():
 def system_tables(order, queries=20, seed=6):
     """query x system per-query nDCG@10 around the given system means, with seeded noise."""
     rng = np.random.default_rng(seed)
-    return pd.DataFrame({s: m + rng.normal(0, 0.05, queries) for s, m in order.items()},
-                        index=[f"q{i}" for i in range(queries)])  # fmt: skip
+    return pd.DataFrame(
+        {s: m + rng.normal(0, 0.05, queries) for s, m in order.items()}, index=[f"q{i}" for i in range(queries)]
+    )
 
 
 def test_drift_finds_a_planted_10_percent_flip_and_a_clean_rerun_is_still():
@@ -213,8 +221,12 @@ def test_drift_finds_a_planted_10_percent_flip_and_a_clean_rerun_is_still():
     flipped.loc[chosen, "relevance"] = (flipped.loc[chosen, "relevance"] + 1) % 4  # every chosen label changes
     systems = system_tables({"A": 0.8, "B": 0.6, "C": 0.4})
     reversed_ = system_tables({"A": 0.4, "B": 0.6, "C": 0.8}, seed=7)
-    found = drift({"run-1": first, "run-2": first.copy(), "run-3": flipped}, SCALE,
-                  {"run-1": systems, "run-2": systems, "run-3": reversed_}, resamples=400)  # fmt: skip
+    found = drift(
+        {"run-1": first, "run-2": first.copy(), "run-3": flipped},
+        SCALE,
+        {"run-1": systems, "run-2": systems, "run-3": reversed_},
+        resamples=400,
+    )
     found = found.set_index("run")
     assert found.loc["run-2", "flips"] == 0 and found.loc["run-2", "kappa_graded"] == 1.0
     assert found.loc["run-2", "kappa_graded_ci_low"] == found.loc["run-2", "kappa_graded_ci_high"] == 1.0
@@ -305,8 +317,11 @@ def test_reruns_whose_queries_move_at_random_are_not_flagged_as_shifted():
     for _ in range(simulations):
         grades = rng.integers(1, 3, len(queries))
         step = np.repeat(rng.choice([-1, 1], 20), 10) * (rng.random(len(queries)) < 0.5)
-        row = paired_shift({"a": first.assign(relevance=grades), "b": first.assign(relevance=grades + step)},
-                           alpha=alpha, resamples=100).iloc[0]  # fmt: skip
+        row = paired_shift(
+            {"a": first.assign(relevance=grades), "b": first.assign(relevance=grades + step)},
+            alpha=alpha,
+            resamples=100,
+        ).iloc[0]
         shifted += row["shifted"]
         pair_level += row["sign_p_pairs"] < alpha
     assert shifted / simulations <= alpha + 2 * np.sqrt(alpha * (1 - alpha) / simulations)
@@ -316,11 +331,16 @@ def test_reruns_whose_queries_move_at_random_are_not_flagged_as_shifted():
 def test_a_live_judges_label_sets_come_from_its_samples_or_its_model_versions():
     from voirdire.audits.drift import label_sets_from_answers
 
-    answers = pd.DataFrame({
-        "query_id": ["q"] * 6, "doc_id": ["a", "b", "c", "a", "b", "c"], "sample": [0, 0, 0, 1, 1, 1],
-        "label": [2, 1, None, 3, 1, 0], "status": ["ok", "ok", "unparsed", "ok", "ok", "ok"],
-        "model_version": ["v1"] * 6,
-    })  # fmt: skip
+    answers = pd.DataFrame(
+        {
+            "query_id": ["q"] * 6,
+            "doc_id": ["a", "b", "c", "a", "b", "c"],
+            "sample": [0, 0, 0, 1, 1, 1],
+            "label": [2, 1, None, 3, 1, 0],
+            "status": ["ok", "ok", "unparsed", "ok", "ok", "ok"],
+            "model_version": ["v1"] * 6,
+        }
+    )
     sets = label_sets_from_answers(answers)
     assert list(sets) == ["sample=0", "sample=1"] and len(sets["sample=0"]) == 2  # unparsed left out
     updated = answers.assign(sample=0, model_version=["v1", "v1", "v1", "v2", "v2", "v2"])
@@ -336,8 +356,10 @@ def test_a_judge_without_signal_loves_its_own_ranking_and_the_humans_do_not():
 
     rng = np.random.default_rng(4)
     queries = [f"q{i}" for i in range(15)]
-    pool = pd.DataFrame([(q, f"{q}-d{j}", j + 1, 100.0 - j) for q in queries for j in range(30)],
-                        columns=["query_id", "doc_id", "rank", "score"])  # fmt: skip
+    pool = pd.DataFrame(
+        [(q, f"{q}-d{j}", j + 1, 100.0 - j) for q in queries for j in range(30)],
+        columns=["query_id", "doc_id", "rank", "score"],
+    )
     human = pool.assign(relevance=rng.integers(0, 4, len(pool)))[["query_id", "doc_id", "relevance"]]
     labels = {
         "human": human,
@@ -349,9 +371,12 @@ def test_a_judge_without_signal_loves_its_own_ranking_and_the_humans_do_not():
     first = runs["noise"][0][runs["noise"][0]["query_id"] == "q0"]
     grades = first.merge(labels["noise"], on=["query_id", "doc_id"])["relevance"].tolist()
     assert grades == sorted(grades, reverse=True)  # sorted by the judge's grade
-    scores = pd.DataFrame({
-        judge: evaluate_systems(runs, qrels, queries).groupby("system")["ndcg"].mean() for judge, qrels in labels.items()
-    })  # fmt: skip
+    scores = pd.DataFrame(
+        {
+            judge: evaluate_systems(runs, qrels, queries).groupby("system")["ndcg"].mean()
+            for judge, qrels in labels.items()
+        }
+    )
     table = circularity_table(scores).set_index("ranker")
     assert table.loc["copy", "self_score"] == pytest.approx(1.0) and table.loc["copy", "inflation"] == pytest.approx(
         0.0
@@ -365,10 +390,18 @@ def test_length_across_systems_vs_within_a_tier_is_seed_004s_simpson_case():
 
     texts = {f"d{n}": "w " * n for n in range(1, 200)}
     # tier "deep": long and good, but within it longer is a little worse; tier "shallow": short and weak
-    plan = {"deep-1": (150, 0.80), "deep-2": (160, 0.78), "deep-3": (170, 0.76),
-            "shallow-1": (20, 0.40), "shallow-2": (30, 0.42), "shallow-3": (40, 0.44)}  # fmt: skip
-    runs = {s: [pd.DataFrame({"query_id": "q", "doc_id": [f"d{n}"] * 1, "rank": [1], "score": [1.0]})]
-            for s, (n, _) in plan.items()}  # fmt: skip
+    plan = {
+        "deep-1": (150, 0.80),
+        "deep-2": (160, 0.78),
+        "deep-3": (170, 0.76),
+        "shallow-1": (20, 0.40),
+        "shallow-2": (30, 0.42),
+        "shallow-3": (40, 0.44),
+    }
+    runs = {
+        s: [pd.DataFrame({"query_id": "q", "doc_id": [f"d{n}"] * 1, "rank": [1], "score": [1.0]})]
+        for s, (n, _) in plan.items()
+    }
     lengths = system_lengths(runs, texts, depth=10)
     assert lengths["deep-2"] == 160
     scores = pd.Series({s: score for s, (_, score) in plan.items()})
@@ -413,9 +446,13 @@ def topic_lenient(rng, queries=40, per_query=20):
     """Human-non-relevant pairs only; the judge's leniency varies by topic: query q's pairs are
     called relevant with probability p_q ~ Beta(2, 8) (mean 0.2, the rate to recover)."""
     leniency = np.repeat(rng.beta(2, 8, queries), per_query)
-    human = pd.DataFrame({"query_id": np.repeat([f"q{i}" for i in range(queries)], per_query),
-                          "doc_id": [f"d{i}" for i in range(queries * per_query)],
-                          "relevance": rng.integers(0, 2, queries * per_query)})  # fmt: skip
+    human = pd.DataFrame(
+        {
+            "query_id": np.repeat([f"q{i}" for i in range(queries)], per_query),
+            "doc_id": [f"d{i}" for i in range(queries * per_query)],
+            "relevance": rng.integers(0, 2, queries * per_query),
+        }
+    )
     judge = human.assign(relevance=np.where(rng.random(len(human)) < leniency, 2, human["relevance"]))
     return aligned(human, judge)
 
@@ -431,8 +468,10 @@ def test_the_missed_failure_interval_covers_a_topic_varying_leniency_and_wilsons
             missed[suffix] += not (
                 row[f"missed_failure_rate_ci_low{suffix}"] <= truth <= row[f"missed_failure_rate_ci_high{suffix}"]
             )
-        widths.append((row["missed_failure_rate_ci_high"] - row["missed_failure_rate_ci_low"])
-                      / (row["missed_failure_rate_ci_high_wilson"] - row["missed_failure_rate_ci_low_wilson"]))  # fmt: skip
+        widths.append(
+            (row["missed_failure_rate_ci_high"] - row["missed_failure_rate_ci_low"])
+            / (row["missed_failure_rate_ci_high_wilson"] - row["missed_failure_rate_ci_low_wilson"])
+        )
     assert missed[""] / simulations <= alpha + 2 * np.sqrt(alpha * (1 - alpha) / simulations)
     assert missed["_wilson"] / simulations > 0.15  # pairs counted as independent: far too narrow
     # a design effect of 1 + 19 x 1/11 (intra-query correlation of Beta(2, 8)): about 1.65 times as wide
@@ -447,15 +486,25 @@ def test_drift_takes_the_audits_scripts_per_query_tables_and_finds_a_rerun_that_
 
     queries = [f"q{i}" for i in range(12)]
     docs = [f"d{j}" for j in range(8)]  # grades 3, 3, 2, 2, 1, 1, 0, 0
-    labels = pd.DataFrame([(q, d, 3 - j // 2) for q in queries for j, d in enumerate(docs)],
-                          columns=["query_id", "doc_id", "relevance"])  # fmt: skip
+    labels = pd.DataFrame(
+        [(q, d, 3 - j // 2) for q in queries for j, d in enumerate(docs)], columns=["query_id", "doc_id", "relevance"]
+    )
     order = {"good": docs, "middle": docs[2:] + docs[:2], "bad": docs[::-1]}
-    runs = {s: [pd.DataFrame([(q, d, r + 1, 10.0 - r) for q in queries for r, d in enumerate(ranked)],
-                             columns=["query_id", "doc_id", "rank", "score"])] for s, ranked in order.items()}  # fmt: skip
+    runs = {
+        s: [
+            pd.DataFrame(
+                [(q, d, r + 1, 10.0 - r) for q in queries for r, d in enumerate(ranked)],
+                columns=["query_id", "doc_id", "rank", "score"],
+            )
+        ]
+        for s, ranked in order.items()
+    }
     rerun = labels.assign(relevance=3 - labels["relevance"])  # every grade reversed: the systems reverse
     sets = {"qrels": labels, "rerun-1": labels.copy(), "rerun-2": rerun}
-    tables = {name: evaluate_systems(runs, qrels, queries).pivot_table(index="query_id", columns="system", values="ndcg")
-              for name, qrels in sets.items()}  # fmt: skip
+    tables = {
+        name: evaluate_systems(runs, qrels, queries).pivot_table(index="query_id", columns="system", values="ndcg")
+        for name, qrels in sets.items()
+    }
     found = drift(sets, SCALE, tables, resamples=200).set_index("run")
     assert found.loc["rerun-1", "tau_systems"] == pytest.approx(1.0)
     assert found.loc["rerun-2", "tau_systems"] == pytest.approx(-1.0) and found.loc["rerun-2", "queries"] == 12

@@ -13,25 +13,44 @@ def small_dataset(seed=3):
     rng = np.random.default_rng(seed)
     queries = [f"q{i}" for i in range(12)]
     topics = {q: f"query {q}" for q in queries}
-    base = pd.DataFrame([(q, f"{q}-d{j}", j + 1, 100.0 - j) for q in queries for j in range(10)],
-                        columns=["query_id", "doc_id", "rank", "score"])  # fmt: skip
+    base = pd.DataFrame(
+        [(q, f"{q}-d{j}", j + 1, 100.0 - j) for q in queries for j in range(10)],
+        columns=["query_id", "doc_id", "rank", "score"],
+    )
     human = base.assign(relevance=rng.integers(0, 4, len(base)))[["query_id", "doc_id", "relevance"]]
     lenient = human.assign(relevance=np.minimum(3, human["relevance"] + 1))
     rerun = lenient.assign(relevance=np.where(rng.random(len(lenient)) < 0.2, 0, lenient["relevance"]))
     labels = {HUMAN: human, "copy": human.copy(), "lenient": lenient}
     runs = {"base": [base], "shuffled": [base.assign(score=rng.random(len(base)))]}
     per_query = pd.concat([evaluate_systems(runs, qrels, queries).assign(judge=j) for j, qrels in labels.items()])
-    meta = {j: {"min": 0, "max": 3, "binary_threshold": 2, "kind": "human" if j == HUMAN else "recorded",
-                "family": {"copy": "a", "lenient": "b"}.get(j, "human")} for j in labels}  # fmt: skip
+    meta = {
+        j: {
+            "min": 0,
+            "max": 3,
+            "binary_threshold": 2,
+            "kind": "human" if j == HUMAN else "recorded",
+            "family": {"copy": "a", "lenient": "b"}.get(j, "human"),
+        }
+        for j in labels
+    }
     texts = {d: "word " * (1 + i % 40) for i, d in enumerate(base["doc_id"])}
-    return DatasetInputs(judges=meta, pairs=needed_pairs(human, pool=base), labels=labels, runs=runs, base=base,
-                         topics=topics, per_query=per_query, texts=texts,
-                         label_sets={"lenient": {"qrels": lenient, "rerun-1": rerun}})  # fmt: skip
+    return DatasetInputs(
+        judges=meta,
+        pairs=needed_pairs(human, pool=base),
+        labels=labels,
+        runs=runs,
+        base=base,
+        topics=topics,
+        per_query=per_query,
+        texts=texts,
+        label_sets={"lenient": {"qrels": lenient, "rerun-1": rerun}},
+    )
 
 
 def test_every_audit_table_comes_back_with_its_rows():
-    tables, heatmaps = audit_tables({"toy": small_dataset()}, system_families={"base": "a", "shuffled": "b"},
-                                    calibration={"ks": [3, 5], "draws": 5})  # fmt: skip
+    tables, heatmaps = audit_tables(
+        {"toy": small_dataset()}, system_families={"base": "a", "shuffled": "b"}, calibration={"ks": [3, 5], "draws": 5}
+    )
     assert set(tables) == set(TABLES) and set(heatmaps) == {("toy", "copy"), ("toy", "lenient")}
     labels = tables["label_test"].set_index("judge")
     assert labels.loc["copy", "agreement_binary"] == 1.0 and labels.loc["lenient", "missed_failures"] > 0
@@ -53,8 +72,9 @@ def test_every_audit_table_comes_back_with_its_rows():
 def test_a_labels_only_dataset_has_no_length_rows_and_the_rest():
     data = small_dataset()
     data.texts = {}
-    tables, _ = audit_tables({"toy": data}, system_families={"base": "a", "shuffled": "b"},
-                             calibration={"ks": [3], "draws": 3})  # fmt: skip
+    tables, _ = audit_tables(
+        {"toy": data}, system_families={"base": "a", "shuffled": "b"}, calibration={"ks": [3], "draws": 3}
+    )
     assert tables["length"].empty and list(tables["deciles"].columns) == ["dataset", "judge", "decile"]
     assert len(tables["label_test"]) == 2 and len(tables["circularity"]) == 3
 
@@ -73,8 +93,9 @@ def test_inflation_interval_is_a_bootstrap_of_the_per_query_gap_with_a_sign_flip
     boot = query_resamples(20, 500, 9) @ gap / 20
     assert (row["inflation_ci_low"], row["inflation_ci_high"]) == pytest.approx(tuple(np.percentile(boot, [2.5, 97.5])))
     # each query's gap keeps or flips its sign (scipy's sign-flip permutation test, other draws)
-    reference = stats.permutation_test((gap,), np.mean, permutation_type="samples", n_resamples=20000,
-                                       random_state=3).pvalue  # fmt: skip
+    reference = stats.permutation_test(
+        (gap,), np.mean, permutation_type="samples", n_resamples=20000, random_state=3
+    ).pvalue
     assert 0.01 < reference < 0.5 and row["inflation_p"] == pytest.approx(reference, abs=0.02)
     assert row["queries"] == 20 and row["inflation_degenerate"] == 0
 
@@ -84,25 +105,30 @@ def with_qrels_beyond_the_pool(seed=3):
     judge that copies the human labels of the needed pairs, and one whose labels are noise."""
     data = small_dataset(seed)
     rng = np.random.default_rng(seed + 1)
-    extra = pd.DataFrame([(q, f"{q}-unretrieved{j}", 3) for q in data.topics for j in range(3)],
-                         columns=["query_id", "doc_id", "relevance"])  # fmt: skip
+    extra = pd.DataFrame(
+        [(q, f"{q}-unretrieved{j}", 3) for q in data.topics for j in range(3)],
+        columns=["query_id", "doc_id", "relevance"],
+    )
     human = pd.concat([data.labels[HUMAN], extra], ignore_index=True)
     pairs = needed_pairs(human, pool=data.base)
     copy = human.merge(pairs[["query_id", "doc_id"]], on=["query_id", "doc_id"])
     noise = copy.assign(relevance=rng.integers(0, 4, len(copy)))
     data.pairs = pairs
     data.labels = {HUMAN: human, "copy": copy, "lenient": data.labels["lenient"], "noise": noise}
-    data.judges = dict(data.judges) | {"noise": {"min": 0, "max": 3, "binary_threshold": 2, "kind": "recorded",
-                                                 "family": "c"}}  # fmt: skip
-    data.per_query = pd.concat([evaluate_systems(data.runs, qrels, list(data.topics)).assign(judge=j)
-                                for j, qrels in data.labels.items()])  # fmt: skip
+    data.judges = dict(data.judges) | {
+        "noise": {"min": 0, "max": 3, "binary_threshold": 2, "kind": "recorded", "family": "c"}
+    }
+    data.per_query = pd.concat(
+        [evaluate_systems(data.runs, qrels, list(data.topics)).assign(judge=j) for j, qrels in data.labels.items()]
+    )
     return data
 
 
 def test_a_judge_copying_the_human_labels_has_no_inflation_and_a_noisy_one_has():
     data = with_qrels_beyond_the_pool()
-    tables, _ = audit_tables({"toy": data}, system_families={"base": "a", "shuffled": "b"},
-                             calibration={"ks": [3], "draws": 2})  # fmt: skip
+    tables, _ = audit_tables(
+        {"toy": data}, system_families={"base": "a", "shuffled": "b"}, calibration={"ks": [3], "draws": 2}
+    )
     circularity = tables["circularity"].set_index("ranker")
     copy = circularity.loc["copy"]
     # under every human qrel the copy's ranking scores lower (a larger ideal DCG) ...
@@ -133,25 +159,43 @@ def deep_tied_dataset(seed=5, depth=10):
     rng = np.random.default_rng(seed)
     queries = [f"q{i}" for i in range(10)]
     docs = [(q, f"{q}-d{j:02d}") for q in queries for j in range(30)]
-    base = pd.DataFrame([(q, d, j % 30 + 1, 100.0 - (j % 30) // 3) for j, (q, d) in enumerate(docs)],
-                        columns=["query_id", "doc_id", "rank", "score"])  # fmt: skip
+    base = pd.DataFrame(
+        [(q, d, j % 30 + 1, 100.0 - (j % 30) // 3) for j, (q, d) in enumerate(docs)],
+        columns=["query_id", "doc_id", "rank", "score"],
+    )
     human = base.assign(relevance=rng.choice(4, len(base), p=[0.4, 0.3, 0.2, 0.1]))[["query_id", "doc_id", "relevance"]]
-    runs = {"base": [base]} | {f"s{i}": [base.assign(score=rng.integers(0, 6, len(base)).astype(float))]
-                               for i in range(5)}  # fmt: skip
+    runs = {"base": [base]} | {
+        f"s{i}": [base.assign(score=rng.integers(0, 6, len(base)).astype(float))] for i in range(5)
+    }
     pairs = needed_pairs(human, pool=base, runs=[r[0] for r in runs.values()], depth=depth)
     on_pairs = human.merge(pairs[["query_id", "doc_id"]], on=["query_id", "doc_id"])
     binary = on_pairs.assign(relevance=(on_pairs["relevance"] >= 1).astype(int))
-    rerun = binary.assign(relevance=np.where(rng.random(len(binary)) < 0.3, 1 - binary["relevance"],
-                                             binary["relevance"]))  # fmt: skip
+    rerun = binary.assign(
+        relevance=np.where(rng.random(len(binary)) < 0.3, 1 - binary["relevance"], binary["relevance"])
+    )
     labels = {HUMAN: human, "binary": binary}
-    meta = {HUMAN: {"min": 0, "max": 3, "binary_threshold": 2, "kind": "human", "family": "human"},
-            "binary": {"min": 0, "max": 1, "binary_threshold": 1, "kind": "recorded", "family": "a"}}  # fmt: skip
-    per_query = pd.concat([evaluate_systems(runs, q, queries, measure="AP@100", depth=depth,
-                                            binary_threshold=meta[j]["binary_threshold"]).assign(judge=j)
-                           for j, q in labels.items()])  # fmt: skip
-    return DatasetInputs(judges=meta, pairs=pairs, labels=labels, runs=runs, base=base,
-                         topics={q: q for q in queries}, per_query=per_query,
-                         label_sets={"binary": {"qrels": binary, "rerun-1": rerun}})  # fmt: skip
+    meta = {
+        HUMAN: {"min": 0, "max": 3, "binary_threshold": 2, "kind": "human", "family": "human"},
+        "binary": {"min": 0, "max": 1, "binary_threshold": 1, "kind": "recorded", "family": "a"},
+    }
+    per_query = pd.concat(
+        [
+            evaluate_systems(
+                runs, q, queries, measure="AP@100", depth=depth, binary_threshold=meta[j]["binary_threshold"]
+            ).assign(judge=j)
+            for j, q in labels.items()
+        ]
+    )
+    return DatasetInputs(
+        judges=meta,
+        pairs=pairs,
+        labels=labels,
+        runs=runs,
+        base=base,
+        topics={q: q for q in queries},
+        per_query=per_query,
+        label_sets={"binary": {"qrels": binary, "rerun-1": rerun}},
+    )
 
 
 def test_drift_and_circularity_score_systems_as_table_2_does():
@@ -163,8 +207,9 @@ def test_drift_and_circularity_score_systems_as_table_2_does():
 
     depth, measure = 10, "AP@100"
     data = deep_tied_dataset(depth=depth)
-    tables, _ = audit_tables({"toy": data}, system_families={}, measure=measure, depth=depth,
-                             calibration={"ks": [3], "draws": 2})  # fmt: skip
+    tables, _ = audit_tables(
+        {"toy": data}, system_families={}, measure=measure, depth=depth, calibration={"ks": [3], "draws": 2}
+    )
 
     def table2(runs, labels, threshold, **options):  # the scores rule's call (voirdire.evaluation.scores_table)
         options = {"binary_threshold": threshold, "depth": depth} | options
@@ -183,8 +228,11 @@ def test_drift_and_circularity_score_systems_as_table_2_does():
     grades = {q: dict(zip(g["doc_id"], g["relevance"], strict=True)) for q, g in data.labels[HUMAN].groupby("query_id")}
     perfect = {"human": [run_from_rankings(oracle_rankings(Perfect(), ranked(cut(data.base, depth)), grades))]}
     circularity = tables["circularity"].set_index("ranker")
-    for judge, labels, threshold in ((HUMAN, data.labels[HUMAN], 2), ("binary", data.labels["binary"], 1),
-                                     ("human@pool", restrict(data.labels[HUMAN], data.pairs), 2)):  # fmt: skip
+    for judge, labels, threshold in (
+        (HUMAN, data.labels[HUMAN], 2),
+        ("binary", data.labels["binary"], 1),
+        ("human@pool", restrict(data.labels[HUMAN], data.pairs), 2),
+    ):
         assert circularity.loc[HUMAN, f"under_{judge}"] == pytest.approx(table2(perfect, labels, threshold)["human"])
     old = table2({"human": [data.base.sort_values(["query_id", "rank"])]}, data.labels[HUMAN], 2, depth=None)
     assert circularity.loc[HUMAN, "under_human"] != pytest.approx(old["human"])
@@ -194,10 +242,12 @@ def test_leave_one_judge_out_never_drops_or_keeps_a_null_baseline():
     data = small_dataset()
     longest = data.labels["lenient"].assign(relevance=3)  # a null baseline: the same grade for every pair
     data.labels = dict(data.labels) | {"longest": longest}
-    data.judges = dict(data.judges) | {"longest": {"min": 0, "max": 3, "binary_threshold": 2, "kind": "baseline",
-                                                   "family": None}}  # fmt: skip
-    data.per_query = pd.concat([data.per_query,
-                                evaluate_systems(data.runs, longest, list(data.topics)).assign(judge="longest")])  # fmt: skip
+    data.judges = dict(data.judges) | {
+        "longest": {"min": 0, "max": 3, "binary_threshold": 2, "kind": "baseline", "family": None}
+    }
+    data.per_query = pd.concat(
+        [data.per_query, evaluate_systems(data.runs, longest, list(data.topics)).assign(judge="longest")]
+    )
     options = {"system_families": {"base": "a", "shuffled": "b"}, "calibration": {"ks": [3], "draws": 2}}
     tables, _ = audit_tables({"toy": data}, **options)
     without, _ = audit_tables({"toy": small_dataset()}, **options)

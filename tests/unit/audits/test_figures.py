@@ -131,9 +131,17 @@ def per_query(means: dict[tuple[str, str], float], queries: int = 6) -> pd.DataF
 
 def test_lojo_chart_plots_margins_on_their_own_scale_when_a_full_margin_is_near_zero(tmp_path):
     a, b, c = LONG[:3]
-    means = {("j1", a): 0.6, ("j1", b): 0.5, ("j1", c): 0.2,
-             ("j2", a): 0.4, ("j2", b): 0.5, ("j2", c): 0.3,
-             ("j3", a): 0.5 + 3e-6, ("j3", b): 0.5, ("j3", c): 0.25}  # fmt: skip
+    means = {
+        ("j1", a): 0.6,
+        ("j1", b): 0.5,
+        ("j1", c): 0.2,
+        ("j2", a): 0.4,
+        ("j2", b): 0.5,
+        ("j2", c): 0.3,
+        ("j3", a): 0.5 + 3e-6,
+        ("j3", b): 0.5,
+        ("j3", c): 0.25,
+    }
     lojo = leave_one_judge_out(per_query(means), ["j1", "j2", "j3"], resamples=50).assign(dataset="dl19")
     assert lojo["margin_full"].abs().min() < 1e-5
     assert lojo["margin_share"].abs().max() > 1000  # the ratio the chart used to draw
@@ -153,12 +161,22 @@ def test_lojo_chart_plots_margins_on_their_own_scale_when_a_full_margin_is_near_
 def test_lojo_chart_with_84_judges_draws_dots_not_bars(tmp_path):
     pairs = list(zip(LONG[:5], LONG[1:6], strict=True))
     rows = [
-        {"dataset": "dl19", "left_out": j, "upper": u, "lower": v, "margin_full": 0.02,
-         "margin_reduced": 0.02 + RNG.normal() * 0.01, "margin_share": 1e4,
-         "margin_full_ci_low": 0.0, "margin_full_ci_high": 0.04,
-         "margin_reduced_ci_low": -0.01, "margin_reduced_ci_high": 0.05}
-        for j in JUDGES_84 for u, v in pairs
-    ]  # fmt: skip
+        {
+            "dataset": "dl19",
+            "left_out": j,
+            "upper": u,
+            "lower": v,
+            "margin_full": 0.02,
+            "margin_reduced": 0.02 + RNG.normal() * 0.01,
+            "margin_share": 1e4,
+            "margin_full_ci_low": 0.0,
+            "margin_full_ci_high": 0.04,
+            "margin_reduced_ci_low": -0.01,
+            "margin_reduced_ci_high": 0.05,
+        }
+        for j in JUDGES_84
+        for u, v in pairs
+    ]
     fig = lojo_chart(pd.DataFrame(rows), tmp_path / "lojo.png")
     ax = fig.axes[0]
     assert not ax.patches
@@ -177,8 +195,15 @@ def deciles(judges, steep=()):
     for judge in judges:
         for decile in range(1, 11):
             slope = 0.2 if judge in steep else 0.0
-            rows.append({"dataset": "dl19", "judge": judge, "decile": decile, "all": 1.5 + slope * decile,
-                         **{f"human_{g}": g + slope * decile + RNG.normal() * 0.01 for g in range(4)}})  # fmt: skip
+            rows.append(
+                {
+                    "dataset": "dl19",
+                    "judge": judge,
+                    "decile": decile,
+                    "all": 1.5 + slope * decile,
+                    **{f"human_{g}": g + slope * decile + RNG.normal() * 0.01 for g in range(4)},
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -211,9 +236,18 @@ def test_confusion_heatmaps_with_84_judges_show_those_that_disagree_most(tmp_pat
 def test_leniency_and_calibration_with_84_judges_draw_at_most_the_cap(tmp_path):
     grades = range(4)
     label_test = pd.DataFrame(
-        [{"dataset": "dl19", "judge": j, **{f"mean_judge_grade_at_human_{g}": g + (2 if j == JUDGES_84[7] else
-          RNG.normal() * 0.1) for g in grades}} for j in JUDGES_84]
-    )  # fmt: skip
+        [
+            {
+                "dataset": "dl19",
+                "judge": j,
+                **{
+                    f"mean_judge_grade_at_human_{g}": g + (2 if j == JUDGES_84[7] else RNG.normal() * 0.1)
+                    for g in grades
+                },
+            }
+            for j in JUDGES_84
+        ]
+    )
     fig = leniency_chart(label_test, tmp_path / "leniency.png")
     ax = fig.axes[0]
     judged = [line.get_label() for line in ax.lines if line.get_label() in JUDGES_84]
@@ -222,9 +256,19 @@ def test_leniency_and_calibration_with_84_judges_draw_at_most_the_cap(tmp_path):
     assert_inside(fig)
 
     curve = pd.DataFrame(
-        [{"dataset": "dl19", "judge": j, "k": k, "tau_corrected": 0.5 + k / 50, "tau_judge": 0.6 + RNG.normal() * 0.05,
-          "tau_human_only": 0.3 + k / 30} for j in JUDGES_84 for k in (3, 5, 10, 20)]
-    )  # fmt: skip
+        [
+            {
+                "dataset": "dl19",
+                "judge": j,
+                "k": k,
+                "tau_corrected": 0.5 + k / 50,
+                "tau_judge": 0.6 + RNG.normal() * 0.05,
+                "tau_human_only": 0.3 + k / 30,
+            }
+            for j in JUDGES_84
+            for k in (3, 5, 10, 20)
+        ]
+    )
     fig = calibration_chart(curve, tmp_path / "calibration.png")
     ax = fig.axes[0]
     assert len(ax.lines) == 3  # corrected and judge-alone medians, humans alone
@@ -235,9 +279,19 @@ def test_leniency_and_calibration_with_84_judges_draw_at_most_the_cap(tmp_path):
 def test_drift_chart_with_84_judges_shows_the_highest_flip_rates(tmp_path):
     rate = {j: 0.01 for j in JUDGES_84} | {JUDGES_84[50]: 0.4}
     drifted = pd.DataFrame(
-        [{"dataset": "dl19", "judge": j, "run": run, "flip_rate": rate[j], "flip_rate_ci_low": 0.0,
-          "flip_rate_ci_high": 0.5} for j in JUDGES_84 for run in ("rerun-1", "rerun-2")]
-    )  # fmt: skip
+        [
+            {
+                "dataset": "dl19",
+                "judge": j,
+                "run": run,
+                "flip_rate": rate[j],
+                "flip_rate_ci_low": 0.0,
+                "flip_rate_ci_high": 0.5,
+            }
+            for j in JUDGES_84
+            for run in ("rerun-1", "rerun-2")
+        ]
+    )
     shifts = drifted[["dataset", "judge", "run"]].assign(
         mean_difference=0.1, difference_ci_low=0.0, difference_ci_high=0.2
     )
@@ -259,7 +313,7 @@ def test_figures_of_empty_tables_are_written(tmp_path, figure):
         "lojo": lambda: lojo_chart(pd.DataFrame(), png),
         "drift": lambda: drift_chart(
             pd.DataFrame(columns=["dataset", "judge"]), pd.DataFrame(columns=["dataset", "judge"]), png
-        ),  # fmt: skip
+        ),
         "confusion": lambda: confusion_heatmaps({}, png),
         "circularity": lambda: circularity_heatmap(pd.DataFrame(columns=["dataset", "judge"]), png),
     }

@@ -29,8 +29,15 @@ def dl19_like(biased: bool, seed: int = 2, flip: float = 0.18) -> pd.DataFrame:
         judge[top] = np.where(words[top] > np.median(words[top]), 3, 2)
         swap = top & (rng.random(n) < flip)
         judge[swap] = 5 - judge[swap]
-    return pd.DataFrame({"query_id": [f"q{q}" for q in query], "doc_id": [f"d{i}" for i in range(n)],
-                         "human": human, "judge": judge, "words": words})  # fmt: skip
+    return pd.DataFrame(
+        {
+            "query_id": [f"q{q}" for q in query],
+            "doc_id": [f"d{i}" for i in range(n)],
+            "human": human,
+            "judge": judge,
+            "words": words,
+        }
+    )
 
 
 def cube_weighted_p(pairs: pd.DataFrame) -> float:
@@ -86,21 +93,26 @@ def test_each_grades_rho_is_ranked_within_its_query_blocks():
     found = length_bias(pairs, permutations=0)
     for grade, block in pairs.groupby("human"):
         assert found[f"rho_within_human_{grade}"] == pytest.approx(stratified_rho(block))
-    assert found["rho_within"] == pytest.approx(stratified_rho(pairs.assign(query_id=pairs["query_id"] + "/" +
-                                                                            pairs["human"].astype(str))))  # fmt: skip
+    assert found["rho_within"] == pytest.approx(
+        stratified_rho(pairs.assign(query_id=pairs["query_id"] + "/" + pairs["human"].astype(str)))
+    )
 
 
 def test_one_block_matches_scipys_permutation_test():
     rng = np.random.default_rng(7)
     words = rng.integers(20, 200, 60)
     judge = (words / 100 + rng.normal(0, 1.2, 60)).round().clip(0, 3)
-    pairs = pd.DataFrame({"query_id": "q", "doc_id": [f"d{i}" for i in range(60)], "human": 1, "judge": judge,
-                          "words": words})  # fmt: skip
+    pairs = pd.DataFrame(
+        {"query_id": "q", "doc_id": [f"d{i}" for i in range(60)], "human": 1, "judge": judge, "words": words}
+    )
     found = length_bias(pairs, permutations=2000)
     reference = stats.permutation_test(
-        (words, judge), lambda x, y: stats.spearmanr(x, y)[0], permutation_type="pairings", n_resamples=2000,
+        (words, judge),
+        lambda x, y: stats.spearmanr(x, y)[0],
+        permutation_type="pairings",
+        n_resamples=2000,
         random_state=1,
-    )  # fmt: skip
+    )
     assert found["rho_within"] == pytest.approx(reference.statistic)
     assert 0.01 < reference.pvalue < 0.5  # a case where the p-value is neither 0 nor 1
     assert found["p_within"] == pytest.approx(reference.pvalue, abs=0.04)  # two Monte Carlo draws of one p
@@ -115,8 +127,9 @@ def test_lengths_and_grades_that_differ_only_between_queries_are_not_a_length_bi
     words = rng.integers(30, 90, len(query)) + np.where(lenient[query], 60, 0)
     human = rng.integers(0, 2, len(query))
     judge = human + (lenient[query] & (rng.random(len(query)) < 0.5))
-    pairs = pd.DataFrame({"query_id": query, "doc_id": np.arange(len(query)).astype(str), "human": human,
-                          "judge": judge, "words": words})  # fmt: skip
+    pairs = pd.DataFrame(
+        {"query_id": query, "doc_id": np.arange(len(query)).astype(str), "human": human, "judge": judge, "words": words}
+    )
     found = length_bias(pairs)
     assert found["rho_overall"] > 0.15  # pooled across queries, length and grade go together ...
     assert cube_weighted_p(pairs) < 1e-6  # ... so a test of independent pairs flags it
@@ -136,8 +149,15 @@ def topics(within: float, seed: int = 5, queries: int = 40, per_query: int = 30)
     words = np.maximum(5, 40 + 200 * level[query] + 30 * offset).astype(int)
     lift = 1.5 * level[query] + within * offset + rng.normal(0, 0.5, len(query))
     judge = np.clip(np.round(human + lift - 0.75), 0, 3).astype(int)
-    return pd.DataFrame({"query_id": [f"q{q}" for q in query], "doc_id": [f"d{i}" for i in range(len(query))],
-                         "human": human, "judge": judge, "words": words})  # fmt: skip
+    return pd.DataFrame(
+        {
+            "query_id": [f"q{q}" for q in query],
+            "doc_id": [f"d{i}" for i in range(len(query))],
+            "human": human,
+            "judge": judge,
+            "words": words,
+        }
+    )
 
 
 def test_a_judge_lenient_on_long_topics_has_no_within_topic_length_effect():
@@ -221,8 +241,9 @@ def test_system_lengths_take_the_top_as_the_evaluation_does_ties_and_depth_inclu
     # ranks say a0..a5 in order, but the scores tie in pairs: trec_eval reads a1 a0 a3 a2 a5 a4
     words = {f"a{i}": i + 1 for i in range(6)}
     texts = {d: "w " * n for d, n in words.items()}
-    run = pd.DataFrame({"query_id": "q", "doc_id": list(words), "rank": range(1, 7),
-                        "score": [3.0, 3.0, 2.0, 2.0, 1.0, 1.0]})  # fmt: skip
+    run = pd.DataFrame(
+        {"query_id": "q", "doc_id": list(words), "rank": range(1, 7), "score": [3.0, 3.0, 2.0, 2.0, 1.0, 1.0]}
+    )
     runs = {"s": [run]}
     assert system_lengths(runs, texts, depth=1)["s"] == words["a1"]  # not a0, the top by rank
     assert system_lengths(runs, texts, depth=3)["s"] == pytest.approx((2 + 1 + 4) / 3)

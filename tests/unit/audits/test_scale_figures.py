@@ -29,9 +29,18 @@ JUDGES_84 = [f"{m}.prompt-variant-{v:02d}" for m in ("gpt-4o", "llama-3.1-70b", 
 
 def deciles(judges):
     return pd.DataFrame(
-        [{"dataset": "data", "judge": j, "decile": d, "all": RNG.random() * 3,
-          **{f"human_{g}": RNG.random() * 3 for g in range(4)}} for j in judges for d in range(1, 11)]
-    )  # fmt: skip
+        [
+            {
+                "dataset": "data",
+                "judge": j,
+                "decile": d,
+                "all": RNG.random() * 3,
+                **{f"human_{g}": RNG.random() * 3 for g in range(4)},
+            }
+            for j in judges
+            for d in range(1, 11)
+        ]
+    )
 
 
 def confusions(judges):
@@ -40,9 +49,15 @@ def confusions(judges):
 
 def label_test(judges):
     return pd.DataFrame(
-        [{"dataset": "data", "judge": j, **{f"mean_judge_grade_at_human_{g}": g + RNG.normal(0, 0.4) for g in range(4)}}
-         for j in judges]
-    )  # fmt: skip
+        [
+            {
+                "dataset": "data",
+                "judge": j,
+                **{f"mean_judge_grade_at_human_{g}": g + RNG.normal(0, 0.4) for g in range(4)},
+            }
+            for j in judges
+        ]
+    )
 
 
 @pytest.fixture
@@ -142,8 +157,11 @@ def _runs_and_judges():
     for s in range(9):
         draws = []
         for _ in range(3 if s == 0 else 1):  # an oracle's tie-break draws
-            rows = [(q, docs[d], r + 1, round(float(RNG.random()), 1))  # tied scores
-                    for q in queries for r, d in enumerate(RNG.choice(len(docs), 60, replace=False))]  # fmt: skip
+            rows = [
+                (q, docs[d], r + 1, round(float(RNG.random()), 1))  # tied scores
+                for q in queries
+                for r, d in enumerate(RNG.choice(len(docs), 60, replace=False))
+            ]
             draws.append(pd.DataFrame(rows, columns=["query_id", "doc_id", "rank", "score"]))
         runs[f"system-{s}"] = draws
     judges = {
@@ -275,9 +293,14 @@ def test_memoized_tabulate_writes_the_same_markdown_and_restores_tabulate():
     import tabulate
 
     cells = [-0.0, 0.0, 1, 1.0, True, "1", "1.50", "run10", None, float("nan"), 2.5e-12, "", [1, 2], "1,000"]
-    frame = pd.DataFrame({"mixed": cells, "text": [str(c) for c in cells],
-                          "number": [0.1 * i - 0.5 for i in range(len(cells))],
-                          "flag": [i % 2 == 0 for i in range(len(cells))]}).astype(object)  # fmt: skip
+    frame = pd.DataFrame(
+        {
+            "mixed": cells,
+            "text": [str(c) for c in cells],
+            "number": [0.1 * i - 0.5 for i in range(len(cells))],
+            "flag": [i % 2 == 0 for i in range(len(cells))],
+        }
+    ).astype(object)
     before = {name: getattr(tabulate, name) for name in output.TABULATE_PURE}
     expected = [frame.to_markdown(index=False, floatfmt=f, missingval="n/a") for f in (".4g", ".3f")]
     with output._tabulate_memoized():

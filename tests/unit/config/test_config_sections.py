@@ -89,8 +89,12 @@ def test_a_section_with_errors_is_left_as_it_was_too():
     with pytest.raises(InputError) as error:
         check(config)
     assert config == before
-    for key in ("gaming.methods[1]", "gaming.systems[Nope]", "gaming.judges.assessor-b",
-                "probes.injection.templates.bare"):  # fmt: skip
+    for key in (
+        "gaming.methods[1]",
+        "gaming.systems[Nope]",
+        "gaming.judges.assessor-b",
+        "probes.injection.templates.bare",
+    ):
         assert key in str(error.value)
 
 
@@ -163,8 +167,11 @@ def test_the_documented_llm_judge_shows_the_schema_defaults():
     block = re.search(r"^  - name: NAME +# a live LLM judge.*?(?=^\S)", text, re.M | re.S)
     assert block, "the LLM judge entry of docs/configuration.md moved"
     (entry,) = yaml.safe_load(block.group(0))
-    shown = {key: value for key, value in entry.items() if key not in ("name", "kind", "model", "prompt_file",
-                                                                       "api_base", "api_key_env")}  # fmt: skip
+    shown = {
+        key: value
+        for key, value in entry.items()
+        if key not in ("name", "kind", "model", "prompt_file", "api_base", "api_key_env")
+    }
     assert shown, entry
     for key, value in shown.items():
         default = schema_default("judges", key)

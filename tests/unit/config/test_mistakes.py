@@ -103,10 +103,29 @@ def test_init_takes_family_globs_names_what_it_found_and_prints_a_command_that_r
     for name in ("run.monot5-3b.txt", "run.rank1-7b.txt"):
         shutil.copy(DL19 / name, runs / name)
     out = tmp_path / "mine.yaml"
-    code = voirdire_cli(["init", "--qrels", str(DL19 / "qrels.nist.txt"), "--topics", str(DL19 / "topics.tsv"),
-                         "--runs", str(runs), "--judge", f"mono={DL19 / 'qrels.monot5-3b.txt'}",
-                         "--family", "*monot5*=t5", "--family", "mono*=t5", "--family", "*rank1*=rank1",
-                         "--oracle-base", "monot5", "-o", str(out)])  # fmt: skip
+    code = voirdire_cli(
+        [
+            "init",
+            "--qrels",
+            str(DL19 / "qrels.nist.txt"),
+            "--topics",
+            str(DL19 / "topics.tsv"),
+            "--runs",
+            str(runs),
+            "--judge",
+            f"mono={DL19 / 'qrels.monot5-3b.txt'}",
+            "--family",
+            "*monot5*=t5",
+            "--family",
+            "mono*=t5",
+            "--family",
+            "*rank1*=rank1",
+            "--oracle-base",
+            "monot5",
+            "-o",
+            str(out),
+        ]
+    )
     printed = capsys.readouterr().out
     assert code == 0, printed
     config = yaml.safe_load(out.read_text())

@@ -109,12 +109,15 @@ def test_corpus(write):
 
 def test_rankgpt(write):
     data = [
-        {"query": "q one", "hits": [
-            {"content": "t1", "qid": 1, "docid": "d1", "rank": 1, "score": 9.5},
-            {"content": "t2", "qid": 1, "docid": "d2", "rank": 2, "score": 8.0},
-        ]},
+        {
+            "query": "q one",
+            "hits": [
+                {"content": "t1", "qid": 1, "docid": "d1", "rank": 1, "score": 9.5},
+                {"content": "t2", "qid": 1, "docid": "d2", "rank": 2, "score": 8.0},
+            ],
+        },
         {"query": "q two", "hits": [{"content": "t1", "qid": 2, "docid": "d1", "rank": 1, "score": 3.0}]},
-    ]  # fmt: skip
+    ]
     topics, run, texts = read_rankgpt(write("r.json", json.dumps(data)))
     assert topics == {"1": "q one", "2": "q two"}
     assert ranked(run) == {"1": ["d1", "d2"], "2": ["d1"]}

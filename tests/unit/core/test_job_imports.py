@@ -15,9 +15,22 @@ from conftest import ROOT
 
 SCRIPTS = ROOT / "workflow" / "scripts"
 NO_STATISTICS = [
-    "llm_judge", "embedding_judge", "null_judge", "recorded_judges", "probe_judge", "rewrite", "rerank", "pad",
-    "plan", "gaming_passages", "gaming_llm_judge", "gaming_embedding_judge", "oracle", "needed_pairs", "scores",
-]  # fmt: skip
+    "llm_judge",
+    "embedding_judge",
+    "null_judge",
+    "recorded_judges",
+    "probe_judge",
+    "rewrite",
+    "rerank",
+    "pad",
+    "plan",
+    "gaming_passages",
+    "gaming_llm_judge",
+    "gaming_embedding_judge",
+    "oracle",
+    "needed_pairs",
+    "scores",
+]
 HEAVY = ["scipy.stats", "sklearn"]
 
 

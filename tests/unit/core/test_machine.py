@@ -69,8 +69,11 @@ def test_the_speed_line_names_the_machine_and_its_rates(tmp_path):
     out = tmp_path / "speed.json"
     done = subprocess.run(
         [sys.executable, str(ROOT / "bench" / "machine_speed.py"), "--seconds", "0.01", "--json", str(out)],
-        capture_output=True, text=True, timeout=120, check=True,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     figures = json.loads(out.read_text())
     assert figures["cpu"] == machine.cpu()
     assert all(figures[k] > 0 for k in ("matmul_gflops", "memory_gbs", "python_msteps", "matmul_all_gflops"))

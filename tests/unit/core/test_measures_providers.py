@@ -14,8 +14,19 @@ from voirdire.evaluation import cut, for_judge, parse_measure, per_query_scores
 from voirdire.formats import trec_eval_order
 
 DOCS = Path(__file__).resolve().parents[3] / "docs"
-LISTED = ["nDCG(judged_only=True)@10", "AP@100", "RR@10", "P@10", "R@100", "nDCG@10", "nDCG@20", "RR(rel=1)@5",
-          "P(rel=1)@5", "AP(rel=2)@100", "Success@10"]  # fmt: skip
+LISTED = [
+    "nDCG(judged_only=True)@10",
+    "AP@100",
+    "RR@10",
+    "P@10",
+    "R@100",
+    "nDCG@10",
+    "nDCG@20",
+    "RR(rel=1)@5",
+    "P(rel=1)@5",
+    "AP(rel=2)@100",
+    "Success@10",
+]
 MEASURE = re.compile(r"\b(?:nDCG|AP|RR|P|R|Success)(?:\([^()\s]*\))?@\d+")
 
 
@@ -29,10 +40,19 @@ def random_inputs(seed: int = 0, queries: int = 30, docs: int = 40) -> tuple[pd.
     """A run with many tied scores (integers 0..7) and qrels on a 0-3 scale judging about 60% of it."""
     rng = np.random.default_rng(seed)
     qids = [f"q{i}" for i in range(queries)]
-    run = pd.DataFrame([(q, f"d{j:02d}", float(rng.integers(0, 8))) for q in qids for j in range(docs)],
-                       columns=["query_id", "doc_id", "score"])  # fmt: skip
-    qrels = pd.DataFrame([(q, f"d{j:02d}", int(rng.choice(4, p=[0.6, 0.2, 0.12, 0.08]))) for q in qids
-                          for j in range(docs) if rng.random() < 0.6], columns=["query_id", "doc_id", "relevance"])  # fmt: skip
+    run = pd.DataFrame(
+        [(q, f"d{j:02d}", float(rng.integers(0, 8))) for q in qids for j in range(docs)],
+        columns=["query_id", "doc_id", "score"],
+    )
+    qrels = pd.DataFrame(
+        [
+            (q, f"d{j:02d}", int(rng.choice(4, p=[0.6, 0.2, 0.12, 0.08])))
+            for q in qids
+            for j in range(docs)
+            if rng.random() < 0.6
+        ],
+        columns=["query_id", "doc_id", "relevance"],
+    )
     return run, qrels, qids
 
 
@@ -83,8 +103,9 @@ def test_two_names_of_one_measure_under_a_judge_both_get_scores():
 
 
 def test_rr_at_k_counts_only_the_top_k_in_trec_eval_order_ties_included():
-    qrels = pd.DataFrame([("q", "d00", 2), ("r", "b2", 2), ("r", "b1", 0), ("s", "x", 3)],
-                         columns=["query_id", "doc_id", "relevance"])  # fmt: skip
+    qrels = pd.DataFrame(
+        [("q", "d00", 2), ("r", "b2", 2), ("r", "b1", 0), ("s", "x", 3)], columns=["query_id", "doc_id", "relevance"]
+    )
     # q: one document on top, then ten tied at 1.0: trec_eval reads them d09, d08, ..., d00, so the
     # relevant d00 is 11th (RR@10 0; the whole run 1/11; doc id ascending would make it 2nd: 1/2)
     rows = [("q", "z", 5.0)] + [("q", f"d{j:02d}", 1.0) for j in range(10)]
@@ -101,8 +122,9 @@ def test_rr_at_k_counts_only_the_top_k_in_trec_eval_order_ties_included():
 
 
 def test_judged_only_rr_removes_unjudged_documents_before_the_cut():
-    qrels = pd.DataFrame([("q", f"j{i}", 0) for i in range(9)] + [("q", "hit", 2)],
-                         columns=["query_id", "doc_id", "relevance"])  # fmt: skip
+    qrels = pd.DataFrame(
+        [("q", f"j{i}", 0) for i in range(9)] + [("q", "hit", 2)], columns=["query_id", "doc_id", "relevance"]
+    )
     # five unjudged documents on top, then nine judged non-relevant ones, then the relevant one
     rows = [("q", f"u{i}", 100.0 - i) for i in range(5)] + [("q", f"j{i}", 50.0 - i) for i in range(9)]
     run = pd.DataFrame(rows + [("q", "hit", 1.0)], columns=["query_id", "doc_id", "score"])
@@ -164,8 +186,15 @@ def test_the_scores_table_is_the_same_bits_in_one_process_or_three():
     runs = {name: [random_inputs(seed=seed)[0]] for seed, name in enumerate("ABCDE")}
     _, human, qids = random_inputs(seed=9)
     labels = {"human": human, **{f"j{i}": random_inputs(seed=20 + i)[1] for i in range(4)}}
-    args = ("d", runs, labels, dict.fromkeys(labels, 2), human.iloc[::2][["query_id", "doc_id"]], qids,
-            ["nDCG(judged_only=True)@10", "AP@100", "RR@10"])  # fmt: skip
+    args = (
+        "d",
+        runs,
+        labels,
+        dict.fromkeys(labels, 2),
+        human.iloc[::2][["query_id", "doc_id"]],
+        qids,
+        ["nDCG(judged_only=True)@10", "AP@100", "RR@10"],
+    )
     one, three = scores_table(*args, depth=30), scores_table(*args, depth=30, processes=3)
     pd.testing.assert_frame_equal(one, three, check_exact=True)
     assert list(dict.fromkeys(three["judge"])) == ["human", "j0", "j1", "j2", "j3", "human@pool"]
@@ -176,8 +205,9 @@ def test_scores_apart_only_beyond_single_precision_rank_as_trec_eval_ranks_them(
     two probabilities an LLM reranker tells apart in the 14th digit tie for it. Every measure
     pytrec_eval cuts itself is handed the whole run, so it agrees with ir_measures (Rank1-7B's
     DL19 run has such ties across rank 10)."""
-    run = pd.DataFrame({"query_id": ["q"] * 3, "doc_id": ["a", "z", "m"],
-                        "score": [0.99999988206414, 0.99999988206413, 0.5]})  # fmt: skip
+    run = pd.DataFrame(
+        {"query_id": ["q"] * 3, "doc_id": ["a", "z", "m"], "score": [0.99999988206414, 0.99999988206413, 0.5]}
+    )
     qrels = pd.DataFrame({"query_id": ["q"] * 3, "doc_id": ["a", "z", "m"], "relevance": [3, 0, 1]})
     measures = ["nDCG@1", "P(rel=1)@1", "nDCG(judged_only=True)@1", "AP(rel=1)@1", "R(rel=1)@1", "Success(rel=1)@1"]
     ours = per_query_scores(run, qrels, ["q"], measures, depth=3).loc["q"]

@@ -32,44 +32,177 @@ from voirdire.rankers.rerank import POSITION_BIAS_VIEW, total_bias
 
 # the CSV headers of a demo run (results/tables/rewritten-*/..., results/audits/original/...)
 LABEL_SHIFT_CSV = [
-    "dataset", "assistant", "judge", "stratum", "pairs", "unlabelled", "original_0", "original_1", "original_2",
-    "original_3", "rewritten_0", "rewritten_1", "rewritten_2", "rewritten_3", "n", "queries", "up", "down", "same",
-    "up_share", "down_share", "same_share", "mean_before", "mean_after", "mean_shift", "mean_shift_ci_low",
-    "mean_shift_ci_high", "shift_p", "homogeneity", "homogeneity_df", "homogeneity_p", "sign_p_pairs", "degenerate",
-    "significant", "direction", "tests", "expected_false_flags",
-]  # fmt: skip
-SCORE_SHIFT_CSV = [
-    "dataset", "assistant", "ranker", "stratum", "pairs", "unscored", "n", "queries", "mean_diff", "median_diff",
-    "within_tolerance", "higher", "lower", "shift_p", "sign_p_pairs", "significant", "direction", "tests",
+    "dataset",
+    "assistant",
+    "judge",
+    "stratum",
+    "pairs",
+    "unlabelled",
+    "original_0",
+    "original_1",
+    "original_2",
+    "original_3",
+    "rewritten_0",
+    "rewritten_1",
+    "rewritten_2",
+    "rewritten_3",
+    "n",
+    "queries",
+    "up",
+    "down",
+    "same",
+    "up_share",
+    "down_share",
+    "same_share",
+    "mean_before",
+    "mean_after",
+    "mean_shift",
+    "mean_shift_ci_low",
+    "mean_shift_ci_high",
+    "shift_p",
+    "homogeneity",
+    "homogeneity_df",
+    "homogeneity_p",
+    "sign_p_pairs",
+    "degenerate",
+    "significant",
+    "direction",
+    "tests",
     "expected_false_flags",
-]  # fmt: skip
+]
+SCORE_SHIFT_CSV = [
+    "dataset",
+    "assistant",
+    "ranker",
+    "stratum",
+    "pairs",
+    "unscored",
+    "n",
+    "queries",
+    "mean_diff",
+    "median_diff",
+    "within_tolerance",
+    "higher",
+    "lower",
+    "shift_p",
+    "sign_p_pairs",
+    "significant",
+    "direction",
+    "tests",
+    "expected_false_flags",
+]
 SUBSTITUTION_CSV = [
-    "dataset", "assistant", "judge", "system", "queries", "queries_dropped", "ndcg_original", "ndcg_rewritten", "delta",
-    "t", "p", "significant", "tests", "expected_false_flags", "substituted_passages", "in_pool_passages",
-]  # fmt: skip
+    "dataset",
+    "assistant",
+    "judge",
+    "system",
+    "queries",
+    "queries_dropped",
+    "ndcg_original",
+    "ndcg_rewritten",
+    "delta",
+    "t",
+    "p",
+    "significant",
+    "tests",
+    "expected_false_flags",
+    "substituted_passages",
+    "in_pool_passages",
+]
 POSITION_BIAS_CSV = [
-    "dataset", "ranker", "variant", "model", "pairs", "prompts", "answered", "unparsed", "answered_both", "surviving",
-    "order_dependent", "first_position_wins", "position_consistency", "first_position_win_rate", "tie_rate",
+    "dataset",
+    "ranker",
+    "variant",
+    "model",
+    "pairs",
+    "prompts",
+    "answered",
+    "unparsed",
+    "answered_both",
+    "surviving",
+    "order_dependent",
+    "first_position_wins",
+    "position_consistency",
+    "first_position_win_rate",
+    "tie_rate",
     "order_dependent_rate",
-]  # fmt: skip
+]
 REWRITE_PREFERENCE_CSV = [
-    "dataset", "assistant", "assistant_family", "judge", "family", "same_family", "panel", "pairs", "queries",
-    "raw_shift", "panel_shift", "excess", "excess_ci_low", "excess_ci_high", "degenerate", "self_preferring", "reason",
-]  # fmt: skip
+    "dataset",
+    "assistant",
+    "assistant_family",
+    "judge",
+    "family",
+    "same_family",
+    "panel",
+    "pairs",
+    "queries",
+    "raw_shift",
+    "panel_shift",
+    "excess",
+    "excess_ci_low",
+    "excess_ci_high",
+    "degenerate",
+    "self_preferring",
+    "reason",
+]
 AGREEMENT_CSV = [
-    "dataset", "group", "condition", "baseline", "pairs", "unlabelled", "pairs_vs_baseline", "kappa_qw_baseline",
-    "shift_vs_baseline", "shift_vs_baseline_ci_low", "shift_vs_baseline_ci_high", "up_vs_baseline", "down_vs_baseline",
-    "queries_vs_baseline", "shift_p_vs_baseline", "homogeneity_p_vs_baseline", "pairs_vs_human", "kappa_qw_human",
-    "shift_vs_human", "systems_vs_human", "tau_human", "tau_human_ci_low", "tau_human_ci_high", "rbo_human",
-    "rbo_human_ci_low", "rbo_human_ci_high", "ranking_degenerate", "noise_floor_kappa_qw", "noise_floor",
-]  # fmt: skip
+    "dataset",
+    "group",
+    "condition",
+    "baseline",
+    "pairs",
+    "unlabelled",
+    "pairs_vs_baseline",
+    "kappa_qw_baseline",
+    "shift_vs_baseline",
+    "shift_vs_baseline_ci_low",
+    "shift_vs_baseline_ci_high",
+    "up_vs_baseline",
+    "down_vs_baseline",
+    "queries_vs_baseline",
+    "shift_p_vs_baseline",
+    "homogeneity_p_vs_baseline",
+    "pairs_vs_human",
+    "kappa_qw_human",
+    "shift_vs_human",
+    "systems_vs_human",
+    "tau_human",
+    "tau_human_ci_low",
+    "tau_human_ci_high",
+    "rbo_human",
+    "rbo_human_ci_low",
+    "rbo_human_ci_high",
+    "ranking_degenerate",
+    "noise_floor_kappa_qw",
+    "noise_floor",
+]
 PERSONA_AGREEMENT_CSV = [*AGREEMENT_CSV, "pairs_drawn", "left_out_unjudged", "left_out_unparsed", "pairs_common"]
 SENSITIVITY_CSV = [
-    "dataset", "group", "condition", "conditions", "systems", "queries", "mean_abs_delta_r", "ci_low_queries",
-    "ci_high_queries", "degenerate_queries", "ci_low_systems", "ci_high_systems", "max_abs_delta_r",
-    "affected_systems", "mean_ndcg_shift", "noise_floor_abs_delta_r", "noise_floor", "excess_abs_delta_r",
-    "excess_ci_low", "excess_ci_high", "excess_p", "rerun", "reason",
-]  # fmt: skip
+    "dataset",
+    "group",
+    "condition",
+    "conditions",
+    "systems",
+    "queries",
+    "mean_abs_delta_r",
+    "ci_low_queries",
+    "ci_high_queries",
+    "degenerate_queries",
+    "ci_low_systems",
+    "ci_high_systems",
+    "max_abs_delta_r",
+    "affected_systems",
+    "mean_ndcg_shift",
+    "noise_floor_abs_delta_r",
+    "noise_floor",
+    "excess_abs_delta_r",
+    "excess_ci_low",
+    "excess_ci_high",
+    "excess_p",
+    "rerun",
+    "reason",
+]
 
 INTEGER = re.compile(r"^-?\d+$")
 
@@ -159,8 +292,15 @@ def sample_labels() -> pd.DataFrame:
 
 def test_label_shift_view(tmp_path):
     table = label_shift(sample_labels())
-    body = check_view(table, LABEL_SHIFT_VIEW, tmp_path, csv=LABEL_SHIFT_CSV, floatfmt=".4f",
-                      intervals=("mean_shift",), counts=("pairs", "unlabelled", "queries", "up", "down", "tests"))  # fmt: skip
+    body = check_view(
+        table,
+        LABEL_SHIFT_VIEW,
+        tmp_path,
+        csv=LABEL_SHIFT_CSV,
+        floatfmt=".4f",
+        intervals=("mean_shift",),
+        counts=("pairs", "unlabelled", "queries", "up", "down", "tests"),
+    )
     lost = next(r for r in body if r["judge"] == "unparsed" and r["stratum"] == "human=3")
     assert (lost["unlabelled"], lost["queries"], lost["mean_shift"], lost["shift_p"]) == ("6", "0", "n/a", "n/a")
 
@@ -176,21 +316,37 @@ def test_score_shift_view(tmp_path):
     scores = pd.DataFrame(
         rows, columns=["dataset", "assistant", "ranker", "query_id", "doc_id", "human", "original", "rewritten"]
     )
-    body = check_view(score_shift(scores), SCORE_SHIFT_VIEW, tmp_path, csv=SCORE_SHIFT_CSV, floatfmt=".4f",
-                      counts=("pairs", "unscored", "queries", "higher", "lower", "tests"))  # fmt: skip
+    body = check_view(
+        score_shift(scores),
+        SCORE_SHIFT_VIEW,
+        tmp_path,
+        csv=SCORE_SHIFT_CSV,
+        floatfmt=".4f",
+        counts=("pairs", "unscored", "queries", "higher", "lower", "tests"),
+    )
     assert {r["unscored"] for r in body if r["stratum"] == "all"} == {"1"}
 
 
 def test_substitution_view(tmp_path):
     rng = np.random.default_rng(4)
-    rows = [("dl19", judge, system, f"q{i}", float(rng.uniform(0.2, 0.8)))
-            for judge in ("human", "gem") for system in ("bm25", "monot5") for i in range(10)]  # fmt: skip
+    rows = [
+        ("dl19", judge, system, f"q{i}", float(rng.uniform(0.2, 0.8)))
+        for judge in ("human", "gem")
+        for system in ("bm25", "monot5")
+        for i in range(10)
+    ]
     original = pd.DataFrame(rows, columns=["dataset", "judge", "system", "query_id", "ndcg"])
     rewritten = original.assign(assistant="llama", ndcg=original["ndcg"] + rng.normal(0.02, 0.01, len(original)))
     rewritten = rewritten.drop(index=3)  # a query scored on one side only
     table = substitution(original, rewritten).assign(substituted_passages=8, in_pool_passages=7)
-    body = check_view(table, SUBSTITUTION_VIEW, tmp_path, csv=SUBSTITUTION_CSV, floatfmt=".4f",
-                      counts=("queries", "queries_dropped", "tests"))  # fmt: skip
+    body = check_view(
+        table,
+        SUBSTITUTION_VIEW,
+        tmp_path,
+        csv=SUBSTITUTION_CSV,
+        floatfmt=".4f",
+        counts=("queries", "queries_dropped", "tests"),
+    )
     assert [r["queries_dropped"] for r in body] == ["1", "0", "0", "0"]
 
 
@@ -203,8 +359,15 @@ def test_rewrite_self_preference_view(tmp_path):
     )
     labels.loc[labels["judge"] == "gpt", "rewritten"] = labels.loc[labels["judge"] == "gpt", "original"]
     table = rewrite_self_preference(labels, families, "gemini", panel=["gem", "gpt", "emb", "solo"], seed=1)
-    body = check_view(table, REWRITE_PREFERENCE_VIEW, tmp_path, csv=REWRITE_PREFERENCE_CSV, floatfmt=".4f",
-                      intervals=("excess",), counts=("pairs", "queries"))  # fmt: skip
+    body = check_view(
+        table,
+        REWRITE_PREFERENCE_VIEW,
+        tmp_path,
+        csv=REWRITE_PREFERENCE_CSV,
+        floatfmt=".4f",
+        intervals=("excess",),
+        counts=("pairs", "queries"),
+    )
     reasons = {r["judge"]: r["reason"] for r in body}
     assert reasons["solo"] == "the judge declares no family" and reasons["gem"] == ""  # no reason: an empty cell
 
@@ -220,8 +383,14 @@ def test_position_bias_view(tmp_path):
         {"dataset": "dl19", "ranker": "prp-none", "variant": "allpairs", "model": "local/smollm2"},  # no bias figures
     ]
     frame = pd.DataFrame(rows).reindex(columns=POSITION_BIAS_CSV)
-    body = check_view(frame, POSITION_BIAS_VIEW, tmp_path, csv=POSITION_BIAS_CSV, floatfmt=".3f",
-                      counts=("pairs", "answered_both", "unparsed", "surviving", "order_dependent"))  # fmt: skip
+    body = check_view(
+        frame,
+        POSITION_BIAS_VIEW,
+        tmp_path,
+        csv=POSITION_BIAS_CSV,
+        floatfmt=".3f",
+        counts=("pairs", "answered_both", "unparsed", "surviving", "order_dependent"),
+    )
     assert (body[0]["pairs"], body[0]["surviving"], body[0]["order_dependent"]) == ("15", "6", "9")
     assert body[0]["position_consistency"] == "0.500" and body[1]["position_consistency"] == "n/a"
 
@@ -238,8 +407,12 @@ def sensitivity_inputs():
     rng = np.random.default_rng(1)
     base = {s: 0.85 - 0.1 * i + rng.normal(0, 0.03, len(QUERIES)) for i, s in enumerate(SYSTEMS)}
     swapped = dict(base) | {"s1": base["s2"], "s2": base["s1"]}
-    rows = [("dl20", "judgeA", c, s, q, float(v)) for c, scores in (("umbrela", base), ("same", base), ("swap", swapped))
-            for s, values in scores.items() for q, v in zip(QUERIES, values, strict=True)]  # fmt: skip
+    rows = [
+        ("dl20", "judgeA", c, s, q, float(v))
+        for c, scores in (("umbrela", base), ("same", base), ("swap", swapped))
+        for s, values in scores.items()
+        for q, v in zip(QUERIES, values, strict=True)
+    ]
     per_query = pd.DataFrame(rows, columns=["dataset", "group", "condition", "system", "query_id", "ndcg"])
     human_scores = per_query[per_query["condition"] == "umbrela"].drop(columns=["group", "condition"])
     human = pd.DataFrame(
@@ -273,7 +446,7 @@ def sensitivity_views():
             seed=42,
             rbo_p=0.9,
             left_out=left_out if persona else None,
-        )  # fmt: skip
+        )
         for persona in (False, True)
     }
 
@@ -281,9 +454,15 @@ def sensitivity_views():
 @pytest.mark.parametrize("persona", [False, True], ids=["prompt_sensitivity", "persona"])
 def test_sensitivity_agreement_view(tmp_path, sensitivity_views, persona):
     table = sensitivity_views[persona]["agreement"]
-    body = check_view(table, AGREEMENT_VIEW, tmp_path, csv=PERSONA_AGREEMENT_CSV if persona else AGREEMENT_CSV,
-                      floatfmt=".3f", intervals=("shift_vs_baseline", "tau_human"),
-                      counts=("pairs", "unlabelled"))  # fmt: skip
+    body = check_view(
+        table,
+        AGREEMENT_VIEW,
+        tmp_path,
+        csv=PERSONA_AGREEMENT_CSV if persona else AGREEMENT_CSV,
+        floatfmt=".3f",
+        intervals=("shift_vs_baseline", "tau_human"),
+        counts=("pairs", "unlabelled"),
+    )
     assert (table["noise_floor"] == NO_RERUN).all()  # the CSV keeps the full reason...
     assert {r["noise_floor"] for r in body} == {
         "n/a: no rerun of the baseline prompt in this group"
@@ -294,9 +473,16 @@ def test_sensitivity_agreement_view(tmp_path, sensitivity_views, persona):
 @pytest.mark.parametrize("persona", [False, True], ids=["prompt_sensitivity", "persona"])
 def test_sensitivity_by_condition_view(tmp_path, sensitivity_views, persona):
     table = sensitivity_views[persona]["sensitivity"]
-    body = check_view(table, BY_CONDITION_VIEW, tmp_path, csv=SENSITIVITY_CSV, floatfmt=".3f",
-                      intervals=("mean_abs_delta_r",), bare=("ci_systems",),
-                      counts=("systems", "queries", "max_abs_delta_r", "affected_systems"))  # fmt: skip
+    body = check_view(
+        table,
+        BY_CONDITION_VIEW,
+        tmp_path,
+        csv=SENSITIVITY_CSV,
+        floatfmt=".3f",
+        intervals=("mean_abs_delta_r",),
+        bare=("ci_systems",),
+        counts=("systems", "queries", "max_abs_delta_r", "affected_systems"),
+    )
     swap = next(r for r in body if r["condition"] == "swap")
     row = table[table["condition"] == "swap"].iloc[0]
     assert swap["mean_abs_delta_r"] == (
@@ -326,8 +512,14 @@ def test_interval_cells_and_short_reasons(tmp_path):
             "note": [long, "short (kept whole)", None],
         }
     )
-    view = ["name", IntervalCell("x", "x", "lo_x", "hi_x"), IntervalCell("x_bounds", None, "lo_x", "hi_x"), "y",
-            "n_pairs", "note"]  # fmt: skip
+    view = [
+        "name",
+        IntervalCell("x", "x", "lo_x", "hi_x"),
+        IntervalCell("x_bounds", None, "lo_x", "hi_x"),
+        "y",
+        "n_pairs",
+        "note",
+    ]
     header, body, markdown = rendered(frame, view, tmp_path, ".2f")
     assert header == ["name", "x", "x_bounds", "y", "n_pairs", "note"]
     assert [r["x"] for r in body] == ["0.50 [0.25, 0.75]", "0.25", "n/a"]  # no value: n/a, not its bounds
@@ -356,8 +548,9 @@ def test_a_long_table_shows_its_disagreements_first_and_the_csv_keeps_every_row(
     per_dataset = len(rows) // 2
     assert 0 < picked.sum() / 2 < 20 < per_dataset  # some disagreements, fewer than shown; more rows than shown
     view = [c for c in rows.columns if c != "dataset"][:MAX_COLUMNS]
-    write_table(rows, tmp_path / "significance", title="t", first=("the disagreements", disagreeing), max_rows=20,
-                view=view)  # fmt: skip
+    write_table(
+        rows, tmp_path / "significance", title="t", first=("the disagreements", disagreeing), max_rows=20, view=view
+    )
     csv = pd.read_csv(tmp_path / "significance.csv")
     assert len(csv) == len(rows)
     text = (tmp_path / "significance.md").read_text()
@@ -383,8 +576,13 @@ def test_table1_with_many_judges_is_paged_by_judge_each_page_beside_the_humans(t
 
     rng = np.random.default_rng(2)
     judges = ["human", "human@pool", *(f"judge{j}" for j in range(20))]
-    rows = [("dl19", judge, measure, f"s{s}", f"q{q}", rng.random())
-            for judge in judges for measure in ("m1", "m2") for s in range(3) for q in range(8)]  # fmt: skip
+    rows = [
+        ("dl19", judge, measure, f"s{s}", f"q{q}", rng.random())
+        for judge in judges
+        for measure in ("m1", "m2")
+        for s in range(3)
+        for q in range(8)
+    ]
     scores = pd.DataFrame(rows, columns=["dataset", "judge", "measure", "system", "query_id", "value"])
     table = table1(scores, ["s0", "s1", "s2"], judges, resamples=200)
     write_table(table, tmp_path / "table1", title="t", keep=TABLE1_KEEP)
@@ -431,15 +629,27 @@ def test_the_csv_is_pandas_to_csv_to_the_byte(seed):
     words = np.array(["plain", "a,b", 'say "hi"', "two\nlines", "", " spaced ", "é ü", "p=0.05"], dtype=object)
     text = words[rng.integers(0, len(words), n)]
     text[rng.choice(n, 10)] = None
-    frame = pd.DataFrame({"x": floats, "text": text, "n": rng.integers(-5, 10**12, n), "flag": rng.random(n) < 0.5,
-                          "s": pd.array(text, dtype="string"), 'odd, "name"': rng.random(n)})  # fmt: skip
+    frame = pd.DataFrame(
+        {
+            "x": floats,
+            "text": text,
+            "n": rng.integers(-5, 10**12, n),
+            "flag": rng.random(n) < 0.5,
+            "s": pd.array(text, dtype="string"),
+            'odd, "name"': rng.random(n),
+        }
+    )
     mine = _csv_text(frame)
     assert mine is not None  # written here, not by pandas
     assert mine == frame.to_csv(index=False, float_format=CSV_FLOAT)
     # not written here, so by pandas: a lone column, a column of mixed objects, a carriage
     # return, a nullable integer column
-    for other in (frame[["x"]], frame.assign(text=[1.5, "a"] * (n // 2)), frame.assign(text="cr\rx"),
-                  frame.assign(n=pd.array([1, None] * (n // 2), dtype="Int64"))):  # fmt: skip
+    for other in (
+        frame[["x"]],
+        frame.assign(text=[1.5, "a"] * (n // 2)),
+        frame.assign(text="cr\rx"),
+        frame.assign(n=pd.array([1, None] * (n // 2), dtype="Int64")),
+    ):
         assert _csv_text(other) is None
         out = io.StringIO()
         write_csv(other, out)

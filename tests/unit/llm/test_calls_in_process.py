@@ -17,11 +17,14 @@ def planted_calls(endpoint: Endpoint, count: int) -> list[Call]:
     """``count`` grading calls whose prompts have one of three lengths (so some share token counts)."""
     return [
         Call(
-            Request.chat("judge", endpoint.model, [{"role": "user", "content": f"Grade passage {i}." + " word" * (i % 3)}]),
-            caller="test", items={"i": str(i)},
+            Request.chat(
+                "judge", endpoint.model, [{"role": "user", "content": f"Grade passage {i}." + " word" * (i % 3)}]
+            ),
+            caller="test",
+            items={"i": str(i)},
         )
         for i in range(count)
-    ]  # fmt: skip
+    ]
 
 
 def loopback_endpoint(server: LoopbackServer) -> Endpoint:

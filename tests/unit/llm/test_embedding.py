@@ -82,8 +82,9 @@ def test_the_dense_ranker_puts_relevant_passages_first():
     scores = scorer.score(
         query, ["An adult human skeleton has 206 bones.", "Titanic sank in 1912.", "Eggs boil in nine minutes."]
     )
-    assert int(np.argmax(scores)) == 0 and scores == scorer.score(query, [
-        "An adult human skeleton has 206 bones.", "Titanic sank in 1912.", "Eggs boil in nine minutes."])  # fmt: skip
+    assert int(np.argmax(scores)) == 0 and scores == scorer.score(
+        query, ["An adult human skeleton has 206 bones.", "Titanic sank in 1912.", "Eggs boil in nine minutes."]
+    )
 
 
 def test_each_distinct_text_is_encoded_once_and_scores_do_not_depend_on_it(monkeypatch):
@@ -101,8 +102,10 @@ def test_each_distinct_text_is_encoded_once_and_scores_do_not_depend_on_it(monke
             return real.get_sentence_embedding_dimension()
 
     query = "how many bones are in the adult human body"
-    pools = [["An adult human skeleton has 206 bones.", "Titanic sank in 1912."],
-             ["Titanic sank in 1912.", "Eggs boil in nine minutes.", "An adult human skeleton has 206 bones."]]  # fmt: skip
+    pools = [
+        ["An adult human skeleton has 206 bones.", "Titanic sank in 1912."],
+        ["Titanic sank in 1912.", "Eggs boil in nine minutes.", "An adult human skeleton has 206 bones."],
+    ]
     expected = [dense.DenseScorer().score(query, pool) for pool in pools]  # a fresh scorer each
     monkeypatch.setattr(dense, "_encoder", lambda model: Counting())
     scorer = dense.DenseScorer()

@@ -27,8 +27,13 @@ TEXTS = {f"d{i}": f"passage {i} says something about topic {i % N_QUERIES}" for 
 
 
 def judge_for(server, concurrency=16, timeout_s=60.0, **options):
-    endpoint = Endpoint("openai/loopback", api_base=server.url, api_key_env="VOIRDIRE_TEST_KEY",
-                        concurrency=concurrency, timeout_s=timeout_s)  # fmt: skip
+    endpoint = Endpoint(
+        "openai/loopback",
+        api_base=server.url,
+        api_key_env="VOIRDIRE_TEST_KEY",
+        concurrency=concurrency,
+        timeout_s=timeout_s,
+    )
     return LLMJudge(name="loop", endpoint=endpoint, **options)
 
 
@@ -38,8 +43,9 @@ def build_tasks(judge, pairs, topics, texts):
 
 def judge_all(judge, tasks, store, **options):
     options.pop("provenance")
-    return call_all(judge.endpoint, tasks, store, accept=GradeAccept(judge.scale),
-                    reasks=judge.parse_retries, **options)  # fmt: skip
+    return call_all(
+        judge.endpoint, tasks, store, accept=GradeAccept(judge.scale), reasks=judge.parse_retries, **options
+    )
 
 
 @pytest.fixture(autouse=True)
@@ -80,8 +86,9 @@ def test_faults_end_labelled_or_unparsed_identical_to_fault_free(tmp_path):
     with LoopbackServer(latency_s=0.01, faults=faults, seed=3) as faulty:
         judge = judge_for(faulty, timeout_s=1.0)
         with Store(tmp_path / "faulty.sqlite") as store:
-            stats = judge_all(judge, build_tasks(judge, PAIRS, TOPICS, TEXTS), store,
-                              provenance="original", progress=False)  # fmt: skip
+            stats = judge_all(
+                judge, build_tasks(judge, PAIRS, TOPICS, TEXTS), store, provenance="original", progress=False
+            )
         outcomes = faulty.outcomes()
     seen = [o for per_prompt in outcomes.values() for o in per_prompt]
     assert {"429", "500", "timeout", "malformed"} <= set(seen)  # every fault was exercised
@@ -105,10 +112,18 @@ def test_pairs_asked_ahead_are_stored_for_another_job_and_enter_none_of_this_job
 
     def job(name, pairs, store, **options):
         return run_judging_job(
-            judge, pairs=pairs, texts=TEXTS, topics=TOPICS, store_path=tmp_path / store, provenance="original",
-            qrels_out=tmp_path / f"{name}.txt", raw_out=tmp_path / f"{name}.parquet",
-            summary_out=tmp_path / f"{name}.json", progress=False, **options,
-        )  # fmt: skip
+            judge,
+            pairs=pairs,
+            texts=TEXTS,
+            topics=TOPICS,
+            store_path=tmp_path / store,
+            provenance="original",
+            qrels_out=tmp_path / f"{name}.txt",
+            raw_out=tmp_path / f"{name}.parquet",
+            summary_out=tmp_path / f"{name}.json",
+            progress=False,
+            **options,
+        )
 
     with LoopbackServer(latency_s=0.01) as server:
         judge = judge_for(server)
@@ -118,8 +133,10 @@ def test_pairs_asked_ahead_are_stored_for_another_job_and_enter_none_of_this_job
         assert alone["asked_ahead"] == 0 and len(server.log) == 75 + 60
         # the pool's results are those of its own pairs, byte for byte
         assert (tmp_path / "pool.txt").read_bytes() == (tmp_path / "alone.txt").read_bytes()
-        raw = [pd.read_parquet(tmp_path / f"{name}.parquet").drop(columns=["latency_s", "created"])
-               for name in ("pool", "alone")]  # fmt: skip
+        raw = [
+            pd.read_parquet(tmp_path / f"{name}.parquet").drop(columns=["latency_s", "created"])
+            for name in ("pool", "alone")
+        ]
         assert raw[0].equals(raw[1])  # when each answer came aside
         assert ahead["pairs"] == alone["pairs"] == 60
         # the sample's job copies every answer from the pool's store and asks nothing
@@ -192,8 +209,10 @@ def test_two_jobs_sharing_one_store_lose_and_duplicate_nothing(tmp_path):
     env = {**os.environ, "CONCURRENCY": "8"}
     with LoopbackServer(latency_s=0.02) as server:
         # overlapping halves: pairs 30..59 are judged by both jobs at the same time
-        jobs = [subprocess.Popen([*command, server.url, str(tmp_path), a, b], env=env)
-                for a, b in (("0", "60"), ("30", str(N_DOCS)))]  # fmt: skip
+        jobs = [
+            subprocess.Popen([*command, server.url, str(tmp_path), a, b], env=env)
+            for a, b in (("0", "60"), ("30", str(N_DOCS)))
+        ]
         assert [job.wait(timeout=300) for job in jobs] == [0, 0]
     with sqlite3.connect(tmp_path / "store.sqlite") as db:
         keys = [row[0] for row in db.execute("SELECT key FROM calls")]
@@ -205,8 +224,12 @@ def test_two_jobs_sharing_one_store_lose_and_duplicate_nothing(tmp_path):
 def test_planted_api_key_reaches_no_file(tmp_path):
     command = job_inputs(tmp_path)
     with LoopbackServer(latency_s=0.0, faults=Faults(rate_500=0.2), seed=5) as server:
-        subprocess.run([*command, server.url, str(tmp_path), "0", "40"], check=True, timeout=300,
-                       stderr=open(tmp_path / "job.log", "w"))  # fmt: skip
+        subprocess.run(
+            [*command, server.url, str(tmp_path), "0", "40"],
+            check=True,
+            timeout=300,
+            stderr=open(tmp_path / "job.log", "w"),
+        )
         assert any(e.authorization and "sk-planted" in e.authorization for e in server.log)
     written = [p for p in tmp_path.rglob("*") if p.is_file()]
     assert any(p.suffix == ".sqlite" for p in written)
@@ -216,9 +239,12 @@ def test_planted_api_key_reaches_no_file(tmp_path):
 
 def test_aggregate_majority_ties_by_lower_median_unparsed_stays_na():
     rows = pd.DataFrame(
-        {"query_id": ["q"] * 8, "doc_id": ["a", "a", "a", "b", "b", "c", "c", "d"],
-         "label": [2, 2, 3, 1, 3, None, None, 0]}
-    )  # fmt: skip
+        {
+            "query_id": ["q"] * 8,
+            "doc_id": ["a", "a", "a", "b", "b", "c", "c", "d"],
+            "label": [2, 2, 3, 1, 3, None, None, 0],
+        }
+    )
     out = aggregate(rows).set_index("doc_id")
     assert out.loc["a", "relevance"] == 2 and out.loc["a", "disagree"]
     assert out.loc["b", "relevance"] == 1  # tie 1 vs 3: lower median of [1, 3]

@@ -36,25 +36,72 @@ def fake_key(monkeypatch):
 
 
 def test_the_key_covers_what_is_sent_and_what_decides_its_reading_and_nothing_else():
-    base = Request.chat("judge", "openai/m", MESSAGES, template_sha256="t", sample=0, accept="grade:0..3",
-                        temperature=0.0, max_tokens=16, seed=None)  # fmt: skip
+    base = Request.chat(
+        "judge",
+        "openai/m",
+        MESSAGES,
+        template_sha256="t",
+        sample=0,
+        accept="grade:0..3",
+        temperature=0.0,
+        max_tokens=16,
+        seed=None,
+    )
     assert base.body() == {"model": "openai/m", "messages": MESSAGES, "temperature": 0.0, "max_tokens": 16}
     variants = [
-        Request.chat("judge", "openai/m2", MESSAGES, template_sha256="t", accept="grade:0..3", temperature=0.0, max_tokens=16),
-        Request.chat("judge", "openai/m", [{"role": "user", "content": "hello!"}], template_sha256="t",
-                     accept="grade:0..3", temperature=0.0, max_tokens=16),
-        Request.chat("judge", "openai/m", MESSAGES, template_sha256="t", accept="grade:0..3", temperature=0.5, max_tokens=16),
-        Request.chat("judge", "openai/m", MESSAGES, template_sha256="t", accept="grade:0..3", temperature=0.0, max_tokens=17),
-        Request.chat("judge", "openai/m", MESSAGES, template_sha256="t", accept="grade:0..3", temperature=0.0, max_tokens=16, seed=1),
-        Request.chat("judge", "openai/m", MESSAGES, template_sha256="u", accept="grade:0..3", temperature=0.0, max_tokens=16),
-        Request.chat("judge", "openai/m", MESSAGES, template_sha256="t", sample=1, accept="grade:0..3", temperature=0.0, max_tokens=16),
-        Request.chat("probe", "openai/m", MESSAGES, template_sha256="t", accept="grade:0..3", temperature=0.0, max_tokens=16),
-        Request.chat("judge", "openai/m", MESSAGES, template_sha256="t", accept="grade:1..5", temperature=0.0, max_tokens=16),
-    ]  # fmt: skip
+        Request.chat(
+            "judge", "openai/m2", MESSAGES, template_sha256="t", accept="grade:0..3", temperature=0.0, max_tokens=16
+        ),
+        Request.chat(
+            "judge",
+            "openai/m",
+            [{"role": "user", "content": "hello!"}],
+            template_sha256="t",
+            accept="grade:0..3",
+            temperature=0.0,
+            max_tokens=16,
+        ),
+        Request.chat(
+            "judge", "openai/m", MESSAGES, template_sha256="t", accept="grade:0..3", temperature=0.5, max_tokens=16
+        ),
+        Request.chat(
+            "judge", "openai/m", MESSAGES, template_sha256="t", accept="grade:0..3", temperature=0.0, max_tokens=17
+        ),
+        Request.chat(
+            "judge",
+            "openai/m",
+            MESSAGES,
+            template_sha256="t",
+            accept="grade:0..3",
+            temperature=0.0,
+            max_tokens=16,
+            seed=1,
+        ),
+        Request.chat(
+            "judge", "openai/m", MESSAGES, template_sha256="u", accept="grade:0..3", temperature=0.0, max_tokens=16
+        ),
+        Request.chat(
+            "judge",
+            "openai/m",
+            MESSAGES,
+            template_sha256="t",
+            sample=1,
+            accept="grade:0..3",
+            temperature=0.0,
+            max_tokens=16,
+        ),
+        Request.chat(
+            "probe", "openai/m", MESSAGES, template_sha256="t", accept="grade:0..3", temperature=0.0, max_tokens=16
+        ),
+        Request.chat(
+            "judge", "openai/m", MESSAGES, template_sha256="t", accept="grade:1..5", temperature=0.0, max_tokens=16
+        ),
+    ]
     keys = {base.key} | {v.key for v in variants}
     assert len(keys) == 1 + len(variants)  # every one of them changes the key
-    same = Request.chat("judge", "openai/m", MESSAGES, template_sha256="t", accept="grade:0..3",
-                        max_tokens=16, temperature=0.0)  # fmt: skip
+    same = Request.chat(
+        "judge", "openai/m", MESSAGES, template_sha256="t", accept="grade:0..3", max_tokens=16, temperature=0.0
+    )
     assert same.key == base.key  # parameter order and unsent Nones do not
     with pytest.raises(ValueError, match="unknown purpose"):
         Request.chat("grading", "openai/m", MESSAGES)
@@ -106,10 +153,17 @@ def test_a_store_written_by_0_1_answers_a_rerun_of_the_same_judge_with_zero_call
     with LoopbackServer() as server:
         judge = legacy_judge(server)
         result = run_judging_job(
-            judge, pairs=pairs, texts=PASSAGES, topics=QUERIES, store_path=store_path, provenance="original",
-            qrels_out=tmp_path / "q.txt", raw_out=tmp_path / "raw.parquet", summary_out=tmp_path / "s.json",
+            judge,
+            pairs=pairs,
+            texts=PASSAGES,
+            topics=QUERIES,
+            store_path=store_path,
+            provenance="original",
+            qrels_out=tmp_path / "q.txt",
+            raw_out=tmp_path / "raw.parquet",
+            summary_out=tmp_path / "s.json",
             progress=False,
-        )  # fmt: skip
+        )
         assert server.log == []  # nothing asked again
     assert result["calls_this_run"] == 0 and result["cached"] == len(PAIRS) * 2 == len(old)
     assert result["rekeyed_from_v0_1"] == len(old)
@@ -125,10 +179,17 @@ def test_a_store_written_by_0_1_answers_a_rerun_of_the_same_judge_with_zero_call
     # a second open finds nothing left to migrate, and reading by today's keys still works
     with LoopbackServer() as server:
         again = run_judging_job(
-            legacy_judge(server), pairs=pairs, texts=PASSAGES, topics=QUERIES, store_path=store_path,
-            provenance="original", qrels_out=tmp_path / "q2.txt", raw_out=tmp_path / "raw2.parquet",
-            summary_out=tmp_path / "s2.json", progress=False,
-        )  # fmt: skip
+            legacy_judge(server),
+            pairs=pairs,
+            texts=PASSAGES,
+            topics=QUERIES,
+            store_path=store_path,
+            provenance="original",
+            qrels_out=tmp_path / "q2.txt",
+            raw_out=tmp_path / "raw2.parquet",
+            summary_out=tmp_path / "s2.json",
+            progress=False,
+        )
         assert server.log == [] and again["rekeyed_from_v0_1"] == 0
     assert (tmp_path / "q.txt").read_text() == (tmp_path / "q2.txt").read_text()
 
@@ -141,8 +202,9 @@ def test_a_ranker_store_written_by_0_1_answers_rg_and_prp_with_zero_calls(tmp_pa
         endpoint = Endpoint("openai/served", api_base=server.url, api_key_env="VOIRDIRE_TEST_KEY")
         backend = LiteLLMBackend(endpoint=endpoint, store_path=store_path, ranker="api")
         scores = rg_scores(backend, QUERIES[RANK_QUERY], passages, ids=RANK_DOCS, query_id=RANK_QUERY)
-        order, ledger = prp_rank(backend, QUERIES[RANK_QUERY], passages, variant="allpairs",
-                                 ids=RANK_DOCS, query_id=RANK_QUERY)  # fmt: skip
+        order, ledger = prp_rank(
+            backend, QUERIES[RANK_QUERY], passages, variant="allpairs", ids=RANK_DOCS, query_id=RANK_QUERY
+        )
         assert server.log == []
     with LoopbackServer() as server:  # the same answers from a fresh store, by asking
         endpoint = Endpoint("openai/served", api_base=server.url, api_key_env="VOIRDIRE_TEST_KEY")
@@ -185,7 +247,7 @@ def test_a_hand_built_0_1_store_answers_todays_request_and_the_plan_counts_it_be
                 db.execute(
                     "INSERT INTO judgments VALUES (?, ?, 'q1', 'd1', 'original', ?, ?, 'v', ?, ?, ?, NULL, 1, 10, 3, 0.5, 0.1, 9, 1.0)",
                     (call.aliases[0], judge.name, call.request.sample, judge.model, raw, label, status),
-                )  # fmt: skip
+                )
         with Store(store_path) as store:
             assert store.migrated == 2 and store.meta() == {"migrated_from": legacy.VERSION, "schema_version": "2"}
             assert answered(store, calls) == {c.key for c in calls}  # what the plan reads
@@ -234,9 +296,15 @@ def test_permanent_errors_fail_at_once_without_aborting_the_others_and_are_redac
     with LoopbackServer() as server:
         endpoint = Endpoint("openai/loopback", api_base=server.url, api_key_env="VOIRDIRE_TEST_KEY", concurrency=4)
         calls = [
-            Call(Request.chat("probe", endpoint.model, [{"role": "user", "content": f"prompt {i}" + (REJECT if i < 2 else "")}]), "p", {"i": str(i)})
+            Call(
+                Request.chat(
+                    "probe", endpoint.model, [{"role": "user", "content": f"prompt {i}" + (REJECT if i < 2 else "")}]
+                ),
+                "p",
+                {"i": str(i)},
+            )
             for i in range(8)
-        ]  # fmt: skip
+        ]
         with Store(tmp_path / "s.sqlite") as store, pytest.raises(CallsIncomplete) as failure:
             call_all(endpoint, calls, store, accept=accept_any, progress=False)
         outcomes = server.outcomes()
@@ -269,18 +337,33 @@ def test_an_api_prp_ranker_under_faults_ranks_as_on_a_fault_free_server(tmp_path
     topics = {q: f"query about {q}" for q in pools}
 
     def rank(server, name):
-        ranker = Ranker(name="prp-api", method="prp", model="openai/served", backend="litellm", variant="allpairs",
-                        endpoint=Endpoint("openai/served", api_base=server.url, api_key_env="VOIRDIRE_TEST_KEY",
-                                          concurrency=8, timeout_s=1.0))  # fmt: skip
-        return rerank_all(ranker, pools, topics, texts, tmp_path / f"{name}.jsonl",
-                          store_path=tmp_path / f"{name}.sqlite", progress=False)  # fmt: skip
+        ranker = Ranker(
+            name="prp-api",
+            method="prp",
+            model="openai/served",
+            backend="litellm",
+            variant="allpairs",
+            endpoint=Endpoint(
+                "openai/served", api_base=server.url, api_key_env="VOIRDIRE_TEST_KEY", concurrency=8, timeout_s=1.0
+            ),
+        )
+        return rerank_all(
+            ranker,
+            pools,
+            topics,
+            texts,
+            tmp_path / f"{name}.jsonl",
+            store_path=tmp_path / f"{name}.sqlite",
+            progress=False,
+        )
 
     with LoopbackServer() as clean:
         expected = rank(clean, "clean")
     # garbage at most twice for one prompt: within the ranker's re-asks (REASKS), so every
     # prompt ends with a readable answer, as on the clean server
-    faults = Faults(rate_429=0.1, rate_500=0.1, rate_timeout=0.03, rate_malformed=0.15, timeout_s=3,
-                    max_malformed_per_prompt=REASKS)  # fmt: skip
+    faults = Faults(
+        rate_429=0.1, rate_500=0.1, rate_timeout=0.03, rate_malformed=0.15, timeout_s=3, max_malformed_per_prompt=REASKS
+    )
     with LoopbackServer(faults=faults, seed=11) as faulty:
         got = rank(faulty, "faulty")
         outcomes = faulty.outcomes()

@@ -117,8 +117,13 @@ def test_batched_generation_equals_one_by_one(model_ready):
 
 
 JUDGE_PROMPTS = [
-    [{"role": "user", "content": f"Query: {query}\nPassage: {passage}\nGrade the passage from 0 to 3. "
-                                 "Answer with one line: ##final score: N"}]
+    [
+        {
+            "role": "user",
+            "content": f"Query: {query}\nPassage: {passage}\nGrade the passage from 0 to 3. "
+            "Answer with one line: ##final score: N",
+        }
+    ]
     for query in ("how to boil an egg", "capital of france", "why is the sky blue")
     for passage in (
         "Place the eggs in a pot, cover them with cold water and simmer for nine minutes.",
@@ -126,7 +131,7 @@ JUDGE_PROMPTS = [
         "Sunlight is scattered by the molecules of the air, and blue light is scattered most.",
         "The stock market closed higher on Tuesday.",
     )
-]  # fmt: skip
+]
 
 
 def test_number_format_is_detected_and_can_be_overridden(tmp_path, monkeypatch):
@@ -157,11 +162,14 @@ def test_number_format_is_detected_and_can_be_overridden(tmp_path, monkeypatch):
     monkeypatch.setattr(inference, "cpu_bf16_flags", lambda: ("avx512_bf16",))
     monkeypatch.setenv(inference.DTYPE_ENV, "auto")
     for variable, value, capped in (
-        (inference.ONEDNN_ISA_ENV, "AVX2", True), (inference.ONEDNN_ISA_ENV, "avx512_core", True),
-        (inference.ONEDNN_ISA_ENV, "AVX512_CORE_BF16", False), (inference.ONEDNN_ISA_ENV, "ALL", False),
-        (inference.ATEN_ISA_ENV, "avx2", True), (inference.ATEN_ISA_ENV, "default", True),
+        (inference.ONEDNN_ISA_ENV, "AVX2", True),
+        (inference.ONEDNN_ISA_ENV, "avx512_core", True),
+        (inference.ONEDNN_ISA_ENV, "AVX512_CORE_BF16", False),
+        (inference.ONEDNN_ISA_ENV, "ALL", False),
+        (inference.ATEN_ISA_ENV, "avx2", True),
+        (inference.ATEN_ISA_ENV, "default", True),
         (inference.ATEN_ISA_ENV, "avx512_bf16", False),
-    ):  # fmt: skip
+    ):
         monkeypatch.delenv(inference.ONEDNN_ISA_ENV, raising=False)
         monkeypatch.delenv(inference.ATEN_ISA_ENV, raising=False)
         monkeypatch.setenv(variable, value)
@@ -305,8 +313,11 @@ def test_the_call_path_answers_the_local_model_without_litellm_as_litellm_would(
     stores is what the litellm provider answers for the same prompts: text, model, tokens, cost 0."""
     result = subprocess.run(
         [sys.executable, "-c", LOCAL_CALL_PATH, str(tmp_path / "calls.sqlite")],
-        capture_output=True, text=True, env={**os.environ, "VOIRDIRE_LOCAL_DTYPE": "float32"}, check=True,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env={**os.environ, "VOIRDIRE_LOCAL_DTYPE": "float32"},
+        check=True,
+    )
     out = json.loads(result.stdout.strip().splitlines()[-1])
     assert out["stats"] == [3, 3] and out["litellm_imported"] is False
     assert all(row[4] == 0.0 and row[2] > 0 and 0 < row[3] <= 8 for row in out["stored"])

@@ -71,8 +71,11 @@ def test_a_wrong_value_under_a_padder_names_its_key():
 
 def test_a_padder_takes_an_assistants_keys_and_defaults():
     entry = {"model": "local/smollm2-135m"}
-    config = {"datasets": {"d": {"source": "ir_datasets", "id": "x"}}, "assistants": {"a": dict(entry)},
-              "probes": {"pad": {"assistants": {"p": dict(entry)}}}}  # fmt: skip
+    config = {
+        "datasets": {"d": {"source": "ir_datasets", "id": "x"}},
+        "assistants": {"a": dict(entry)},
+        "probes": {"pad": {"assistants": {"p": dict(entry)}}},
+    }
     validate_schema(config)
     assert config["probes"]["pad"]["assistants"]["p"] == config["assistants"]["a"] != entry
 

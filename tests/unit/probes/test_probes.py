@@ -52,10 +52,18 @@ def judged(n_queries=3, per_query=6, seed=0) -> pd.DataFrame:
 
 @pytest.mark.parametrize(
     ("text", "expected"),
-    [("A", ("A", "strict")), (" b. ", ("B", "strict")), ("Passage A", ("A", "lead")), ("Ranking B is better", ("B", "lead")),
-     ("I think passage B answers it.", ("B", "named")), ("Passage A or Passage B?", (None, "unparsed")),
-     ("Both are fine.", (None, "unparsed")), ("", (None, "unparsed")), (None, (None, "unparsed"))],
-)  # fmt: skip
+    [
+        ("A", ("A", "strict")),
+        (" b. ", ("B", "strict")),
+        ("Passage A", ("A", "lead")),
+        ("Ranking B is better", ("B", "lead")),
+        ("I think passage B answers it.", ("B", "named")),
+        ("Passage A or Passage B?", (None, "unparsed")),
+        ("Both are fine.", (None, "unparsed")),
+        ("", (None, "unparsed")),
+        (None, (None, "unparsed")),
+    ],
+)
 def test_a_pairwise_answer_is_a_letter_or_unparsed_never_a_default(text, expected):
     assert parse_choice(text) == expected
 
@@ -133,8 +141,13 @@ def test_injection_templates_fill_their_slots_and_need_the_passage_slot():
 
 def test_draw_probes_is_deterministic_and_injection_draws_only_non_relevant():
     pool = judged(5, 8, seed=2)
-    options = {"seed": 9, "swap": {"pairs": 5}, "pad": {"per_grade": 2}, "injection": {"passages": 4},
-               "personas": {"queries": 2, "depth": 2}}  # fmt: skip
+    options = {
+        "seed": 9,
+        "swap": {"pairs": 5},
+        "pad": {"per_grade": 2},
+        "injection": {"passages": 4},
+        "personas": {"queries": 2, "depth": 2},
+    }
     rankings = {"BM25": {q: list(g["doc_id"]) for q, g in pool.groupby("query_id")}}
     first = draw_probes(options, pairs=pool, human=pool, rankings=rankings, list_systems=[])
     again = draw_probes(options, pairs=pool.iloc[::-1], human=pool, rankings=rankings, list_systems=[])
@@ -146,10 +159,18 @@ def test_draw_probes_is_deterministic_and_injection_draws_only_non_relevant():
 
 
 def grades_table(original, changed, human, queries=10) -> pd.DataFrame:
-    return pd.DataFrame({"dataset": "d", "judge": "j", "condition": "pad",
-                         "query_id": [f"q{i % queries}" for i in range(len(original))],
-                         "doc_id": [f"d{i}" for i in range(len(original))], "human": human,
-                         "original": original, "changed": changed})  # fmt: skip
+    return pd.DataFrame(
+        {
+            "dataset": "d",
+            "judge": "j",
+            "condition": "pad",
+            "query_id": [f"q{i % queries}" for i in range(len(original))],
+            "doc_id": [f"d{i}" for i in range(len(original))],
+            "human": human,
+            "original": original,
+            "changed": changed,
+        }
+    )
 
 
 def test_label_shift_finds_a_planted_inflation_and_not_a_clean_judge():
@@ -198,8 +219,20 @@ def test_a_judge_whose_queries_move_at_random_is_not_flagged():
 
 
 def answers_frame(rows) -> pd.DataFrame:
-    columns = ["dataset", "judge", "probe", "condition", "query_id", "doc_id", "first", "second", "order", "sample",
-               "label", "choice"]  # fmt: skip
+    columns = [
+        "dataset",
+        "judge",
+        "probe",
+        "condition",
+        "query_id",
+        "doc_id",
+        "first",
+        "second",
+        "order",
+        "sample",
+        "label",
+        "choice",
+    ]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -223,10 +256,12 @@ def test_swap_results_score_surviving_verdicts_against_the_humans():
 
 def test_pad_results_count_wins_only_when_they_survive_the_swap():
     human = pd.DataFrame({"dataset": "d", "query_id": "q", "doc_id": ["x", "y"], "relevance": [1, 2]})
-    rows = [("d", "j", "pad", "original", "q", "x", None, None, None, 0, 1.0, None),
-            ("d", "j", "pad", "repeat", "q", "x", None, None, None, 0, 2.0, None),
-            ("d", "j", "pad", "original", "q", "y", None, None, None, 0, 2.0, None),
-            ("d", "j", "pad", "repeat", "q", "y", None, None, None, 0, np.nan, None)]  # fmt: skip
+    rows = [
+        ("d", "j", "pad", "original", "q", "x", None, None, None, 0, 1.0, None),
+        ("d", "j", "pad", "repeat", "q", "x", None, None, None, 0, 2.0, None),
+        ("d", "j", "pad", "original", "q", "y", None, None, None, 0, 2.0, None),
+        ("d", "j", "pad", "repeat", "q", "y", None, None, None, 0, np.nan, None),
+    ]
     for doc, ab, ba in (("x", "B", "A"), ("y", "A", "A")):  # x: padded wins both ways; y: position only
         for order, choice in (("ab", ab), ("ba", ba)):
             rows.append(("d", "j", "pad-pairwise", "repeat", "q", doc, "original", "repeat", order, 0, None, choice))
@@ -248,21 +283,39 @@ def test_persona_conditions_and_the_humans_are_scored_on_the_same_pairs():
     labels = pd.DataFrame(rows, columns=["dataset", "group", "condition", "query_id", "doc_id", "relevance"])
     labels.loc[(labels["condition"] == "baseline") & (labels["doc_id"] == "d5"), "relevance"] = np.nan
     kept, left_out = common_pairs(labels, human)
-    assert left_out.iloc[0].to_dict() == {"dataset": "d", "pairs_drawn": 8, "left_out_unjudged": 2,
-                                          "left_out_unparsed": 1, "pairs_common": 5}  # fmt: skip
+    assert left_out.iloc[0].to_dict() == {
+        "dataset": "d",
+        "pairs_drawn": 8,
+        "left_out_unjudged": 2,
+        "left_out_unparsed": 1,
+        "pairs_common": 5,
+    }
     assert sorted(kept["doc_id"].unique()) == docs[:5] and len(kept) == 10 and kept["relevance"].notna().all()
 
     def run(order):  # a system's ranking of the passages
         return [pd.DataFrame({"query_id": "q", "doc_id": order, "rank": range(1, 9), "score": range(8, 0, -1)})]
 
-    runs = {"judged-first": run(docs), "unjudged-first": run(docs[6:] + docs[4:6] + docs[:4]),
-            "middle": run(docs[2:6] + docs[6:] + docs[:2])}  # fmt: skip
+    runs = {
+        "judged-first": run(docs),
+        "unjudged-first": run(docs[6:] + docs[4:6] + docs[:4]),
+        "middle": run(docs[2:6] + docs[6:] + docs[:2]),
+    }
     judges = {"d": {HUMAN: {"binary_threshold": 2}, "j": {"binary_threshold": 2}}}
 
     def tau(labels, human):  # the function the probe tables job calls
-        tables = sensitivity_results(labels, human, {"j": "baseline"}, {"d": runs}, judges=judges,
-                                     judge_of=persona_judge, low=0, high=3, seed=1, rbo_p=0.9,
-                                     left_out=left_out)  # fmt: skip
+        tables = sensitivity_results(
+            labels,
+            human,
+            {"j": "baseline"},
+            {"d": runs},
+            judges=judges,
+            judge_of=persona_judge,
+            low=0,
+            high=3,
+            seed=1,
+            rbo_p=0.9,
+            left_out=left_out,
+        )
         return tables.tables["agreement"].frame.set_index("condition")
 
     before = tau(labels, human)  # each condition on its own pairs, the humans on theirs
@@ -281,20 +334,30 @@ def test_each_label_set_is_scored_at_its_own_judges_threshold():
 
     docs = ["a", "b", "c"]
     grades = [1, 3, float("nan")]
-    labels = pd.DataFrame([("d", "g", c, "q", doc, g) for c in ("strict", "lenient") for doc, g in zip(docs, grades)],
-                          columns=["dataset", "group", "condition", "query_id", "doc_id", "relevance"])  # fmt: skip
+    labels = pd.DataFrame(
+        [("d", "g", c, "q", doc, g) for c in ("strict", "lenient") for doc, g in zip(docs, grades)],
+        columns=["dataset", "group", "condition", "query_id", "doc_id", "relevance"],
+    )
     human = pd.DataFrame({"dataset": "d", "query_id": "q", "doc_id": docs, "relevance": [1, 3, 0]})
     runs = {"s": [pd.DataFrame({"query_id": "q", "doc_id": docs, "rank": [1, 2, 3], "score": [3.0, 2.0, 1.0]})]}
-    judges = {"d": {HUMAN: {"binary_threshold": 1}, "strict": {"binary_threshold": 3},
-                    "lenient": {"binary_threshold": 1}, "g": {"binary_threshold": 2}}}  # fmt: skip
+    judges = {
+        "d": {
+            HUMAN: {"binary_threshold": 1},
+            "strict": {"binary_threshold": 3},
+            "lenient": {"binary_threshold": 1},
+            "g": {"binary_threshold": 2},
+        }
+    }
     measure = "P@1"
-    per_query, human_scores = condition_scores(labels, human, {"d": runs}, judges=judges, judge_of=variant_judge,
-                                               measure=measure, depth=1)  # fmt: skip
+    per_query, human_scores = condition_scores(
+        labels, human, {"d": runs}, judges=judges, judge_of=variant_judge, measure=measure, depth=1
+    )
     found = per_query.set_index("condition")["ndcg"]
     assert found["strict"] == 0 and found["lenient"] == 1  # a (grade 1) is relevant at 1, not at 3
     assert human_scores["ndcg"].tolist() == [1.0] and list(human_scores["dataset"]) == ["d"]
-    personas, _ = condition_scores(labels, human, {"d": runs}, judges=judges, judge_of=persona_judge,
-                                   measure=measure, depth=1)  # fmt: skip
+    personas, _ = condition_scores(
+        labels, human, {"d": runs}, judges=judges, judge_of=persona_judge, measure=measure, depth=1
+    )
     assert personas["ndcg"].tolist() == [0.0, 0.0]  # both conditions at the probed judge's threshold, 2
     ndcg = condition_scores(labels, human, {"d": runs}, judges=judges, judge_of=variant_judge)[0]
     expected = evaluate_systems(runs, labels.dropna().iloc[:2].astype({"relevance": int}), ["q"], binary_threshold=3)
@@ -304,26 +367,40 @@ def test_each_label_set_is_scored_at_its_own_judges_threshold():
 def test_persona_results_compare_the_roles_on_common_pairs_or_say_what_was_left_out():
     from voirdire.probes.tables import persona_results
 
-    rows = [("d", "j", "persona", c, "q", "x", None, None, None, 0, label, None)
-            for c, label in (("baseline", None), ("role", 2.0))]  # fmt: skip
+    rows = [
+        ("d", "j", "persona", c, "q", "x", None, None, None, 0, label, None)
+        for c, label in (("baseline", None), ("role", 2.0))
+    ]
     human = pd.DataFrame({"dataset": "d", "query_id": "q", "doc_id": ["x"], "relevance": [2]})
-    found, left_out = persona_results(answers_frame(rows), human, {"d": {}}, judges={}, low=0, high=3, seed=1,
-                                      rbo_p=0.9)  # fmt: skip
+    found, left_out = persona_results(
+        answers_frame(rows), human, {"d": {}}, judges={}, low=0, high=3, seed=1, rbo_p=0.9
+    )
     assert found.none == NO_COMMON_PAIR
     assert all(t.empty == NO_COMMON_PAIR for t in found.tables.values())
     assert found.tables["agreement"].frame.equals(left_out)  # what was left out, in the agreement table
-    assert left_out.iloc[0].to_dict() == {"dataset": "d", "pairs_drawn": 1, "left_out_unjudged": 0,
-                                          "left_out_unparsed": 1, "pairs_common": 0}  # fmt: skip
+    assert left_out.iloc[0].to_dict() == {
+        "dataset": "d",
+        "pairs_drawn": 1,
+        "left_out_unjudged": 0,
+        "left_out_unparsed": 1,
+        "pairs_common": 0,
+    }
     # parsed everywhere: the roles and the humans compared on the common pairs, the roles at the judge's threshold
     docs = ["a", "b", "c", "e"]
-    rows = [("d", "j", "persona", c, "q", doc, None, None, None, 0, float(g), None)
-            for c, grades in (("baseline", [3, 2, 1, 0]), ("role", [0, 1, 2, 3])) for doc, g in zip(docs, grades)]  # fmt: skip
+    rows = [
+        ("d", "j", "persona", c, "q", doc, None, None, None, 0, float(g), None)
+        for c, grades in (("baseline", [3, 2, 1, 0]), ("role", [0, 1, 2, 3]))
+        for doc, g in zip(docs, grades)
+    ]
     human = pd.DataFrame({"dataset": "d", "query_id": "q", "doc_id": docs, "relevance": [3, 2, 1, 0]})
-    runs = {name: [pd.DataFrame({"query_id": "q", "doc_id": order, "rank": range(1, 5), "score": range(4, 0, -1)})]
-            for name, order in (("best", docs), ("worst", docs[::-1]), ("mid", ["b", "a", "e", "c"]))}  # fmt: skip
+    runs = {
+        name: [pd.DataFrame({"query_id": "q", "doc_id": order, "rank": range(1, 5), "score": range(4, 0, -1)})]
+        for name, order in (("best", docs), ("worst", docs[::-1]), ("mid", ["b", "a", "e", "c"]))
+    }
     judges = {"d": {HUMAN: {"binary_threshold": 2}, "j": {"binary_threshold": 2}}}
-    found, left_out = persona_results(answers_frame(rows), human, {"d": runs}, judges=judges, low=0, high=3, seed=1,
-                                      rbo_p=0.9)  # fmt: skip
+    found, left_out = persona_results(
+        answers_frame(rows), human, {"d": runs}, judges=judges, low=0, high=3, seed=1, rbo_p=0.9
+    )
     assert found.none == ""
     agreement = found.tables["agreement"].frame.set_index("condition")
     assert agreement.loc["baseline", "tau_human"] == pytest.approx(1)  # the plain prompt copies the humans
@@ -335,8 +412,13 @@ def test_the_persona_draw_leaves_out_pairs_no_human_judged():
     pool = judged(3, 4, seed=2)
     human = pool.iloc[::2]  # every other passage has a human grade
     rankings = {"BM25": {q: list(g["doc_id"]) for q, g in pool.groupby("query_id")}}
-    drawn = draw_probes({"seed": 1, "personas": {"queries": None, "depth": 4}}, pairs=pool, human=human,
-                        rankings=rankings, list_systems=[])  # fmt: skip
+    drawn = draw_probes(
+        {"seed": 1, "personas": {"queries": None, "depth": 4}},
+        pairs=pool,
+        human=human,
+        rankings=rankings,
+        list_systems=[],
+    )
     asked = {(r["query_id"], r["doc_id"]) for r in drawn["personas"]["pairs"]}
     assert asked == set(zip(human["query_id"], human["doc_id"], strict=True))
     assert drawn["summary"]["personas"]["unjudged_left_out"] == len(pool) - len(human) == 6
@@ -432,19 +514,23 @@ DOCS = ["a", "b", "c", "e"]
 
 
 def persona_rows(judge: str, conditions: dict[str, list[int]]) -> list[tuple]:
-    return [("d", judge, "persona", c, "q", doc, None, None, None, 0, float(g), None)
-            for c, grades in conditions.items() for doc, g in zip(DOCS, grades, strict=True)]  # fmt: skip
+    return [
+        ("d", judge, "persona", c, "q", doc, None, None, None, 0, float(g), None)
+        for c, grades in conditions.items()
+        for doc, g in zip(DOCS, grades, strict=True)
+    ]
 
 
 def persona_comparison(rows: list[tuple]):
     from voirdire.probes.tables import persona_results
 
     human = pd.DataFrame({"dataset": "d", "query_id": "q", "doc_id": DOCS, "relevance": [3, 2, 1, 0]})
-    runs = {name: [pd.DataFrame({"query_id": "q", "doc_id": order, "rank": range(1, 5), "score": range(4, 0, -1)})]
-            for name, order in (("best", DOCS), ("worst", DOCS[::-1]), ("mid", ["b", "a", "e", "c"]))}  # fmt: skip
+    runs = {
+        name: [pd.DataFrame({"query_id": "q", "doc_id": order, "rank": range(1, 5), "score": range(4, 0, -1)})]
+        for name, order in (("best", DOCS), ("worst", DOCS[::-1]), ("mid", ["b", "a", "e", "c"]))
+    }
     judges = {"d": {HUMAN: {"binary_threshold": 2}, "j": {"binary_threshold": 2}, "k": {"binary_threshold": 2}}}
-    return persona_results(answers_frame(rows), human, {"d": runs}, judges=judges, low=0, high=3, seed=1,
-                           rbo_p=0.9)[0]  # fmt: skip
+    return persona_results(answers_frame(rows), human, {"d": runs}, judges=judges, low=0, high=3, seed=1, rbo_p=0.9)[0]
 
 
 def test_each_empty_persona_table_says_why_and_one_with_rows_says_nothing():
@@ -458,8 +544,10 @@ def test_each_empty_persona_table_says_why_and_one_with_rows_says_nothing():
         "direction consistency compares probed judges and needs at least two that rank a system under the same "
         "role; there is one (j)"
     )
-    two = persona_comparison(persona_rows("j", {"baseline": plain, "role": reversed_})
-                             + persona_rows("k", {"baseline": plain, "role": plain}))  # fmt: skip
+    two = persona_comparison(
+        persona_rows("j", {"baseline": plain, "role": reversed_})
+        + persona_rows("k", {"baseline": plain, "role": plain})
+    )
     assert len(two.tables["consistency"].frame) and two.tables["consistency"].empty == ""
     # no role configured: only the plain prompt, nothing displaced
     alone = persona_comparison(persona_rows("j", {"baseline": plain}))
@@ -480,25 +568,54 @@ def test_prompt_variants_name_their_groups_in_the_reason():
     from voirdire.probes.tables import sensitivity_results, variant_judge
 
     human = pd.DataFrame({"dataset": "d", "query_id": "q", "doc_id": DOCS, "relevance": [3, 2, 1, 0]})
-    rows = [("d", "prompts", j, "q", doc, float(g)) for j, grades in (("plain", [3, 2, 1, 0]), ("terse", [0, 1, 2, 3]))
-            for doc, g in zip(DOCS, grades, strict=True)]  # fmt: skip
+    rows = [
+        ("d", "prompts", j, "q", doc, float(g))
+        for j, grades in (("plain", [3, 2, 1, 0]), ("terse", [0, 1, 2, 3]))
+        for doc, g in zip(DOCS, grades, strict=True)
+    ]
     labels = pd.DataFrame(rows, columns=["dataset", "group", "condition", "query_id", "doc_id", "relevance"])
-    runs = {name: [pd.DataFrame({"query_id": "q", "doc_id": order, "rank": range(1, 5), "score": range(4, 0, -1)})]
-            for name, order in (("best", DOCS), ("worst", DOCS[::-1]))}  # fmt: skip
+    runs = {
+        name: [pd.DataFrame({"query_id": "q", "doc_id": order, "rank": range(1, 5), "score": range(4, 0, -1)})]
+        for name, order in (("best", DOCS), ("worst", DOCS[::-1]))
+    }
     judges = {"d": {HUMAN: {"binary_threshold": 2}, "plain": {"binary_threshold": 2}, "terse": {"binary_threshold": 2}}}
-    found = sensitivity_results(labels, human, {"prompts": "plain"}, {"d": runs}, judges=judges, judge_of=variant_judge,
-                                low=0, high=3, seed=1, rbo_p=0.9, groups="variants groups",
-                                condition="variant")  # fmt: skip
-    assert found.tables["consistency"].empty.endswith("needs at least two that rank a system under the same variant; "
-                                                      "there is one (prompts)")  # fmt: skip
-    nothing = sensitivity_results(labels.iloc[:0], human, {}, {"d": runs}, judges=judges, judge_of=variant_judge,
-                                  low=0, high=3, seed=1, rbo_p=0.9)  # fmt: skip
+    found = sensitivity_results(
+        labels,
+        human,
+        {"prompts": "plain"},
+        {"d": runs},
+        judges=judges,
+        judge_of=variant_judge,
+        low=0,
+        high=3,
+        seed=1,
+        rbo_p=0.9,
+        groups="variants groups",
+        condition="variant",
+    )
+    assert found.tables["consistency"].empty.endswith(
+        "needs at least two that rank a system under the same variant; there is one (prompts)"
+    )
+    nothing = sensitivity_results(
+        labels.iloc[:0], human, {}, {"d": runs}, judges=judges, judge_of=variant_judge, low=0, high=3, seed=1, rbo_p=0.9
+    )
     assert nothing.none == NO_LABELS and nothing.tables["agreement"].frame.empty
     # the only other condition is the baseline asked again: the noise floor, left out of Sensitivity(s)
     rerun = labels.replace({"condition": {"terse": RERUN}})
     judges["d"][RERUN] = {"binary_threshold": 2}
-    floor = sensitivity_results(rerun, human, {"prompts": "plain"}, {"d": runs}, judges=judges, judge_of=variant_judge,
-                                low=0, high=3, seed=1, rbo_p=0.9, condition="variant")  # fmt: skip
+    floor = sensitivity_results(
+        rerun,
+        human,
+        {"prompts": "plain"},
+        {"d": runs},
+        judges=judges,
+        judge_of=variant_judge,
+        low=0,
+        high=3,
+        seed=1,
+        rbo_p=0.9,
+        condition="variant",
+    )
     assert len(floor.tables["displacement"].frame) and floor.tables["systems"].frame.empty
     assert floor.tables["systems"].empty.startswith("the only variant besides the baseline is its rerun")
     assert "its rerun (the noise floor)" in floor.tables["consistency"].empty

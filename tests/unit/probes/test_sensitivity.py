@@ -229,7 +229,9 @@ def test_the_interval_over_systems_is_the_engines_mean_interval_seeded_and_has_w
     assert (row["ci_low_systems"], row["ci_high_systems"]) == (found.low, found.high)
     overall = mean_interval(systems["sensitivity"].to_numpy(dtype=float), seed=42)
     assert (one(conditions, condition=ALL)["ci_low_systems"], one(conditions, condition=ALL)["ci_high_systems"]) == (
-        overall.low, overall.high)  # fmt: skip
+        overall.low,
+        overall.high,
+    )
     again_systems, again = sensitivity(moves, seed=42)
     pd.testing.assert_frame_equal(conditions, again)
     pd.testing.assert_frame_equal(systems, again_systems)
@@ -288,8 +290,10 @@ def test_the_all_row_over_queries_recomputes_sensitivity_in_each_draw():
     moves = displacement(scores, BASELINES)
     _, conditions = sensitivity(moves, per_query=scores, baselines=BASELINES)
     picks = query_picks(len(QUERIES), 1000, 42)
-    table = {c: pd.DataFrame(v, index=QUERIES) for c, v in {"umbrela": base, "noisy": condition,
-                                                            "swap": swapped(base, "s0", "s1")}.items()}  # fmt: skip
+    table = {
+        c: pd.DataFrame(v, index=QUERIES)
+        for c, v in {"umbrela": base, "noisy": condition, "swap": swapped(base, "s0", "s1")}.items()
+    }
     values = []
     for draw in picks:
         ranks = {c: t.iloc[draw].mean().rank(method="first", ascending=False) for c, t in table.items()}
@@ -344,8 +348,9 @@ def test_rbo_against_the_humans_is_undefined_where_systems_tie_never_broken_by_n
     tied = dict(base)
     tied["s1"] = base["s0"].copy()
     scores = per_query({"umbrela": base, "tied": tied})
-    shown = agreement(labels({"umbrela": judged, "tied": judged}), human, BASELINES, per_query=scores,
-                      human_scores=human_scores(base)).set_index("condition")  # fmt: skip
+    shown = agreement(
+        labels({"umbrela": judged, "tied": judged}), human, BASELINES, per_query=scores, human_scores=human_scores(base)
+    ).set_index("condition")
     assert math.isnan(shown.loc["tied", "rbo_human"]) and shown.loc["tied", "tau_human"] < 1
     assert shown.loc["umbrela", "rbo_human"] == pytest.approx(1.0)
     # every draw ties s0 and s1 too: no defined RBO, each draw counted
@@ -360,8 +365,13 @@ def test_tau_and_rbo_against_the_humans_come_with_their_intervals_over_queries()
     base, condition = near_tie()
     human, judged = grades()
     scores = per_query({"umbrela": base, "noisy": condition})
-    shown = agreement(labels({"umbrela": judged, "noisy": judged}), human, BASELINES, per_query=scores,
-                      human_scores=human_scores(base)).set_index("condition")  # fmt: skip
+    shown = agreement(
+        labels({"umbrela": judged, "noisy": judged}),
+        human,
+        BASELINES,
+        per_query=scores,
+        human_scores=human_scores(base),
+    ).set_index("condition")
     row = shown.loc["noisy"]
     assert row["tau_human"] == pytest.approx(1.0) and row["rbo_human"] == pytest.approx(1.0)  # on these queries
     a, h = pd.DataFrame(condition, index=QUERIES), pd.DataFrame(base, index=QUERIES)
@@ -514,8 +524,9 @@ def test_a_stricter_condition_has_the_paired_tests_over_queries_against_the_base
     assert strict["queries_vs_baseline"] == len(QUERIES)
     for name, grid in (("strict", stricter), ("mixed", mixed)):
         totals = (grid - judged).sum(axis=1)  # per query
-        reference = stats.permutation_test((totals,), np.sum, permutation_type="samples", n_resamples=9999,
-                                           alternative="two-sided").pvalue  # fmt: skip
+        reference = stats.permutation_test(
+            (totals,), np.sum, permutation_type="samples", n_resamples=9999, alternative="two-sided"
+        ).pvalue
         assert shown.loc[name, "shift_p_vs_baseline"] == pytest.approx(reference)
     # every query lowered: the smallest p 12 queries can give (2 of 4096 sign patterns), not a p over 240 pairs
     assert strict["shift_p_vs_baseline"] == pytest.approx(2 / 2 ** len(QUERIES))
@@ -547,10 +558,15 @@ def test_the_quadratic_kappa_is_scikit_learns_on_the_pairs_both_labelled():
     human, judged = grades()
     lower = np.maximum(judged - 1, 0)
     shown = agreement(labels({"umbrela": judged, "lower": lower}), human, BASELINES).set_index("condition")
-    expected = cohen_kappa_score(lower.ravel().astype(int), judged.ravel().astype(int), weights="quadratic",
-                                 labels=[0, 1, 2, 3])  # fmt: skip
+    expected = cohen_kappa_score(
+        lower.ravel().astype(int), judged.ravel().astype(int), weights="quadratic", labels=[0, 1, 2, 3]
+    )
     assert shown.loc["lower", "kappa_qw_baseline"] == pytest.approx(expected)
     h = human.sort_values(["query_id", "doc_id"])
-    expected_h = cohen_kappa_score(labels({"lower": lower}).sort_values(["query_id", "doc_id"])["relevance"].astype(int),
-                                   h["relevance"].astype(int), weights="quadratic", labels=[0, 1, 2, 3])  # fmt: skip
+    expected_h = cohen_kappa_score(
+        labels({"lower": lower}).sort_values(["query_id", "doc_id"])["relevance"].astype(int),
+        h["relevance"].astype(int),
+        weights="quadratic",
+        labels=[0, 1, 2, 3],
+    )
     assert shown.loc["lower", "kappa_qw_human"] == pytest.approx(expected_h)

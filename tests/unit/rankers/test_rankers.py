@@ -59,8 +59,16 @@ def test_allpairs_hand_computed_points_with_an_order_dependent_pair():
     assert order == [2, 0, 3, 1]
     bias = ledger.bias()
     # a consistent pair has one 'A' in its two prompts; the order-dependent pair has two
-    assert bias == {"prompts": 12, "pairs": 6, "order_dependent": 1, "first_position_wins": 5 * 1 + 2,
-                    "answered": 12, "unparsed": 0, "answered_both": 6, "surviving": 5}  # fmt: skip
+    assert bias == {
+        "prompts": 12,
+        "pairs": 6,
+        "order_dependent": 1,
+        "first_position_wins": 5 * 1 + 2,
+        "answered": 12,
+        "unparsed": 0,
+        "answered_both": 6,
+        "surviving": 5,
+    }
 
 
 def test_sliding_window_bubbles_the_best_to_the_top_in_k_passes():
@@ -94,7 +102,13 @@ def test_small_pieces():
     assert p_yes(math.log(0.2), math.log(0.6)) == pytest.approx(0.25)
     assert p_yes(-math.inf, -math.inf) == 0.5
     assert [parse_choice(t) for t in ["Passage A", "passage b.", "B", "A or B", "Neither", None]] == [
-        "A", "B", "B", None, None, None]  # fmt: skip
+        "A",
+        "B",
+        "B",
+        None,
+        None,
+        None,
+    ]
     assert yes_no_from_top_logprobs([{"token": " Yes", "logprob": -0.1}, {"token": "no", "logprob": -2}]) == (-0.1, -2)
     ledger = PairwiseLedger({(0, 1): "A", (1, 0): "B"})
     assert prp_allpairs(ledger, 2) == [0, 1]
@@ -105,9 +119,12 @@ def test_small_pieces():
 
 @pytest.mark.local_llm
 def test_local_rg_and_prp_batched_equal_one_by_one_and_deterministic():
-    passages = ["Osmosis moves water across a membrane.", "Cats sleep a lot.",
-                "The Titanic sank in April 1912 after hitting an iceberg in the North Atlantic.",
-                "Water, membranes, osmosis and diffusion are covered in chapter 3 of the book."]  # fmt: skip
+    passages = [
+        "Osmosis moves water across a membrane.",
+        "Cats sleep a lot.",
+        "The Titanic sank in April 1912 after hitting an iceberg in the North Atlantic.",
+        "Water, membranes, osmosis and diffusion are covered in chapter 3 of the book.",
+    ]
     conversations = [rg_messages("what is osmosis", p) for p in passages]
     batched = LogitsBackend("local/smollm2-135m", batch_size=4).yes_probabilities(conversations)
     single = LogitsBackend("local/smollm2-135m", batch_size=1).yes_probabilities(conversations)
@@ -146,11 +163,18 @@ def test_rerank_all_resumes_from_its_checkpoint(tmp_path, monkeypatch):
     texts = {d: f"text of {d}" for docs in pools.values() for d in docs}
     topics = {q: f"query {q}" for q in pools}
     with LoopbackServer() as server:
-        ranker = Ranker(name="prp-api", method="prp", model="openai/served", backend="litellm", variant="allpairs",
-                        endpoint=Endpoint("openai/served", api_base=server.url, api_key_env="VOIRDIRE_TEST_KEY"))  # fmt: skip
+        ranker = Ranker(
+            name="prp-api",
+            method="prp",
+            model="openai/served",
+            backend="litellm",
+            variant="allpairs",
+            endpoint=Endpoint("openai/served", api_base=server.url, api_key_env="VOIRDIRE_TEST_KEY"),
+        )
         checkpoint = tmp_path / "ckpt.jsonl"
-        first = rerank_all(ranker, {"q0": pools["q0"]}, topics, texts, checkpoint,
-                           store_path=tmp_path / "a.sqlite", progress=False)  # fmt: skip
+        first = rerank_all(
+            ranker, {"q0": pools["q0"]}, topics, texts, checkpoint, store_path=tmp_path / "a.sqlite", progress=False
+        )
         with checkpoint.open("a") as fh:
             fh.write('{"query_id": "q1", "rank')  # a write torn by kill -9
         assert set(load_checkpoint(checkpoint)) == {"q0"}

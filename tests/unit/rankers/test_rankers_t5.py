@@ -276,8 +276,10 @@ def test_encoder_decoder_logits_path_for_flan_style_rg_and_prp(model_dir):
 
     from voirdire.rankers import causal
 
-    conversations = [[{"role": "user", "content": text}] for text in
-                     ["true or false: the sky", "a much longer question about rivers and the sea " * 5, "short"]]  # fmt: skip
+    conversations = [
+        [{"role": "user", "content": text}]
+        for text in ["true or false: the sky", "a much longer question about rivers and the sea " * 5, "short"]
+    ]
     batched = causal.candidate_logprobs(str(model_dir), conversations, ["true", "false"], batch_size=3)
     single = causal.candidate_logprobs(str(model_dir), conversations, ["true", "false"], batch_size=1)
     for b, s in zip(batched, single, strict=True):

@@ -15,8 +15,11 @@ from voirdire.stats import kendall_tau
 def data(queries=30, systems=4, bias=0.2, seed=5):
     """Human per-query scores and a judge's: correlated with the humans, off by a planted bias."""
     rng = np.random.default_rng(seed)
-    human = pd.DataFrame(rng.uniform(0.2, 0.9, (queries, systems)), index=[f"q{i:02d}" for i in range(queries)],
-                         columns=[f"s{j}" for j in range(systems)])  # fmt: skip
+    human = pd.DataFrame(
+        rng.uniform(0.2, 0.9, (queries, systems)),
+        index=[f"q{i:02d}" for i in range(queries)],
+        columns=[f"s{j}" for j in range(systems)],
+    )
     judge = human + bias * np.arange(systems) / systems + rng.normal(0, 0.1, human.shape)
     return human, judge
 
@@ -145,10 +148,14 @@ def test_lambda_tuned_once_gives_ppi_pys_own_numbers_to_the_bit(systems):
     for mode in ("element", "overall"):
         lam = tuned_lambda(y, f, u, mode)
         assert np.all((0 <= np.asarray(lam)) & (np.asarray(lam) <= 1)) and np.ptp(np.atleast_1d(lam)) >= 0
-        np.testing.assert_array_equal(ppi_mean_pointestimate(y, f, u, lam=lam),
-                                      ppi_mean_pointestimate(y, f, u, lam=None, lam_optim_mode=mode))  # fmt: skip
-        for ours, theirs in zip(ppi_mean_ci(y, f, u, alpha=0.05, lam=lam),
-                                ppi_mean_ci(y, f, u, alpha=0.05, lam=None, lam_optim_mode=mode), strict=True):  # fmt: skip
+        np.testing.assert_array_equal(
+            ppi_mean_pointestimate(y, f, u, lam=lam), ppi_mean_pointestimate(y, f, u, lam=None, lam_optim_mode=mode)
+        )
+        for ours, theirs in zip(
+            ppi_mean_ci(y, f, u, alpha=0.05, lam=lam),
+            ppi_mean_ci(y, f, u, alpha=0.05, lam=None, lam_optim_mode=mode),
+            strict=True,
+        ):
             np.testing.assert_array_equal(ours, theirs)
     one = tuned_lambda(y[:, 0], f[:, 0], u[:, 0], "overall")  # one system given as 1-D arrays, as ppi_mean does
     assert one == ppi_py_lambda(y[:, 0], f[:, 0], u[:, 0])
@@ -166,8 +173,11 @@ def population(queries=43, systems=4, seed=43):
     system means apart, noise) and a judge's: the humans' scores plus a bias plus noise."""
     rng = np.random.default_rng(seed)
     effect = rng.normal(0, 0.12, (queries, 1))
-    human = pd.DataFrame(np.clip(np.linspace(0.4, 0.7, systems) + effect + rng.normal(0, 0.1, (queries, systems)), 0, 1),
-                         index=[f"q{i:02d}" for i in range(queries)], columns=[f"s{j}" for j in range(systems)])  # fmt: skip
+    human = pd.DataFrame(
+        np.clip(np.linspace(0.4, 0.7, systems) + effect + rng.normal(0, 0.1, (queries, systems)), 0, 1),
+        index=[f"q{i:02d}" for i in range(queries)],
+        columns=[f"s{j}" for j in range(systems)],
+    )
     return human, human + 0.1 + rng.normal(0, 0.08, human.shape)
 
 

@@ -21,10 +21,16 @@ def scores(bias, queries=40, noise=0.03, seed=11):
     rng = np.random.default_rng(seed)
     effect = rng.normal(0, 0.05, queries)
     rows = [
-        {"judge": judge, "system": system, "query_id": f"q{q}",
-         "ndcg": BASE[system] + effect[q] + bias(judge, system) + rng.normal(0, noise)}
-        for judge in FAMILIES for system in SYSTEMS for q in range(queries)
-    ]  # fmt: skip
+        {
+            "judge": judge,
+            "system": system,
+            "query_id": f"q{q}",
+            "ndcg": BASE[system] + effect[q] + bias(judge, system) + rng.normal(0, noise),
+        }
+        for judge in FAMILIES
+        for system in SYSTEMS
+        for q in range(queries)
+    ]
     return pd.DataFrame(rows)
 
 
@@ -61,8 +67,9 @@ def test_a_judge_with_no_judge_of_another_family_gets_a_reason_not_a_number():
     found = self_preference(scores(gemini_bonus), families, SYSTEMS, KINDS, resamples=200).set_index("judge")
     assert found.loc["g1", "reason"].startswith("no judge of another family")
     assert not found.loc["g1", "self_preferring"] and found.loc["g1", "panel"] == ""
-    with_humans = self_preference(scores(gemini_bonus), families, SYSTEMS, KINDS, include_humans=True,
-                                  resamples=200).set_index("judge")  # fmt: skip
+    with_humans = self_preference(
+        scores(gemini_bonus), families, SYSTEMS, KINDS, include_humans=True, resamples=200
+    ).set_index("judge")
     assert with_humans.loc["g1", "panel"] == "human"
     assert with_humans.loc["g1", "corrected"] == pytest.approx(BONUS, abs=0.02)
 
@@ -97,8 +104,12 @@ def lojo_scores(noise, queries=40, seed=2):
     """j1 and j2 put A above B by 0.10; "odd" puts B above A by 0.05, so without it the margin doubles."""
     rng = np.random.default_rng(seed)
     plan = {"j1": {"A": 0.70, "B": 0.60}, "j2": {"A": 0.70, "B": 0.60}, "odd": {"A": 0.60, "B": 0.65}}
-    rows = [{"judge": judge, "system": system, "query_id": f"q{q}", "ndcg": mean + rng.normal(0, noise)}
-            for judge, means in plan.items() for system, mean in means.items() for q in range(queries)]  # fmt: skip
+    rows = [
+        {"judge": judge, "system": system, "query_id": f"q{q}", "ndcg": mean + rng.normal(0, noise)}
+        for judge, means in plan.items()
+        for system, mean in means.items()
+        for q in range(queries)
+    ]
     return pd.DataFrame(rows)
 
 
@@ -117,8 +128,9 @@ def test_leave_one_judge_out_margins_have_bootstrap_cis_over_queries_that_cover_
     # the same interval, by scipy's bootstrap of the per-query margins (the panel is complete)
     wide = frame.pivot_table(index="query_id", columns=["judge", "system"], values="ndcg")
     diffs = sum(wide[(j, odd["upper"])] - wide[(j, odd["lower"])] for j in ("j1", "j2", "odd")) / 3
-    reference = stats.bootstrap((diffs.to_numpy(),), np.mean, n_resamples=2000, method="percentile",
-                                random_state=np.random.default_rng(0)).confidence_interval  # fmt: skip
+    reference = stats.bootstrap(
+        (diffs.to_numpy(),), np.mean, n_resamples=2000, method="percentile", random_state=np.random.default_rng(0)
+    ).confidence_interval
     width = reference.high - reference.low
     assert odd["margin_full_ci_low"] == pytest.approx(reference.low, abs=0.1 * width)
     assert odd["margin_full_ci_high"] == pytest.approx(reference.high, abs=0.1 * width)

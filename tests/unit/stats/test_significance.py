@@ -113,16 +113,30 @@ def test_table2_counts_decisions_by_the_chosen_test_and_gives_the_new_rank_stati
     human = pd.DataFrame(base + np.linspace(0.3, 0, 6) + rng.normal(0, 0.05, (30, 6)), columns=systems)
     judge = human.copy()
     judge["s5"] += 0.5  # the judge lifts the worst system to the top
-    frames = [w.reset_index(names="query_id").melt(id_vars="query_id", var_name="system", value_name="value")
-              .assign(judge=j, measure="m") for j, w in ((HUMAN, human), ("j", judge))]  # fmt: skip
+    frames = [
+        w.reset_index(names="query_id")
+        .melt(id_vars="query_id", var_name="system", value_name="value")
+        .assign(judge=j, measure="m")
+        for j, w in ((HUMAN, human), ("j", judge))
+    ]
     scores = pd.concat(frames, ignore_index=True)
     qrels = pd.DataFrame({"query_id": ["0"], "doc_id": ["d"], "relevance": [1]})
     pairs = qrels[["query_id", "doc_id"]].assign(in_pool=True)
     rows = {}
     for test in ("t", "randomization", "tukey"):
-        table, sig = agreement_tables(dataset="d", labels={HUMAN: qrels, "j": qrels}, scales={HUMAN: Scale(), "j": Scale()},
-                                      pairs=pairs, scores=scores, measures=["m"], oracles=[], alpha=0.05, rbo_p=0.9,
-                                      test=test, resamples=100)  # fmt: skip
+        table, sig = agreement_tables(
+            dataset="d",
+            labels={HUMAN: qrels, "j": qrels},
+            scales={HUMAN: Scale(), "j": Scale()},
+            pairs=pairs,
+            scores=scores,
+            measures=["m"],
+            oracles=[],
+            alpha=0.05,
+            rbo_p=0.9,
+            test=test,
+            resamples=100,
+        )
         rows[test] = table.iloc[0]
         assert rows[test]["test"] == test
     for row in rows.values():
@@ -145,10 +159,18 @@ def test_the_asl_figure_draws_each_judges_sorted_p_values_beside_the_humans_twel
     human = rng.random(len(pairs)) ** 3
     judges = [f"j{i:02d}" for i in range(15)]
     rows = [
-        {"dataset": "dl", "judge": judge, "measure": "m", "system_a": a, "system_b": b,
-         "p_human_adjusted": human[k], "p_judge_adjusted": rng.random() ** (1 + i % 5) * (0 if k == 0 else 1)}
-        for i, judge in enumerate(judges) for k, (a, b) in enumerate(pairs)
-    ]  # fmt: skip
+        {
+            "dataset": "dl",
+            "judge": judge,
+            "measure": "m",
+            "system_a": a,
+            "system_b": b,
+            "p_human_adjusted": human[k],
+            "p_judge_adjusted": rng.random() ** (1 + i % 5) * (0 if k == 0 else 1),
+        }
+        for i, judge in enumerate(judges)
+        for k, (a, b) in enumerate(pairs)
+    ]
     frame = pd.DataFrame(rows)
     other = frame.assign(measure="other", p_judge_adjusted=0.5)  # another measure: not drawn
     fig = asl_figure(pd.concat([frame, other]), "m", 0.05, tmp_path / "asl.png", tmp_path / "asl.pdf")

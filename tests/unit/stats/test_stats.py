@@ -58,9 +58,14 @@ def test_paired_tests_and_significance_classes():
     assert tests.loc[("A", "B"), "p"] == pytest.approx(2 * sps.t.sf(2 * math.sqrt(3), df=2))
     assert tests.loc[("A", "C"), "p"] == 1.0 and tests.loc[("A", "C"), "mean_diff"] == 0.0
     human = pd.DataFrame(
-        {"system_a": ["A", "A", "B"], "system_b": ["B", "C", "C"],
-         "mean_diff": [0.2, 0.1, -0.1], "t": [0, 0, 0], "p": [0.01, 0.2, 0.01]}
-    )  # fmt: skip
+        {
+            "system_a": ["A", "A", "B"],
+            "system_b": ["B", "C", "C"],
+            "mean_diff": [0.2, 0.1, -0.1],
+            "t": [0, 0, 0],
+            "p": [0.01, 0.2, 0.01],
+        }
+    )
     judge = human.assign(mean_diff=[0.2, -0.1, 0.1], p=[0.2, 0.01, 0.01])
     result = compare_significance(human, judge).set_index(["system_a", "system_b"])
     assert result["missed"].tolist() == [True, False, False]

@@ -125,9 +125,14 @@ def test_the_vectorised_sign_flip_is_scipys_permutation_test(queries):
     rng = np.random.default_rng(queries)
     totals = rng.normal(0.3, 1.0, queries).round(1)
     reference = stats.permutation_test(
-        (totals,), lambda x, axis=-1: np.sum(x, axis=axis), permutation_type="samples", vectorized=True,
-        n_resamples=9999, alternative="two-sided", random_state=np.random.default_rng(0),
-    ).pvalue  # fmt: skip
+        (totals,),
+        lambda x, axis=-1: np.sum(x, axis=axis),
+        permutation_type="samples",
+        vectorized=True,
+        n_resamples=9999,
+        alternative="two-sided",
+        random_state=np.random.default_rng(0),
+    ).pvalue
     ours = sign_flip_p(totals)
     if 2**queries <= 10000:
         assert ours == pytest.approx(reference, rel=1e-9)  # both exact
@@ -166,8 +171,9 @@ def test_column_mean_intervals_are_the_engines_mean_interval_of_each_column_and_
         assert (low[column], high[column]) == pytest.approx((expected.low, expected.high), rel=1e-12)
         assert low[column] - 1e-12 <= finite.mean() <= high[column] + 1e-12
     assert (low[2], high[2]) == (0.3, 0.3)
-    reference = stats.bootstrap((values[:, 0],), np.mean, n_resamples=4000, method="percentile",
-                                random_state=np.random.default_rng(0)).confidence_interval  # fmt: skip
+    reference = stats.bootstrap(
+        (values[:, 0],), np.mean, n_resamples=4000, method="percentile", random_state=np.random.default_rng(0)
+    ).confidence_interval
     width = reference.high - reference.low
     assert low[0] == pytest.approx(reference.low, abs=0.1 * width)
     assert high[0] == pytest.approx(reference.high, abs=0.1 * width)

@@ -25,7 +25,19 @@ from .provider import register
 from .weights import GGUF_NAME, LITELLM_MODEL, MODEL_ID, PROVIDER, default_cache_dir, gguf_path, model_dir
 
 __all__ = [
-    "DEFAULT_BATCH_SIZE", "DEFAULT_MAX_TOKENS", "GGUF_NAME", "LITELLM_MODEL", "MODEL_ID", "PROVIDER",
-    "Generation", "default_cache_dir", "gguf_path", "generate", "load", "logprobs_with", "model_dir",
-    "next_token_logprobs", "register",
-]  # fmt: skip
+    "DEFAULT_BATCH_SIZE",
+    "DEFAULT_MAX_TOKENS",
+    "GGUF_NAME",
+    "LITELLM_MODEL",
+    "MODEL_ID",
+    "PROVIDER",
+    "Generation",
+    "default_cache_dir",
+    "gguf_path",
+    "generate",
+    "load",
+    "logprobs_with",
+    "model_dir",
+    "next_token_logprobs",
+    "register",
+]

@@ -59,9 +59,20 @@ BATCH_INVARIANT_ISA = "AVX512_CORE_BF16"
 """oneDNN's instruction set for bfloat16 on CPUs with AMX tiles (see :func:`batch_invariant_kernels`)."""
 ATEN_ISA_ENV = "ATEN_CPU_CAPABILITY"
 ONEDNN_BF16_ISAS = frozenset(
-    {"AVX512_CORE_BF16", "AVX512_CORE_FP16", "AVX10_1_512", "AVX512_CORE_AMX", "AVX10_1_512_AMX",
-     "AVX512_CORE_AMX_FP16", "AVX10_1_512_AMX_FP16", "AVX10_2_512", "AVX10_2_512_AMX_2", "DEFAULT", "ALL"}
-)  # fmt: skip
+    {
+        "AVX512_CORE_BF16",
+        "AVX512_CORE_FP16",
+        "AVX10_1_512",
+        "AVX512_CORE_AMX",
+        "AVX10_1_512_AMX",
+        "AVX512_CORE_AMX_FP16",
+        "AVX10_1_512_AMX_FP16",
+        "AVX10_2_512",
+        "AVX10_2_512_AMX_2",
+        "DEFAULT",
+        "ALL",
+    }
+)
 """Values of ``$ONEDNN_MAX_CPU_ISA`` that leave oneDNN its bfloat16 dot-product instructions."""
 TORCH_THREADS_ENV = "VOIRDIRE_TORCH_THREADS"
 """torch's thread count for the models of this process (a workflow job sets its Snakemake threads)."""

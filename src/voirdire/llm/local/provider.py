@@ -249,9 +249,14 @@ def _provider_class() -> type:
         # litellm passes every argument by keyword (see litellm.llms.custom_llm.CustomLLM);
         # the ones not needed here (api_base, api_key, logging_obj, timeout, ...) are ignored.
         def completion(  # type: ignore[override]
-            self, model: str, messages: list, *, model_response: Any,
-            optional_params: dict | None = None, **_unused: Any,
-        ) -> Any:  # fmt: skip
+            self,
+            model: str,
+            messages: list,
+            *,
+            model_response: Any,
+            optional_params: dict | None = None,
+            **_unused: Any,
+        ) -> Any:
             """Run one request now, in the calling thread."""
             started = time.time()
             request = self._request(model, messages, optional_params or {})
@@ -259,9 +264,14 @@ def _provider_class() -> type:
             return _fill_response(model_response, generation, started)
 
         async def acompletion(  # type: ignore[override]
-            self, model: str, messages: list, *, model_response: Any,
-            optional_params: dict | None = None, **_unused: Any,
-        ) -> Any:  # fmt: skip
+            self,
+            model: str,
+            messages: list,
+            *,
+            model_response: Any,
+            optional_params: dict | None = None,
+            **_unused: Any,
+        ) -> Any:
             """Queue the request for the next micro-batch; generation runs in a worker thread."""
             started = time.time()
             request = self._request(model, messages, optional_params or {})
