@@ -22,6 +22,7 @@ import pandas as pd
 
 from .errors import ConfigError, InputError
 from .formats import read_qrels_counted, trec_eval_order
+from .llm.batch import BatchOptions
 from .llm.endpoint import Endpoint
 from .prompts import DEFAULT_PROMPT
 
@@ -114,6 +115,8 @@ class LLMJudge:
     samples: int = 1
     parse_retries: int = 2
     threads: int = 2  # CPU threads of its jobs (a local model's torch threads)
+    batch: BatchOptions | None = None
+    """Judge through the provider's batch API at its batch price (docs/batch.md); None: directly."""
     kind: str = "llm"
     family: str | None = None
 
@@ -208,9 +211,14 @@ def judge_from_config(entry: dict, *, key: str) -> Judge:
             raise ConfigError("a recorded judge needs 'qrels' (a TREC qrels file)", key=f"{key}.qrels")
         reruns = tuple(Path(p) for p in entry.get("reruns") or ())
         return RecordedJudge(
-            name=entry["name"], qrels=Path(entry["qrels"]), scale=scale, family=family, reruns=reruns,
-            invalid_labels=entry.get("invalid_labels", "error"), unused_grades=entry.get("unused_grades", "error"),
-        )  # fmt: skip
+            name=entry["name"],
+            qrels=Path(entry["qrels"]),
+            scale=scale,
+            family=family,
+            reruns=reruns,
+            invalid_labels=entry.get("invalid_labels", "error"),
+            unused_grades=entry.get("unused_grades", "error"),
+        )
     if kind == "baseline":
         from .baselines import METHODS
 
@@ -227,10 +235,13 @@ def judge_from_config(entry: dict, *, key: str) -> Judge:
                 key=f"{key}.thresholds",
             )
         return EmbeddingJudge(
-            name=entry["name"], model=entry.get("model", "minilm"), scale=scale, family=family,
+            name=entry["name"],
+            model=entry.get("model", "minilm"),
+            scale=scale,
+            family=family,
             thresholds=None if thresholds is None else tuple(float(t) for t in thresholds),
             threads=int(entry.get("threads", 2)),
-        )  # fmt: skip
+        )
     if kind == "llm":
         endpoint = Endpoint.from_config(entry, key=key)
         prompt = Path(entry.get("prompt_file") or DEFAULT_PROMPT)
@@ -241,8 +252,21 @@ def judge_from_config(entry: dict, *, key: str) -> Judge:
             if slot not in text:
                 raise ConfigError(f"prompt template {prompt} lacks {slot}", key=f"{key}.prompt_file")
         options = {field: entry[field] for field in LLM_FIELDS if entry.get(field) is not None}
+        batch = BatchOptions.from_config(entry.get("batch"), key=f"{key}.batch")
+        if batch is not None and (endpoint.is_local or endpoint.serve is not None):
+            raise ConfigError(
+                "batch: a provider's batch API judges at half price; a local or served model has none "
+                "(leave batch out for it)",
+                key=f"{key}.batch",
+            )
         return LLMJudge(
-            name=entry["name"], endpoint=endpoint, prompt_file=prompt, scale=scale, family=family, **options
+            name=entry["name"],
+            endpoint=endpoint,
+            prompt_file=prompt,
+            scale=scale,
+            family=family,
+            batch=batch,
+            **options,
         )
     if kind == "jury":
         raise ConfigError("a jury needs its members' judges: build it with jury_from_config", key=key)
@@ -251,7 +275,18 @@ def judge_from_config(entry: dict, *, key: str) -> Judge:
 
 JURY_KEYS = ("members", "aggregate", "quorum", "binarize")
 """The keys only a jury has."""
-NOT_A_JURY_KEY = ("qrels", "reruns", "method", "model", "prompt_file", "thresholds", "api_base", "serve", "api_key_env")
+NOT_A_JURY_KEY = (
+    "qrels",
+    "reruns",
+    "method",
+    "model",
+    "prompt_file",
+    "thresholds",
+    "api_base",
+    "serve",
+    "api_key_env",
+    "batch",
+)
 """Keys of the other kinds that a jury, whose labels come from its members, has no use for."""
 
 
@@ -393,20 +428,39 @@ def recorded_labels(
     if log is None:
         return labels, summary
     if summary["invalid_labels_dropped"]:
-        log.warning("%s: invalid_labels: drop: %d lines graded outside %d..%d and %d pairs graded twice with "
-                    "different grades (%d lines, both sides) left out of %s", name, dropped["lines_out_of_scale"],
-                    scale["min"], scale["max"], dropped["conflicting_pairs"], dropped["conflicting_lines"], path)  # fmt: skip
+        log.warning(
+            "%s: invalid_labels: drop: %d lines graded outside %d..%d and %d pairs graded twice with "
+            "different grades (%d lines, both sides) left out of %s",
+            name,
+            dropped["lines_out_of_scale"],
+            scale["min"],
+            scale["max"],
+            dropped["conflicting_pairs"],
+            dropped["conflicting_lines"],
+            path,
+        )
     log.info("%s: %s", name, summary)
     if summary["pairs_labelled"] < summary["pairs"]:
-        log.warning("%s: %d needed pairs have no label; they count as unjudged", name,
-                    summary["pairs"] - summary["pairs_labelled"])  # fmt: skip
+        log.warning(
+            "%s: %d needed pairs have no label; they count as unjudged",
+            name,
+            summary["pairs"] - summary["pairs_labelled"],
+        )
     if summary["labels_outside_pool"]:
-        log.warning("%s: %d labels are for passages outside the pool; they are not used (counted in Table 2)",
-                    name, summary["labels_outside_pool"])  # fmt: skip
+        log.warning(
+            "%s: %d labels are for passages outside the pool; they are not used (counted in Table 2)",
+            name,
+            summary["labels_outside_pool"],
+        )
     if len(raw) and raw["relevance"].max() < scale["binary_threshold"]:
-        log.warning("%s: no label in %s reaches binary_threshold %d (its grades go up to %d): every pair counts "
-                    "as non-relevant in binary kappa and binary measures; is the judge's scale declared?",
-                    name, path, scale["binary_threshold"], raw["relevance"].max())  # fmt: skip
+        log.warning(
+            "%s: no label in %s reaches binary_threshold %d (its grades go up to %d): every pair counts "
+            "as non-relevant in binary kappa and binary measures; is the judge's scale declared?",
+            name,
+            path,
+            scale["binary_threshold"],
+            raw["relevance"].max(),
+        )
     return labels, summary
 
 
@@ -429,8 +483,12 @@ def with_texts(pairs: pd.DataFrame, texts: Mapping[str, str], *, judge: str, log
         shown = ", ".join(f"{q}/{d}" for q, d in missing[["query_id", "doc_id"]].head(5).itertuples(index=False))
         log.warning(
             "%s: %d of %d needed pairs have no passage text, so stay uncovered (not graded): %s%s",
-            judge, len(missing), len(pairs), shown, " ..." if len(missing) > 5 else "",
-        )  # fmt: skip
+            judge,
+            len(missing),
+            len(pairs),
+            shown,
+            " ..." if len(missing) > 5 else "",
+        )
     return pairs[has_text].reset_index(drop=True)
 
 

@@ -151,6 +151,11 @@ class Layout:
         """The verdict: one row per judge and dataset, one column per question (docs/verdict.md)."""
         return f"{self.root}/verdict.{ext}"
 
+    def ledger(self, ext: str = "csv") -> str:
+        """The cost ledger: per dataset and LLM caller, calls, tokens and dollars planned and spent
+        (voirdire.plan.ledger_rows; docs/batch.md)."""
+        return f"{self.root}/tables/ledger.{ext}"
+
     def timings(self, ext: str = "csv") -> str:
         """Where the run's time went: the slowest jobs from the benchmark files."""
         return f"{self.root}/tables/timings.{ext}"

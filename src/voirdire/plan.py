@@ -9,11 +9,23 @@ rendered prompts; completions are assumed to use ``max_tokens`` (an upper bound)
 naive count the paper's design avoids: queries x systems x depth. Then the API rankers' calls
 at most, the assistants experiment's calls and the judge probes' calls (the persona probe's
 placebo, the null its roles are tested against, on a row of its own: ``probe placebo``).
+
+Every row prices its calls twice: directly (``est_cost_usd_max``) and through the provider's batch
+API (``est_cost_usd_max_batch``, what a judge with ``batch:`` pays: litellm's batch prices where
+its cost map has them, else half the direct price, said in ``batch_price``). The judges' rows say
+which judges batch (``batch``).
+
+:func:`ledger_rows` is the cost ledger (docs/batch.md): per caller and dataset, every call the
+plan lists for it (cached or not, each request once) priced as it is paid, beside what its stores
+say was spent (:mod:`voirdire.llm.ledger`).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 
 import pandas as pd
@@ -25,6 +37,8 @@ from .formats import read_pairs, read_passages, read_run, read_topics
 from .judges import LLMJudge, with_texts
 from .layout import Layout
 from .llm import Store, answered, count_tokens, estimated_cost
+from .llm.batch import estimated_batch_cost
+from .llm.ledger import LEDGER_COLUMNS, Spent, spent_by_caller
 from .llm_judge.job import load_inputs
 from .llm_judge.tasks import judge_calls
 from .probes.gaming import texts_by_pair, to_label
@@ -42,24 +56,59 @@ def _cached(calls, stores) -> set[str]:
     return cached
 
 
+_COLLECTED: ContextVar[dict | None] = ContextVar("voirdire_plan_collected", default=None)
+"""While :func:`_collecting` runs: (dataset, caller) -> (model, max_tokens, {key: call}) of every row."""
+
+
+@contextmanager
+def _collecting() -> Iterator[dict]:
+    """Collect the calls of every plan row made inside (for :func:`ledger_rows`)."""
+    collected: dict = {}
+    token = _COLLECTED.set(collected)
+    try:
+        yield collected
+    finally:
+        _COLLECTED.reset(token)
+
+
 def _row(caller, model, max_tokens, calls, stores, **ids) -> dict:
     cached = _cached(calls, stores)
     todo = list({c.key: c for c in calls if c.key not in cached}.values())  # one call per unique request
     prompt = sum(count_tokens(model, c.request.chat_messages()) for c in todo)
     completion = len(todo) * max_tokens
     cost = estimated_cost(model, prompt, completion)
-    return {
-        **ids, "caller": caller, "model": model, "tasks": len(calls), "cached": len({c.key for c in calls} & cached),
-        "calls": len(todo), "est_prompt_tokens": prompt, "est_completion_tokens_max": completion,
+    if (collected := _COLLECTED.get()) is not None:
+        collected.setdefault((ids.get("dataset"), caller), (model, max_tokens, {}))[2].update({c.key: c for c in calls})
+    row = {
+        **ids,
+        "caller": caller,
+        "model": model,
+        "tasks": len(calls),
+        "cached": len({c.key for c in calls} & cached),
+        "calls": len(todo),
+        "est_prompt_tokens": prompt,
+        "est_completion_tokens_max": completion,
         # "n/a", not blank, nan or 0: litellm's cost map has no price for this model (local, self-hosted)
         "est_cost_usd_max": "n/a" if cost is None else cost,
-    }  # fmt: skip
+    }
+    # the same calls through the provider's batch API (what a judge with batch: pays)
+    batch_cost, assumed = estimated_batch_cost(model, prompt, completion)
+    row["est_cost_usd_max_batch"] = "n/a" if batch_cost is None else batch_cost
+    row["batch_price"] = _batch_price(batch_cost, assumed)
+    return row
+
+
+def _batch_price(cost: float | None, assumed: bool) -> str:
+    """Where a batch price comes from, in the plan's words."""
+    if cost is None:
+        return "n/a"
+    return "half the direct (assumed)" if assumed else "cost map"
 
 
 def plan_rows(plan: Plan, provenance: str = "original") -> pd.DataFrame:
     """Judging calls of one provenance's pool (the judges' plan, as before the assistants)."""
     layout = Layout(plan.config["results"])
-    rows = []
+    rows, batching = [], []
     for dataset in plan.datasets:
         if plan.labels_only(dataset):  # no texts, so no live judge: nothing to plan
             continue
@@ -73,14 +122,32 @@ def plan_rows(plan: Plan, provenance: str = "original") -> pd.DataFrame:
             if not isinstance(judge, LLMJudge):
                 continue
             calls = judge_calls(judge, readable, topics, texts, provenance=provenance)
-            row = _row(judge.name, judge.model, judge.max_tokens, calls,
-                       [layout.store(dataset, provenance, judge.name)], dataset=dataset)  # fmt: skip
+            row = _row(
+                judge.name,
+                judge.model,
+                judge.max_tokens,
+                calls,
+                [layout.store(dataset, provenance, judge.name)],
+                dataset=dataset,
+            )
             rows.append(
-                {"dataset": row.pop("dataset"), "judge": row.pop("caller"), "model": row.pop("model"),
-                 "provenance": provenance, "unique_pairs": len(pairs), "pairs_outside_pool": outside,
-                 "pairs_without_text": len(pairs) - len(readable), "naive_pairs": naive, **row}
-            )  # fmt: skip
-    return pd.DataFrame(rows)
+                {
+                    "dataset": row.pop("dataset"),
+                    "judge": row.pop("caller"),
+                    "model": row.pop("model"),
+                    "provenance": provenance,
+                    "unique_pairs": len(pairs),
+                    "pairs_outside_pool": outside,
+                    "pairs_without_text": len(pairs) - len(readable),
+                    "naive_pairs": naive,
+                    **row,
+                }
+            )
+            batching.append(judge.batch is not None)
+    frame = pd.DataFrame(rows)
+    if len(frame):  # whether the judge judges through the provider's batch API (and pays est_cost_usd_max_batch)
+        frame.insert(frame.columns.get_loc("model") + 1, "batch", batching)
+    return frame
 
 
 def _pool_inputs(layout: Layout, dataset: str):
@@ -113,8 +180,19 @@ def assistant_rows(plan: Plan) -> pd.DataFrame:
             if isinstance(assistant, LLMAssistant):
                 calls = rewrite_calls(assistant, originals)
                 store = layout.rewrites(dataset, assistant.provenance, "sqlite")
-                rows.append(_row(assistant.name, assistant.model, assistant.max_tokens, calls, [store],
-                                 purpose="rewrite", provenance=assistant.provenance, pairs="sample", **ids))  # fmt: skip
+                rows.append(
+                    _row(
+                        assistant.name,
+                        assistant.model,
+                        assistant.max_tokens,
+                        calls,
+                        [store],
+                        purpose="rewrite",
+                        provenance=assistant.provenance,
+                        pairs="sample",
+                        **ids,
+                    )
+                )
         for judge in plan.judges[dataset]:
             if not isinstance(judge, LLMJudge):
                 continue
@@ -123,8 +201,19 @@ def assistant_rows(plan: Plan) -> pd.DataFrame:
                 layout.sample_labels(dataset, "original", judge.name, "sqlite"),
                 layout.store(dataset, "original", judge.name),
             ]
-            rows.append(_row(judge.name, judge.model, judge.max_tokens, calls, stores,
-                             purpose="judge", provenance="original", pairs="sample", **ids))  # fmt: skip
+            rows.append(
+                _row(
+                    judge.name,
+                    judge.model,
+                    judge.max_tokens,
+                    calls,
+                    stores,
+                    purpose="judge",
+                    provenance="original",
+                    pairs="sample",
+                    **ids,
+                )
+            )
             for assistant in plan.assistants:
                 prov = assistant.provenance
                 rewrites = layout.rewrites(dataset, prov)
@@ -144,8 +233,20 @@ def assistant_rows(plan: Plan) -> pd.DataFrame:
                 ):
                     subset = subset[subset["doc_id"].isin(changed)]
                     calls = judge_calls(judge, subset, topics, prov_texts, provenance=prov)
-                    rows.append(_row(judge.name, judge.model, judge.max_tokens, calls, own if made else [],
-                                     purpose="judge", provenance=prov, pairs=name, dataset=dataset, estimated=not made))  # fmt: skip
+                    rows.append(
+                        _row(
+                            judge.name,
+                            judge.model,
+                            judge.max_tokens,
+                            calls,
+                            own if made else [],
+                            purpose="judge",
+                            provenance=prov,
+                            pairs=name,
+                            dataset=dataset,
+                            estimated=not made,
+                        )
+                    )
     return pd.DataFrame(rows)
 
 
@@ -173,8 +274,18 @@ def probe_rows(plan: Plan) -> pd.DataFrame:
         for padder in plan.padders:
             calls = pad_calls(padder, originals)
             store = layout.padded(dataset, padder.name, "sqlite")
-            rows.append(_row(padder.name, padder.model, padder.max_tokens, calls, [store],
-                             dataset=dataset, purpose="pad", estimated=False))  # fmt: skip
+            rows.append(
+                _row(
+                    padder.name,
+                    padder.model,
+                    padder.max_tokens,
+                    calls,
+                    [store],
+                    dataset=dataset,
+                    purpose="pad",
+                    estimated=False,
+                )
+            )
             made = Path(layout.padded(dataset, padder.name)).is_file()
             # before it has run, a stand-in of twice the length: one distinct text per passage
             stand_in = {doc: f"{text}\n\n{text}" for doc, text in originals.items()}
@@ -191,8 +302,18 @@ def probe_rows(plan: Plan) -> pd.DataFrame:
             for purpose, calls in (("probe grades", grades), (PLACEBO_ROW, placebo), ("probe pairwise", pairs)):
                 if purpose == PLACEBO_ROW and not calls:  # no persona probe
                     continue
-                rows.append(_row(name, judge.model, judge.max_tokens, calls, stores,
-                                 dataset=dataset, purpose=purpose, estimated=estimated))  # fmt: skip
+                rows.append(
+                    _row(
+                        name,
+                        judge.model,
+                        judge.max_tokens,
+                        calls,
+                        stores,
+                        dataset=dataset,
+                        purpose=purpose,
+                        estimated=estimated,
+                    )
+                )
     return pd.DataFrame(rows)
 
 
@@ -216,8 +337,18 @@ def gaming_rows(plan: Plan) -> pd.DataFrame:
             items = to_label(gamed, methods)
             calls = judge_calls(judge, items, topics, texts_by_pair(items), provenance="gaming")
             stores = [layout.gaming_labels(dataset, name, "sqlite"), layout.store(dataset, "original", name)]
-            rows.append(_row(name, judge.model, judge.max_tokens, calls, stores,
-                             dataset=dataset, purpose="gaming", methods=", ".join(methods)))  # fmt: skip
+            rows.append(
+                _row(
+                    name,
+                    judge.model,
+                    judge.max_tokens,
+                    calls,
+                    stores,
+                    dataset=dataset,
+                    purpose="gaming",
+                    methods=", ".join(methods),
+                )
+            )
     return pd.DataFrame(rows)
 
 
@@ -240,9 +371,18 @@ def ranker_rows(plan: Plan) -> pd.DataFrame:
                 calls = [_prp_calls(int(n), ranker.variant, ranker.k) for n in sizes]
             else:
                 calls = [int(n) for n in sizes]
-            rows.append({"dataset": dataset, "ranker": ranker.name, "model": ranker.model, "method": ranker.method,
-                         "variant": ranker.variant if ranker.method == "prp" else "", "queries": len(sizes),
-                         "depth": ranker.depth, "calls_max": int(sum(calls))})  # fmt: skip
+            rows.append(
+                {
+                    "dataset": dataset,
+                    "ranker": ranker.name,
+                    "model": ranker.model,
+                    "method": ranker.method,
+                    "variant": ranker.variant if ranker.method == "prp" else "",
+                    "queries": len(sizes),
+                    "depth": ranker.depth,
+                    "calls_max": int(sum(calls)),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -254,18 +394,78 @@ def _prp_calls(n: int, variant: str, k: int) -> int:
     return every
 
 
+def ledger_rows(plan: Plan) -> pd.DataFrame:
+    """The cost ledger (:data:`voirdire.llm.ledger.LEDGER_COLUMNS`): per dataset and caller, every
+    call the plan lists for it (the judges' pools, the assistants experiment, the probes, the gamed
+    system: each request once, stored or not) with its estimated tokens and cost at the price it
+    pays (a judge with ``batch:`` pays the batch price), beside what the dataset's stores say it
+    spent (:func:`voirdire.llm.ledger.spent_by_caller`). A caller with answers but no planned
+    call (an API ranker) has spent columns only."""
+    layout = Layout(plan.config["results"])
+    with _collecting() as collected:
+        for section in (plan_rows, assistant_rows, probe_rows, gaming_rows):
+            section(plan)
+    rows = []
+    for dataset in plan.datasets:
+        spent = spent_by_caller(sorted((Path(layout.root) / dataset).rglob("*.sqlite")))
+        planned = {caller: found for (where, caller), found in collected.items() if where == dataset}
+        for caller in [*planned, *sorted(set(spent) - set(planned))]:
+            used = spent.get(caller) or Spent()
+            model, max_tokens, calls = planned.get(caller, (used.model, 0, {}))
+            judge = next((j for j in plan.judges[dataset] if j.name == caller), None)
+            batch = isinstance(judge, LLMJudge) and judge.batch is not None
+            prompt = sum(count_tokens(model, c.request.chat_messages()) for c in calls.values())
+            completion = len(calls) * max_tokens
+            if batch:
+                cost, assumed = estimated_batch_cost(model, prompt, completion)
+                price = "batch: " + _batch_price(cost, assumed)
+            else:
+                cost, price = estimated_cost(model, prompt, completion), "direct"
+            rows.append(
+                {
+                    "dataset": dataset,
+                    "caller": caller,
+                    "model": model,
+                    "batch": batch,
+                    "price": price if caller in planned else "not planned",
+                    "planned_calls": len(calls) if caller in planned else None,
+                    "planned_prompt_tokens": prompt if caller in planned else None,
+                    "planned_completion_tokens_max": completion if caller in planned else None,
+                    "planned_cost_usd_max": cost if caller in planned and cost is not None else float("nan"),
+                    "spent_calls": used.calls,
+                    "spent_requests": used.requests,
+                    "spent_via_batch": used.via_batch,
+                    "spent_prompt_tokens": used.prompt_tokens,
+                    "spent_completion_tokens": used.completion_tokens,
+                    "spent_cost_usd": used.cost,
+                }
+            )
+    return pd.DataFrame(rows, columns=list(LEDGER_COLUMNS))
+
+
 def render(plan: Plan, provenance: str = "original") -> str:
     """The plan as Markdown: the judges' calls on ``provenance``'s pool, then each section that
     the config has (API rankers, the assistants experiment, the judge probes, the gamed system)."""
     table = plan_rows(plan, provenance)
     text = table.to_markdown(index=False) if len(table) else "no LLM judges configured"
+    if len(table):
+        text += (
+            "\n\nest_cost_usd_max_batch: the same calls through the provider's batch API, what a judge with "
+            "`batch:` pays (batch_price: litellm's cost map, or half the direct price, assumed)."
+        )
     sections = [
         (ranker_rows, "The API rankers (calls at most: reranking the top depth of every query's pool)"),
-        (assistant_rows, "The assistants experiment (rewrites; the judges' labels of the sample and of the rewritten collections)"),
-        (probe_rows, "The judge probes (LLM paddings; each probed judge's grades, its grades under the placebo "
-                     "persona, the null the persona roles are tested against, and its pairwise questions)"),
+        (
+            assistant_rows,
+            "The assistants experiment (rewrites; the judges' labels of the sample and of the rewritten collections)",
+        ),
+        (
+            probe_rows,
+            "The judge probes (LLM paddings; each probed judge's grades, its grades under the placebo "
+            "persona, the null the persona roles are tested against, and its pairwise questions)",
+        ),
         (gaming_rows, "The gamed system (each judge's labels of the modified passages)"),
-    ]  # fmt: skip
+    ]
     for rows, heading in sections:
         found = rows(plan)
         if len(found):

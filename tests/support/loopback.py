@@ -147,6 +147,7 @@ class LogEntry:
     outcome: str  # ok | malformed | 429 | 500 | timeout | 400
     time: float
     authorization: str | None
+    custom_id: str | None = None  # a batch's line (support.batches); None for a chat request
 
 
 @dataclass
@@ -198,8 +199,12 @@ class LoopbackServer:
         f = self.faults
         with self._lock:
             x = self._rng.random()
-        for outcome, rate in (("429", f.rate_429), ("500", f.rate_500),
-                              ("timeout", f.rate_timeout), ("malformed", f.rate_malformed)):  # fmt: skip
+        for outcome, rate in (
+            ("429", f.rate_429),
+            ("500", f.rate_500),
+            ("timeout", f.rate_timeout),
+            ("malformed", f.rate_malformed),
+        ):
             if x < rate:
                 return outcome
             x -= rate
@@ -215,8 +220,9 @@ class LoopbackServer:
             with self._lock:
                 self._in_flight -= 1
 
-    async def _answer(self, request: web.Request) -> web.Response:
-        body = await request.json()
+    def outcome_for(self, body: dict) -> tuple[str, str, str]:
+        """The prompt of a request body, its hash and the outcome drawn for it (``ok``, a fault, or
+        ``400`` for a rejected prompt): the same draw for a chat request and a batch's line."""
         prompt = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
         sha = hashlib.sha256(prompt.encode("utf-8")).hexdigest()
         outcome = "400" if REJECT in prompt else self._draw()
@@ -225,28 +231,21 @@ class LoopbackServer:
             with self._lock:
                 seen = sum(e.prompt_sha == sha and e.outcome == "malformed" for e in self.log)
             outcome = "ok" if seen >= limit else outcome
-        with self._lock:
-            self.log.append(LogEntry(sha, outcome, time.time(), request.headers.get("Authorization")))
-            if self.die_after is not None and len(self.log) >= self.die_after:
-                print(f"loopback: dying on request {len(self.log)} (--die-after)", flush=True)
-                os._exit(3)
+        return prompt, sha, outcome
+
+    def reply(self, body: dict, outcome: str, authorization: str | None = None) -> tuple[int, dict]:
+        """The HTTP status and JSON body answering a chat request ``body`` under ``outcome`` (a
+        ``timeout`` is answered as after its wait). The one answer function: the chat endpoint and
+        the batch endpoint (:mod:`support.batches`) answer the same request alike."""
+        prompt = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
+        sha = hashlib.sha256(prompt.encode("utf-8")).hexdigest()
         if outcome == "400":  # no retry can fix it; the message echoes the header, as some proxies do
-            return web.json_response(
-                {"error": {"message": f"bad request (auth was {request.headers.get('Authorization')})",
-                           "type": "invalid_request_error"}},
-                status=400,
-            )  # fmt: skip
-        if outcome == "timeout":
-            await asyncio.sleep(self.faults.timeout_s)
-        elif self.latency_s:
-            await asyncio.sleep(self.latency_s)
+            message = f"bad request (auth was {authorization})"
+            return 400, {"error": {"message": message, "type": "invalid_request_error"}}
         if outcome == "429":
-            return web.json_response(
-                {"error": {"message": "rate limited", "type": "rate_limit_error", "code": "rate_limit"}},
-                status=429,
-            )
+            return 429, {"error": {"message": "rate limited", "type": "rate_limit_error", "code": "rate_limit"}}
         if outcome == "500":
-            return web.json_response({"error": {"message": "upstream failure", "type": "server_error"}}, status=500)
+            return 500, {"error": {"message": "upstream failure", "type": "server_error"}}
         if outcome == "malformed":
             content = "I think this passage is fairly relevant to the query."
         elif PROBE in str(body.get("model", "")) and (probed := _probe_answer(str(body["model"]), prompt)):
@@ -277,28 +276,49 @@ class LoopbackServer:
         if body.get("logprobs"):
             # first token only, with Yes/No and A/B among the top alternatives (OpenAI format)
             p = yes_probability_for(prompt)
-            top = [{"token": "Yes", "logprob": math.log(p), "bytes": None},
-                   {"token": "No", "logprob": math.log(1 - p), "bytes": None}]  # fmt: skip
+            top = [
+                {"token": "Yes", "logprob": math.log(p), "bytes": None},
+                {"token": "No", "logprob": math.log(1 - p), "bytes": None},
+            ]
             top = top[: int(body.get("top_logprobs") or 0)]
             first = content.split()[0] if content.split() else ""
-            choice["logprobs"] = {"content": [
-                {"token": first, "logprob": max(t["logprob"] for t in top) if top else 0.0,
-                 "bytes": None, "top_logprobs": top}
-            ]}  # fmt: skip
-        return web.json_response(
-            {
-                "id": f"chatcmpl-{sha[:12]}",
-                "object": "chat.completion",
-                "created": int(time.time()),
-                "model": self.model_version,
-                "choices": [choice],
-                "usage": {
-                    "prompt_tokens": len(prompt.split()),
-                    "completion_tokens": completion_tokens,
-                    "total_tokens": len(prompt.split()) + completion_tokens,
-                },
+            choice["logprobs"] = {
+                "content": [
+                    {
+                        "token": first,
+                        "logprob": max(t["logprob"] for t in top) if top else 0.0,
+                        "bytes": None,
+                        "top_logprobs": top,
+                    }
+                ]
             }
-        )
+        return 200, {
+            "id": f"chatcmpl-{sha[:12]}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": self.model_version,
+            "choices": [choice],
+            "usage": {
+                "prompt_tokens": len(prompt.split()),
+                "completion_tokens": completion_tokens,
+                "total_tokens": len(prompt.split()) + completion_tokens,
+            },
+        }
+
+    async def _answer(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        _, sha, outcome = self.outcome_for(body)
+        with self._lock:
+            self.log.append(LogEntry(sha, outcome, time.time(), request.headers.get("Authorization")))
+            if self.die_after is not None and len(self.log) >= self.die_after:
+                print(f"loopback: dying on request {len(self.log)} (--die-after)", flush=True)
+                os._exit(3)
+        if outcome == "timeout":
+            await asyncio.sleep(self.faults.timeout_s)
+        elif self.latency_s and outcome != "400":
+            await asyncio.sleep(self.latency_s)
+        status, payload = self.reply(body, outcome, request.headers.get("Authorization"))
+        return web.json_response(payload, status=status)
 
     # ------------------------------------------------------------------ lifecycle
     @property

@@ -438,11 +438,12 @@ def judge_ranking_chart(ranking: pd.DataFrame, png: str | Path):
     labels = short_labels([str(j) for j in frame["judge"]], limit=24, prefix="J")
     marked = None
     for ax, (dataset, measure) in zip(axes, panels, strict=True):
-        block = frame[(frame["dataset"] == dataset) & (frame["measure"] == measure)].sort_values("rank")
-        if block.empty:
+        block = frame[(frame["dataset"] == dataset) & (frame["measure"] == measure)]
+        if block.empty or "rank" not in block:  # an empty table may come without its columns
             ax.text(0.5, 0.5, "no judge besides the human labels", ha="center")
             ax.axis("off")
             continue
+        block = block.sort_values("rank")
         y = np.arange(len(block))
         ax.errorbar(block["value"], y, xerr=_errors(block, "value"), fmt="o", color="black", markersize=4, capsize=2.5)
         split = block["distinguishable"].fillna(False).astype(bool).to_numpy()

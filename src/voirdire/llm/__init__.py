@@ -29,7 +29,22 @@ from .request import Request
 from .store import Record, Store
 
 __all__ = [
-    "Accept", "Answer", "Call", "CallsIncomplete", "Endpoint", "Record", "Request", "RunStats",
-    "Store", "Verdict", "accept_any", "answered", "call_all", "count_tokens", "estimated_cost", "fill_store",
-    "price_known", "records",
-]  # fmt: skip
+    "Accept",
+    "Answer",
+    "Call",
+    "CallsIncomplete",
+    "Endpoint",
+    "Record",
+    "Request",
+    "RunStats",
+    "Store",
+    "Verdict",
+    "accept_any",
+    "answered",
+    "call_all",
+    "count_tokens",
+    "estimated_cost",
+    "fill_store",
+    "price_known",
+    "records",
+]

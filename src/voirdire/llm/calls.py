@@ -15,7 +15,10 @@ acceptance rule (:data:`Accept`: does the answer parse, are logprobs present?).
   *unparsed* with its raw text (never as a made-up value);
 * records tokens, cost, latency and the provider's model version for every call;
 * collects errors, redacted of the API key, without aborting the other calls;
-* shows a tqdm bar and returns per-run :class:`RunStats`.
+* shows a tqdm bar and returns per-run :class:`RunStats`;
+* or, for a caller that asks for it (a judge's ``batch:``), sends the calls the store lacks as
+  provider batches at the batch price and waits for them (:mod:`voirdire.llm.batch`), asking
+  directly only what the batches could not answer.
 
 This package is the only one that imports litellm (lazily, through :mod:`voirdire.llm.env`),
 in the process that makes the calls: a workflow job sends its own API calls. The local model
@@ -42,9 +45,14 @@ from .store import Record, Store
 log = logging.getLogger(__name__)
 
 PERMANENT_ERRORS = (
-    "AuthenticationError", "BadRequestError", "NotFoundError", "PermissionDeniedError",
-    "UnprocessableEntityError", "ContentPolicyViolationError", "ContextWindowExceededError",
-)  # fmt: skip
+    "AuthenticationError",
+    "BadRequestError",
+    "NotFoundError",
+    "PermissionDeniedError",
+    "UnprocessableEntityError",
+    "ContentPolicyViolationError",
+    "ContextWindowExceededError",
+)
 """litellm exception classes that no retry can fix: the call fails at once."""
 
 PERMANENT_MESSAGES = ("Missing credentials",)
@@ -161,6 +169,8 @@ class RunStats:
     max_in_flight: int = 0
     errors: list[str] = field(default_factory=list)
     endpoint_down: str | None = None  # the circuit breaker's one line, when it tripped
+    batch: Any = None  # what the provider batches did (a voirdire.llm.batch.BatchStats), for a batch caller
+    batch_pending: str | None = None  # batches still running when the wait ran out (their ids are kept)
 
 
 class CallsIncomplete(RuntimeError):
@@ -169,6 +179,24 @@ class CallsIncomplete(RuntimeError):
 
 class EndpointDown(CallsIncomplete):
     """The circuit breaker tripped: the endpoint answered nothing, many times in a row."""
+
+
+class BatchPending(CallsIncomplete):
+    """Provider batches were still running when the wait ran out; a rerun picks them up."""
+
+
+@dataclass(frozen=True)
+class Carried:
+    """What a request already cost before it is asked directly: answers a batch gave that the
+    caller's rule did not accept (each an attempt, paid for at the batch price)."""
+
+    attempts: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+
+
+NOTHING_CARRIED = Carried()
 
 
 @dataclass
@@ -307,11 +335,20 @@ def redact(text: str, secret: str | None) -> str:
 def _record(call: Call, answer: Answer, verdict: Verdict, **ledger: Any) -> Record:
     request = call.request
     return Record(
-        key=call.key, purpose=request.purpose, caller=call.caller, items=dict(call.items),
-        sample=request.sample, model=request.model, model_version=answer.model_version,
-        raw=answer.text, logprobs=answer.top_logprobs, status=OK if verdict.ok else UNPARSED,
-        value=verdict.value, rule=verdict.rule, **ledger,
-    )  # fmt: skip
+        key=call.key,
+        purpose=request.purpose,
+        caller=call.caller,
+        items=dict(call.items),
+        sample=request.sample,
+        model=request.model,
+        model_version=answer.model_version,
+        raw=answer.text,
+        logprobs=answer.top_logprobs,
+        status=OK if verdict.ok else UNPARSED,
+        value=verdict.value,
+        rule=verdict.rule,
+        **ledger,
+    )
 
 
 def _reread(call: Call, old: Record, accept: Accept, **ledger: Any) -> Record:
@@ -364,13 +401,15 @@ async def fill_store(
     transport_attempts: int = 4,
     config_key: str | None = None,
     seeds: Sequence[str | Path] = (),
+    batch: Any = None,
 ) -> RunStats:
     """Make every call that ``store`` lacks; never raises for a failed call (see ``stats.failed``).
 
     ``max_in_flight`` caps concurrency below the endpoint's (a job's share of the
     workflow-wide ``llm_slots``); ``config_key`` names the caller's config entry in errors;
     ``seeds`` are finished stores of other jobs whose answers to the same requests are copied
-    (at cost 0) before anything is asked.
+    (at cost 0) before anything is asked. ``batch`` (a :class:`voirdire.llm.batch.BatchOptions`)
+    sends the calls to make as provider batches (its ``fill``: :func:`voirdire.llm.batch.fill_by_batch`).
     """
     started = time.perf_counter()
     stats = RunStats()
@@ -387,24 +426,56 @@ async def fill_store(
     stats.cached = len(unique) - len(missing)
     log.info(
         "%s: %d calls, %d stored (%d re-keyed from an older release, %d copied from finished jobs), %d to make",
-        desc or endpoint.model, stats.calls, stats.cached, stats.adopted, stats.seeded, len(missing),
-    )  # fmt: skip
+        desc or endpoint.model,
+        stats.calls,
+        stats.cached,
+        stats.adopted,
+        stats.seeded,
+        len(missing),
+    )
     if missing:
-        await _call_missing(
-            endpoint, missing, store, stats, accept=accept, reasks=reasks,
-            max_in_flight=max_in_flight, progress=progress, desc=desc,
-            transport_attempts=transport_attempts, config_key=config_key,
-        )  # fmt: skip
+        options = {"accept": accept, "reasks": reasks, "progress": progress, "desc": desc}
+        options |= {"transport_attempts": transport_attempts, "config_key": config_key}
+
+        async def direct(calls: Sequence[Call], carried: Mapping[str, Carried] | None = None) -> None:
+            await _call_missing(endpoint, calls, store, stats, max_in_flight=max_in_flight, carried=carried, **options)
+
+        if batch is not None and not _is_local(endpoint.model):  # voirdire.llm.batch.fill_by_batch
+            await batch.fill(endpoint, missing, store, stats, direct=direct, **options)
+        else:
+            if unread := store.batches(unread=True):  # a batch run's batches, and this run is direct
+                log.warning(
+                    "%s: %d provider batch(es) of an earlier run are not read (%s): this direct run asks their "
+                    "requests again, and the provider charges for both; turn the caller's batch setting back on to "
+                    "collect them instead",
+                    desc or endpoint.model,
+                    len(unread),
+                    ", ".join(str(r.batch_id or r.input_file_id) for r in unread),
+                )
+            await direct(missing)
     stats.wall_s = time.perf_counter() - started
     return stats
 
 
 async def _call_missing(
-    endpoint: Endpoint, missing: Sequence[Call], store: Store, stats: RunStats, *,
-    accept: Accept, reasks: int, max_in_flight: int | None, progress: bool, desc: str | None,
-    transport_attempts: int, config_key: str | None,
-) -> None:  # fmt: skip
+    endpoint: Endpoint,
+    missing: Sequence[Call],
+    store: Store,
+    stats: RunStats,
+    *,
+    accept: Accept,
+    reasks: int,
+    max_in_flight: int | None,
+    progress: bool,
+    desc: str | None,
+    transport_attempts: int,
+    config_key: str | None,
+    carried: Mapping[str, Carried] | None = None,
+) -> None:
+    """Ask each of ``missing`` directly; ``carried``: what a request's earlier, not accepted
+    answers (from a batch) cost, counted in its attempts, tokens and cost."""
     complete, price = _transport(endpoint.model)
+    carried = carried or {}
     secret = endpoint.api_key(key=config_key)
     connection = endpoint.connection(secret)
     slots = min(endpoint.concurrency, max_in_flight or endpoint.concurrency)
@@ -447,8 +518,10 @@ async def _call_missing(
     async def one(call: Call) -> None:
         async with semaphore:
             started = time.perf_counter()
+            before = carried.get(call.key, NOTHING_CARRIED)
             prompt_tokens = completion_tokens = attempts = 0
-            for attempts in range(1, reasks + 2):  # noqa: B007 - read after the loop
+            # at least one ask, however many a batch's answers used up
+            for attempts in range(before.attempts + 1, max(before.attempts, reasks) + 2):  # noqa: B007 - read after
                 answer = Answer.from_response(await send(call.request))
                 prompt_tokens += answer.prompt_tokens
                 completion_tokens += answer.completion_tokens
@@ -457,13 +530,18 @@ async def _call_missing(
                     break
             cost = price(prompt_tokens, completion_tokens)
             latency = time.perf_counter() - started
-            stats.stored += store.put(
-                _record(
-                    call, answer, verdict, attempts=attempts, prompt_tokens=prompt_tokens,
-                    completion_tokens=completion_tokens, cost=cost, latency_s=latency,
-                    created=time.time(),
-                )
-            )  # fmt: skip
+            record = _record(
+                call,
+                answer,
+                verdict,
+                attempts=attempts,
+                prompt_tokens=before.prompt_tokens + prompt_tokens,
+                completion_tokens=before.completion_tokens + completion_tokens,
+                cost=before.cost + cost,
+                latency_s=latency,
+                created=time.time(),
+            )
+            stats.stored += store.put(record)
             stats.unparsed += not verdict.ok
             stats.prompt_tokens += prompt_tokens
             stats.completion_tokens += completion_tokens
@@ -496,8 +574,12 @@ def call_all(endpoint: Endpoint, calls: Sequence[Call], store: Store, **options:
         raise CallsIncomplete(
             f"{stats.failed} of {stats.calls - stats.cached} calls to {endpoint} failed after "
             f"retries (stored: {stats.stored}; a rerun asks only for the missing ones). "
-            "First errors: " + "; ".join(stats.errors)
+            "First errors: "
+            + "; ".join(stats.errors)
+            + (f" Also: {stats.batch_pending}" if stats.batch_pending else "")
         )
+    if stats.batch_pending:
+        raise BatchPending(stats.batch_pending)
     return stats
 
 
@@ -515,6 +597,21 @@ def records(store: Store, calls: Sequence[Call]) -> dict[str, Record]:
 
 
 __all__ = [
-    "Accept", "Answer", "Call", "CallsIncomplete", "EndpointDown", "RateLimiter", "RunStats", "Verdict",
-    "accept_any", "answered", "call_all", "fill_store", "has_price", "records", "token_cost",
-]  # fmt: skip
+    "Accept",
+    "Answer",
+    "BatchPending",
+    "Call",
+    "CallsIncomplete",
+    "Carried",
+    "EndpointDown",
+    "RateLimiter",
+    "RunStats",
+    "Verdict",
+    "accept_any",
+    "answered",
+    "call_all",
+    "fill_store",
+    "has_price",
+    "records",
+    "token_cost",
+]

@@ -22,7 +22,15 @@ passes it as an *alias*: an answer stored under it answers the request, and the 
 re-keys the row (:meth:`Store.adopt`), so paid answers are never asked for again. Stores of
 an older schema are migrated when opened (voirdire 0.1's: :mod:`voirdire.llm.legacy`).
 
-No API key, header or other secret ever reaches the store: keys hash the request body only.
+A judge that judges through a provider's batch API (:mod:`voirdire.llm.batch`) keeps its batches
+beside its answers, in two more tables of the same file: ``batches`` (the uploaded input file's
+id, the provider's batch id once it is known, the provider's last status, whether its answers
+are read) and ``batch_calls`` (each request key a batch carries, and what became of it:
+answered, not accepted, an error line, not run). A killed job's rerun reads them and picks up
+its batches instead of submitting the same calls again.
+
+No API key, header or other secret ever reaches the store: keys hash the request body only, and
+the batch tables hold ids, statuses, counts and error messages redacted of the key.
 """
 
 from __future__ import annotations
@@ -30,7 +38,8 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -62,6 +71,29 @@ CREATE TABLE IF NOT EXISTS calls (
 );
 CREATE INDEX IF NOT EXISTS calls_caller ON calls (purpose, caller);
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS batches (
+    input_file_id TEXT PRIMARY KEY,
+    batch_id TEXT,
+    provider TEXT NOT NULL,
+    model TEXT NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('submitting', 'submitted', 'read')),
+    provider_status TEXT,
+    requests INTEGER NOT NULL,
+    created REAL NOT NULL,
+    finished REAL,
+    counts TEXT
+);
+CREATE TABLE IF NOT EXISTS batch_calls (
+    input_file_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    outcome TEXT,
+    prompt_tokens INTEGER,
+    completion_tokens INTEGER,
+    cost REAL,
+    detail TEXT,
+    PRIMARY KEY (input_file_id, key)
+);
+CREATE INDEX IF NOT EXISTS batch_calls_key ON batch_calls (key);
 """
 
 
@@ -232,3 +264,124 @@ class Store:
 
     def meta(self) -> dict[str, str]:
         return dict(self._db.execute("SELECT name, value FROM meta"))
+
+    @contextmanager
+    def transaction(self) -> Iterator[Store]:
+        """Writes inside commit together or not at all (a kill in between leaves none of them)."""
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    # ------------------------------------------------------------------ provider batches
+    def batch_begin(self, input_file_id: str, provider: str, model: str, keys: Sequence[str]) -> None:
+        """Record an uploaded batch input file and the keys it carries, before the batch is created."""
+        with self.transaction():
+            self._db.execute(
+                "INSERT INTO batches (input_file_id, provider, model, state, requests, created) "
+                "VALUES (?, ?, ?, 'submitting', ?, ?)",
+                (input_file_id, provider, model, len(keys), time.time()),
+            )
+            self._db.executemany(
+                "INSERT INTO batch_calls (input_file_id, key) VALUES (?, ?)", ((input_file_id, k) for k in keys)
+            )
+
+    def batch_submitted(self, input_file_id: str, batch_id: str) -> None:
+        """The provider's id of the batch of ``input_file_id``: it runs (and is paid for) now."""
+        self._db.execute(
+            "UPDATE batches SET batch_id = ?, state = 'submitted' WHERE input_file_id = ?", (batch_id, input_file_id)
+        )
+
+    def batch_status(self, input_file_id: str, provider_status: str) -> None:
+        self._db.execute(
+            "UPDATE batches SET provider_status = ? WHERE input_file_id = ?", (provider_status, input_file_id)
+        )
+
+    def batch_read(self, input_file_id: str, outcomes: Mapping[str, BatchOutcome], counts: Mapping[str, int]) -> None:
+        """What became of each key of a finished batch; its answers are read (call inside
+        :meth:`transaction`, with the answers' :meth:`put`, so that both land or neither)."""
+        self._db.executemany(
+            "UPDATE batch_calls SET outcome = ?, prompt_tokens = ?, completion_tokens = ?, cost = ?, detail = ? "
+            "WHERE input_file_id = ? AND key = ?",
+            (
+                (o.outcome, o.prompt_tokens, o.completion_tokens, o.cost, o.detail, input_file_id, key)
+                for key, o in outcomes.items()
+            ),
+        )
+        self._db.execute(
+            "UPDATE batches SET state = 'read', finished = ?, counts = ? WHERE input_file_id = ?",
+            (time.time(), json.dumps(dict(counts), sort_keys=True), input_file_id),
+        )
+
+    def batches(self, *, unread: bool = False) -> list[BatchRow]:
+        """The batches recorded in this store (only those whose answers are not read yet: ``unread``), oldest first."""
+        where = " WHERE state != 'read'" if unread else ""
+        rows = self._db.execute(f"SELECT {','.join(BATCH_COLUMNS)} FROM batches{where} ORDER BY created, rowid")
+        return [BatchRow(*row) for row in rows]
+
+    def batch_keys(self, input_file_id: str) -> list[str]:
+        return [
+            row[0] for row in self._db.execute("SELECT key FROM batch_calls WHERE input_file_id = ?", (input_file_id,))
+        ]
+
+    def batch_history(self, keys: Iterable[str]) -> dict[str, list[BatchOutcome]]:
+        """Every read outcome of each of ``keys`` in a batch, oldest first (keys never batched are absent)."""
+        keys = list(keys)
+        history: dict[str, list[BatchOutcome]] = {}
+        for start in range(0, len(keys), _CHUNK):
+            chunk = keys[start : start + _CHUNK]
+            marks = ",".join("?" * len(chunk))
+            rows = self._db.execute(
+                "SELECT c.key, c.outcome, c.prompt_tokens, c.completion_tokens, c.cost, c.detail FROM batch_calls c "
+                f"JOIN batches b USING (input_file_id) WHERE b.state = 'read' AND c.key IN ({marks}) "
+                "ORDER BY b.created, b.rowid",
+                chunk,
+            )
+            for key, *outcome in rows:
+                history.setdefault(key, []).append(BatchOutcome(*outcome))
+        return history
+
+    def batch_spent(self) -> dict[str, float]:
+        """What the batches of this store were paid for: answers (stored or not), their tokens and cost."""
+        row = self._db.execute(
+            "SELECT COUNT(*), COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(completion_tokens), 0), "
+            "COALESCE(SUM(cost), 0) FROM batch_calls WHERE outcome IN ('answered', 'unaccepted', 'unused')"
+        ).fetchone()
+        return dict(zip(("answers", "prompt_tokens", "completion_tokens", "cost"), row, strict=True))
+
+
+@dataclass(frozen=True)
+class BatchOutcome:
+    """What became of one request in one batch: ``answered`` (stored), ``unaccepted`` (an answer
+    the caller's rule did not accept: paid, asked again), ``unused`` (answered, but no run asked
+    for it: paid, not stored), ``error`` (an error line: not paid), ``missing`` (not run: the batch
+    expired or was cancelled), ``failed`` (not run: the batch failed); tokens and cost of a paid
+    answer; an error's message."""
+
+    outcome: str
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cost: float | None = None
+    detail: str | None = None
+
+
+@dataclass(frozen=True)
+class BatchRow:
+    """One batch recorded in a store (see :meth:`Store.batches`)."""
+
+    input_file_id: str
+    batch_id: str | None
+    provider: str
+    model: str
+    state: str  # submitting (input uploaded, batch maybe not created) | submitted | read
+    provider_status: str | None
+    requests: int
+    created: float
+    finished: float | None
+    counts: str | None
+
+
+BATCH_COLUMNS = tuple(BatchRow.__dataclass_fields__)
