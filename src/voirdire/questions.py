@@ -244,7 +244,9 @@ def _labels(rows, judge, context):
             detail = f"{name} {found_alpha}" + (f"; {detail}" if detail else "")
             break
     se = _se(low, high)
-    p = _normal_p((kappa - KAPPA_FLOOR) / se) if se > 0 else (0.0 if high < KAPPA_FLOOR else 1.0)
+    from scipy.stats import norm  # as _power reads the same normal approximation
+
+    p = float(norm.cdf((kappa - KAPPA_FLOOR) / se)) if se > 0 else (0.0 if high < KAPPA_FLOOR else 1.0)
     straddles = low < KAPPA_FLOOR <= high
     return Cell(
         INCONCLUSIVE if straddles else PASS,
@@ -256,11 +258,6 @@ def _labels(rows, judge, context):
         detail=detail,
         reason=f"the interval straddles {KAPPA_FLOOR}" if straddles else "",
     )
-
-
-def _normal_p(z: float) -> float:
-    """P(Z <= z) for a standard normal Z."""
-    return 0.5 * math.erfc(-z / math.sqrt(2))
 
 
 def _user_systems(row: Mapping, suffix: str) -> int:
