@@ -28,7 +28,10 @@ measured as it ships. The flags are counted from ``verdict()``'s output, never r
 * ``persona_sensitivity`` (:func:`voirdire.probes.sensitivity.sensitivity`, ``by_condition``):
   the first of the default roles (``--roles`` more of them) and the placebo persona (a neutral
   role, ``persona.RERUN``: the null each role is measured against) on the human-judged pairs of
-  every system's top 10, the systems scored under each.
+  every system's top 10, the systems scored under each;
+* ``reranked`` (:func:`voirdire.audits.reranked.reranked_table`): the user's systems' top 10s
+  re-sorted by the judge's grades of the needed pairs, scored under it and human@pool, its null
+  ``--reranked-draws`` permutations.
 
 Circularity is not built (circular use is reported, never flagged: its cell is na).
 
@@ -47,7 +50,10 @@ their top 10), a judge better than the human grade (its grade rounds a latent hu
 human grade tracks the length, as a finer relevance would), and temperature > 0 (per-pair noise
 whose rerun of the same prompt is a fresh draw too). Per question: the flag rate against alpha + 2
 sqrt(alpha (1 - alpha) / draws), and the family-wise rate (draws with a flag on any question)
-against 0.10.
+against 0.10. A null judge may carry a bias one question is meant to find (:data:`CARRIED`): the
+consensus judge is lenient on the documents several systems put in their top 10, where reranking
+acts; its ``reranking`` row is then counted as a planted bias (part ``planted in a null``, power
+target) and left out of its family-wise rate.
 
 **Planted** biases, each on the temperature > 0 judge (the noisiest, so the power is a floor), one
 question at a time, all the other tables built as in a null draw (so the planted question is
@@ -75,6 +81,7 @@ the CPU it ran on and the CPU seconds per draw.
     python bench/verdict_calibration.py                       # 500 draws per null, 100 per planted bias
     python bench/verdict_calibration.py --quick               # a smoke run: a few draws
     python bench/verdict_calibration.py --draws 200 --jobs 2 --out /tmp/vc/full.csv
+    python bench/verdict_calibration.py --only reranking --draws 100 --power-draws 50   # one question's rows
 """
 
 from __future__ import annotations
@@ -102,6 +109,8 @@ from voirdire import verdict as verdicts  # noqa: E402
 from voirdire.audits.drift import paired_shift  # noqa: E402
 from voirdire.audits.length import length_bias  # noqa: E402
 from voirdire.audits.panel import self_preference  # noqa: E402
+from voirdire.audits.reranked import DRAWS as RERANKED_DRAWS  # noqa: E402
+from voirdire.audits.reranked import reranked_table  # noqa: E402
 from voirdire.config.schema import schema_default  # noqa: E402
 from voirdire.evaluation import MEASURE, evaluate_systems  # noqa: E402
 from voirdire.judges import HUMAN, POOL, Scale, needed_pairs  # noqa: E402
@@ -141,6 +150,10 @@ NULLS = {
 }
 TEMPERATURE = "temperature"
 """The kind whose rerun of the same prompt is a fresh draw, and the base of every planted bias."""
+CARRIED = {"consensus": ("reranking",)}
+"""Null judges that carry a bias a question is meant to find, by kind: its questions. Consensus
+leniency (+1 on documents at least two systems put in their top 10) over-rates exactly the
+documents the systems' rerankings pull up: for ``reranking`` it is a planted bias, not a null."""
 
 
 @dataclass(frozen=True)
@@ -169,6 +182,9 @@ def plants(probe_shift: float = 0.2) -> dict[str, Plant]:
         ),
         "position": Plant("position", "the first position wins 65% of the order-dependent pairs"),
         "persona_prompt": Plant("persona_prompt", "under every role, +1 w.p. 0.5 on the documents of Rank1's top 10"),
+        "reranking": Plant(
+            "reranking", "grade 0 -> 2 w.p. 0.3 on the documents any of your systems puts in its top 10"
+        ),
     }
 
 
@@ -199,6 +215,7 @@ class Bench:
     length_permutations: int = 500
     permutations: int = 999
     roles_asked: int = 1
+    reranked_draws: int = RERANKED_DRAWS
     needed: np.ndarray = field(init=False)
     pairs: pd.DataFrame = field(init=False)
     persona_pairs: np.ndarray = field(init=False)
@@ -206,6 +223,7 @@ class Bench:
     z_length: np.ndarray = field(init=False)
     own: np.ndarray = field(init=False)
     rank1: np.ndarray = field(init=False)
+    user_top: np.ndarray = field(init=False)
     longer: np.ndarray = field(init=False)
     human_scores: pd.DataFrame = field(init=False)
     pool_scores: pd.DataFrame = field(init=False)
@@ -230,6 +248,10 @@ class Bench:
         self.consensus = held >= 2
         self.own = data.pairs_of(data.tops["monoT5"])
         self.rank1 = data.pairs_of(data.tops["Rank1"])
+        self.user_top = np.zeros(n, bool)  # the documents of any user system's top 10
+        for system, index in data.top_index.items():
+            if system not in ORACLES:
+                self.user_top[index[index >= 0]] = True
         self.longer = np.zeros(n, bool)
         self.longer[data.pool_pairs] = data.longer
         # the passage's log length standardised within its query and human grade (0 without a text)
@@ -384,6 +406,8 @@ class Judge:
             out = out + (self.bench.own[pairs] & (rng.random(n) < 0.3))
         elif self.plant == "length":
             out = out + (self.bench.longer[pairs] & (rng.random(n) < 0.2))
+        elif self.plant == "reranking":
+            out = np.where(self.bench.user_top[pairs] & (grades == 0) & (rng.random(n) < 0.3), 2, out)
         return np.clip(out, 0, 3).astype(int)
 
     def again(self, pairs: np.ndarray) -> np.ndarray:
@@ -472,8 +496,31 @@ def tables_of(bench: Bench, judge: Judge, probes: Probes) -> dict[str, pd.DataFr
         "injection": shifted(bench, judge, probes.injection, bench.templates, "template", plant == "injection"),
         "swap": swapped(bench, judge, probes),
         "persona_sensitivity": personas(bench, judge),
+        "reranked": reranked(bench, frame),
     }
     return tables
+
+
+def reranked(bench: Bench, frame: pd.DataFrame) -> pd.DataFrame:
+    """The ``reranked`` table: each user system's top 10 re-sorted by the judge's labels of the
+    needed pairs (``frame``), scored under them and human@pool as the audits job scores them."""
+    data = bench.data
+    mine = {s: runs for s, runs in data.runs.items() if s not in ORACLES}
+    return reranked_table(
+        mine,
+        {JUDGE: frame},
+        data.frame(data.grades, bench.needed),
+        bench.pairs,
+        {JUDGE: 2},
+        2,
+        data.queries,
+        k=ac.DEPTH,
+        measure=MEASURE_NAME,
+        depth=ac.DEPTH,
+        draws=bench.reranked_draws,
+        resamples=bench.resamples,
+        seed=SEED,
+    ).assign(dataset=DATASET)
 
 
 def shifted(bench: Bench, judge: Judge, pairs: np.ndarray, conditions: Sequence[str], name: str, planted: bool):
@@ -666,13 +713,27 @@ class Setting:
     draws: int
     run: Callable[[Bench, np.random.Generator], dict[str, tuple[str, float]]]
     planted: str | None = None
+    carries: tuple[str, ...] = ()
+    """A null judge's questions whose bias it carries (:data:`CARRIED`): rows of their own, power target."""
 
 
-def settings(draws: int, power_draws: int, gaming_draws: int, synthetic_draws: int) -> list[Setting]:
-    """Every setting the bench draws, in the table's order."""
+def settings(
+    draws: int, power_draws: int, gaming_draws: int, synthetic_draws: int, only: Sequence[str] | None = None
+) -> list[Setting]:
+    """Every setting the bench draws, in the table's order; ``only`` (questions): the null judges
+    and the settings whose rows are of those questions."""
     found = []
     for kind, words in NULLS.items():
-        found.append(Setting(f"null/{kind}", "null judge", words, draws, lambda b, r, k=kind: draw(b, k, None, r)))
+        found.append(
+            Setting(
+                f"null/{kind}",
+                "null judge",
+                words,
+                draws,
+                lambda b, r, k=kind: draw(b, k, None, r),
+                carries=CARRIED.get(kind, ()),
+            )
+        )
     for key, plant in plants().items():
         found.append(
             Setting(
@@ -727,6 +788,16 @@ def settings(draws: int, power_draws: int, gaming_draws: int, synthetic_draws: i
                 "gameable",
             )
         )
+    if only is not None:
+        wanted = set(only)
+        found = [
+            s
+            for s in found
+            if s.part == "null judge"
+            or s.planted in wanted
+            or (s.part == "synthetic null" and wanted & {"leaderboard", "decisions"})
+            or (s.part == "gaming null" and "gameable" in wanted)
+        ]
     return found
 
 
@@ -792,20 +863,46 @@ def target(alpha: float, draws: int) -> float:
 FAMILY = "any question (family-wise)"
 
 
-def rows_of(chosen: Setting, answers: list[dict], seconds: float, alpha: float = ALPHA) -> list[dict]:
-    """The table's rows of one setting: per question (a planted setting: its question only) the
-    flag rate with its Wilson interval against its target, and for a null the family-wise rate."""
-    questions = list(dict.fromkeys(q for a in answers for q in a))
-    if chosen.planted is not None:
-        questions = [chosen.planted]
+CARRIED_PART = "planted in a null"
+"""The part of a null judge's row for a question whose bias it carries (:data:`CARRIED`)."""
+
+
+def rows_of(
+    chosen: Setting, answers: list[dict], seconds: float, alpha: float = ALPHA, only: Sequence[str] | None = None
+) -> list[dict]:
+    """The table's rows of one setting: per question (a planted setting: its question only;
+    ``only``: those questions only) the flag rate with its Wilson interval against its target, and
+    for a null the family-wise rate over every question but those it carries (each of which has a
+    row with the power target, part :data:`CARRIED_PART`)."""
+    asked = list(dict.fromkeys(q for a in answers for q in a))
+    questions = [chosen.planted] if chosen.planted is not None else asked
+    if only is not None:
+        questions = [q for q in questions if q in set(only)]
     null = chosen.planted is None
     rows = []
     for question in questions:
         statuses = [a.get(question, (verdicts.NA, math.nan)) for a in answers]
         effects = [e for _, e in statuses if not math.isnan(e)]
-        rows.append(row(chosen, question, [s for s, _ in statuses], effects, seconds, alpha, null))
-    if null and len(questions) > 1:
-        flagged = [verdicts.FLAG if any(s == verdicts.FLAG for s, _ in a.values()) else verdicts.PASS for a in answers]
+        carried = null and question in chosen.carries
+        rows.append(
+            row(
+                chosen,
+                question,
+                [s for s, _ in statuses],
+                effects,
+                seconds,
+                alpha,
+                null and not carried,
+                part=CARRIED_PART if carried else None,
+            )
+        )
+    if null and len(asked) > 1:
+        flagged = [
+            verdicts.FLAG
+            if any(s == verdicts.FLAG for q, (s, _) in a.items() if q not in chosen.carries)
+            else verdicts.PASS
+            for a in answers
+        ]
         rows.append(row(chosen, FAMILY, flagged, [], seconds, FAMILY_TARGET, null, family=True))
     return rows
 
@@ -820,15 +917,16 @@ def row(
     null: bool,
     *,
     family: bool = False,
+    part: str | None = None,
 ) -> dict:
-    """One line of the table."""
+    """One line of the table (``part``: the setting's unless given)."""
     draws = len(statuses)
     fired = sum(s == verdicts.FLAG for s in statuses)
     low, high = proportion_confint(fired, draws, alpha=0.05, method="wilson") if draws else (math.nan, math.nan)
     rate = fired / draws if draws else math.nan
     bound = alpha if family else target(alpha, draws) if null else POWER
     return {
-        "part": chosen.part,
+        "part": part or chosen.part,
         "simulated": chosen.simulated,
         "question": question,
         "draws": draws,
@@ -872,11 +970,13 @@ def calibrate(
     seed: int = 2019,
     jobs: int = 1,
     progress: bool = True,
+    only: Sequence[str] | None = None,
 ) -> pd.DataFrame:
-    """The table: per setting, its questions' rows (:func:`rows_of`)."""
-    chosen = settings(draws, power_draws, gaming_draws, draws if synthetic_draws is None else synthetic_draws)
+    """The table: per setting, its questions' rows (:func:`rows_of`); ``only``: those questions'
+    rows (and the null judges' family-wise rates), from the settings that have them."""
+    chosen = settings(draws, power_draws, gaming_draws, draws if synthetic_draws is None else synthetic_draws, only)
     answers, seconds = run_settings(bench, chosen, seed, jobs=jobs, progress=progress)
-    rows = [r for s, a, t in zip(chosen, answers, seconds, strict=True) for r in rows_of(s, a, t)]
+    rows = [r for s, a, t in zip(chosen, answers, seconds, strict=True) for r in rows_of(s, a, t, only=only)]
     return pd.DataFrame(rows)
 
 
@@ -917,6 +1017,17 @@ def main() -> None:
     parser.add_argument("--synthetic-draws", type=int, default=300, help="draws of each synthetic leaderboard null")
     parser.add_argument("--roles", type=int, default=1, help="persona roles asked (the config's default: 5)")
     parser.add_argument("--probe-samples", type=int, default=8, help="probe samples drawn (seeds 42, 43, ...)")
+    parser.add_argument(
+        "--reranked-draws",
+        type=int,
+        default=RERANKED_DRAWS,
+        help=f"the reranked null's permutations (the audit's default: {RERANKED_DRAWS})",
+    )
+    parser.add_argument(
+        "--only",
+        help="comma-separated questions: their rows only, from the null judges (every table still built: the "
+        "judge's whole budget) and the settings planted for them",
+    )
     parser.add_argument("--jobs", type=int, default=None, help="processes (default: every usable core)")
     parser.add_argument("--seed", type=int, default=2019)
     parser.add_argument("--out", type=Path, help="also write the table as CSV")
@@ -927,6 +1038,9 @@ def main() -> None:
         args.synthetic_draws = args.draws
     if not (args.data / "qrels.nist.txt").is_file():
         sys.exit(f"no TREC DL 2019 data at {args.data}")
+    unknown = sorted(set(args.only.split(",")) - set(verdicts.QUESTIONS)) if args.only else []
+    if unknown:
+        sys.exit(f"--only: no question {', '.join(unknown)} (the verdict's: {', '.join(verdicts.QUESTIONS)})")
     start = time.perf_counter()
     engine = ac.set_permutations(None)
     bench, gap = prepare(
@@ -937,6 +1051,7 @@ def main() -> None:
         length_permutations=args.length_permutations,
         permutations=args.permutations,
         roles_asked=args.roles,
+        reranked_draws=args.reranked_draws,
     )
     jobs = args.jobs or usable_cores()
     table = calibrate(
@@ -947,6 +1062,7 @@ def main() -> None:
         synthetic_draws=args.synthetic_draws,
         seed=args.seed,
         jobs=jobs,
+        only=args.only.split(",") if args.only else None,
     )
     elapsed = time.perf_counter() - start
     print(table[COLUMNS].to_markdown(index=False, floatfmt=".3f"))
@@ -986,7 +1102,11 @@ def notes(bench: Bench, args, table: pd.DataFrame, *, gap: float, jobs: int, ela
         f"the length audit's permutations {args.length_permutations} (its 2000), the persona excess's permutations "
         f"{args.permutations} (its 1999); persona roles {len(bench.roles)} of the default "
         f"{len(schema_default('probes', 'personas', 'roles'))} ({', '.join(bench.roles)}), beside the placebo persona; "
-        f"{len(bench.probes)} probe samples (seeds {schema_default('probes', 'seed')} on), one per draw.",
+        f"{len(bench.probes)} probe samples (seeds {schema_default('probes', 'seed')} on), one per draw; the "
+        f"reranked null's permutations {bench.reranked_draws} (the audit's default {RERANKED_DRAWS}).",
+        "the reranked table: BM25, monoT5 and Rank1's top 10 judged documents re-sorted by the judge (k 10, depth "
+        "10); the consensus judge's reranking row is a planted bias (part 'planted in a null': it is lenient where "
+        "reranking acts), left out of its family-wise rate.",
         f"synthetic leaderboards: {SYSTEMS} systems x {QUERIES} queries, the humans' per-query offset sd "
         f"{QUERY_SD}, each system's own noise sd in {SYSTEM_SD[0]}-{SYSTEM_SD[1]}; the judge's per-query offset sd "
         f"{data.query_sd:.3f} and per query x system sd {data.system_sd:.3f} (the monoT5-3B and Rank1-7B judges' "

@@ -424,7 +424,30 @@ def evaluate_systems_under(
     """:func:`evaluate_systems` of the same runs under each of several label sets (name -> its
     qrels, binarized at ``thresholds[name]``): name -> its long table (query_id, system, ndcg).
     Every run is cut and coded once for all of them."""
-    prepared = _Runs(runs, query_ids, depth, ties)
+    return evaluate_prepared(prepare_runs(runs, query_ids, depth=depth, ties=ties), labels, thresholds, measure=measure)
+
+
+def prepare_runs(
+    runs: Mapping[str, list[pd.DataFrame]],
+    query_ids: Iterable[str],
+    *,
+    depth: int | None = None,
+    ties: str = "trec_eval",
+) -> _Runs:
+    """The runs filtered to ``query_ids``, cut at ``depth`` and coded once, for
+    :func:`evaluate_prepared` to score under label sets given later (a permutation null scores the
+    same systems under many)."""
+    return _Runs(runs, query_ids, depth, ties)
+
+
+def evaluate_prepared(
+    prepared: _Runs,
+    labels: Mapping[str, pd.DataFrame],
+    thresholds: Mapping[str, int],
+    *,
+    measure: str = str(MEASURE),
+) -> dict[str, pd.DataFrame]:
+    """:func:`evaluate_systems_under` of runs :func:`prepare_runs` prepared."""
     return {
         name: _long(prepared, qrels, [measure], thresholds[name]).rename(columns={"value": "ndcg"})[
             ["query_id", "system", "ndcg"]

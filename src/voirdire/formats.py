@@ -419,12 +419,41 @@ def write_run(run: pd.DataFrame, path: str | Path, tag: str) -> None:
 # ----------------------------------------------------------------------------- topics
 
 
+TOPIC_ID_KEYS = ("id", "qid", "query_id", "topic_id")
+TOPIC_TEXT_KEYS = ("narrative", "query", "title", "text")
+"""A JSON-lines topics file's keys, tried in order: TREC RAG 2025's ``trec_rag_2025_queries.jsonl``
+holds ``id`` and ``narrative`` (docs/trec-rag.md)."""
+
+
+def _json_topic(number: int, line: str, path: Path) -> tuple[str, str]:
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not valid JSON at column {exc.colno} ({exc.msg})", path=path, line=number) from None
+    qid = next((record[k] for k in TOPIC_ID_KEYS if isinstance(record, dict) and record.get(k) is not None), None)
+    text = next((record[k] for k in TOPIC_TEXT_KEYS if isinstance(record, dict) and isinstance(record.get(k), str)), "")
+    if qid is None or not str(qid).strip() or not text.strip():
+        raise InputError(
+            f"a JSON topic needs an id ({', '.join(TOPIC_ID_KEYS)}) and a text ({', '.join(TOPIC_TEXT_KEYS)})",
+            path=path,
+            line=number,
+        )
+    return str(qid).strip(), " ".join(text.split())
+
+
 def read_topics(path: str | Path) -> dict[str, str]:
-    """Read ``qid<TAB>text`` lines (text may contain spaces)."""
+    """Read ``qid<TAB>text`` lines (text may contain spaces), or JSON lines (one object a topic:
+    :data:`TOPIC_ID_KEYS`, :data:`TOPIC_TEXT_KEYS`)."""
     path = _require_file(path)
     topics: dict[str, str] = {}
     for number, line in text_lines(path):
         if not line.strip():
+            continue
+        if line.lstrip().startswith("{"):
+            qid, text = _json_topic(number, line, path)
+            if qid in topics:
+                raise InputError(f"query {qid} is defined twice", path=path, line=number)
+            topics[qid] = text
             continue
         qid, sep, text = line.partition("\t")
         if not sep or not qid.strip() or not text.strip():

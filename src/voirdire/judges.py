@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from .defaults import filled, schema_default
 from .errors import ConfigError, InputError
 from .formats import read_qrels_counted, trec_eval_order
 from .llm.batch import BatchOptions
@@ -36,9 +37,9 @@ the human labels matches exactly (Table 1's ``human@pool`` column, Table 2's ``_
 class Scale:
     """Inclusive integer label range and the grade from which a label counts as relevant."""
 
-    low: int = 0
-    high: int = 3
-    binary_threshold: int = 2
+    low: int = schema_default("judges", "scale", "min")
+    high: int = schema_default("judges", "scale", "max")
+    binary_threshold: int = schema_default("judges", "binary_threshold")
 
     def __post_init__(self) -> None:
         if self.low >= self.high:
@@ -76,8 +77,8 @@ class RecordedJudge:
     kind: str = "recorded"
     family: str | None = None
     reruns: tuple[Path, ...] = ()  # more label sets of the same judge, for the drift audit
-    invalid_labels: str = "error"  # lines off the scale or conflicting: error, or drop and count
-    unused_grades: str = "error"  # only the two lowest grades of 3+ (0/1 on 0-3): error, or allow (a warning)
+    invalid_labels: str = schema_default("judges", "invalid_labels")  # off the scale or conflicting: error, or drop
+    unused_grades: str = schema_default("judges", "unused_grades")  # only 0/1 on 0-3: error, or allow (a warning)
 
     def __str__(self) -> str:
         return f"{self.name} (recorded, {self.scale})"
@@ -108,13 +109,14 @@ class LLMJudge:
     endpoint: Endpoint
     prompt_file: Path = DEFAULT_PROMPT
     scale: Scale = Scale()
-    temperature: float = 0.0
-    top_p: float = 1.0
-    max_tokens: int = 256
-    seed: int | None = None
-    samples: int = 1
-    parse_retries: int = 2
-    threads: int = 2  # CPU threads of its jobs (a local model's torch threads)
+    # the schema's defaults (floats as floats: a request's body, its cache key, reads them as given)
+    temperature: float = float(schema_default("judges", "temperature"))
+    top_p: float = float(schema_default("judges", "top_p"))
+    max_tokens: int = schema_default("judges", "max_tokens")
+    seed: int | None = schema_default("judges", "seed")
+    samples: int = schema_default("judges", "samples")
+    parse_retries: int = schema_default("judges", "parse_retries")
+    threads: int = schema_default("judges", "threads")  # CPU threads of its jobs (a local model's torch threads)
     batch: BatchOptions | None = None
     """Judge through the provider's batch API at its batch price (docs/batch.md); None: directly."""
     kind: str = "llm"
@@ -139,7 +141,7 @@ class EmbeddingJudge:
     thresholds: tuple[float, ...] | None = None
     kind: str = "embedding"
     family: str | None = None
-    threads: int = 2  # CPU threads of its job (torch)
+    threads: int = schema_default("judges", "threads")  # CPU threads of its job (torch)
 
     def __str__(self) -> str:
         return f"{self.name} (embedding judge: {self.model})"
@@ -192,15 +194,12 @@ LLM_FIELDS = ("temperature", "top_p", "max_tokens", "seed", "samples", "parse_re
 
 
 def judge_from_config(entry: dict, *, key: str) -> Judge:
-    """Build a judge from one entry of the config's ``judges`` list."""
+    """Build a judge from one entry of the config's ``judges`` list (the schema's defaults filled
+    in where the entry leaves a key out, as validating the config fills them)."""
+    entry = filled(entry, "judges")
     kind = entry.get("kind")
-    scale_cfg = entry.get("scale", {})
     try:
-        scale = Scale(
-            int(scale_cfg.get("min", 0)),
-            int(scale_cfg.get("max", 3)),
-            int(entry.get("binary_threshold", 2)),
-        )
+        scale = Scale(int(entry["scale"]["min"]), int(entry["scale"]["max"]), int(entry["binary_threshold"]))
     except ValueError as exc:
         raise ConfigError(str(exc), key=key) from None
     family = entry.get("family")
@@ -216,8 +215,8 @@ def judge_from_config(entry: dict, *, key: str) -> Judge:
             scale=scale,
             family=family,
             reruns=reruns,
-            invalid_labels=entry.get("invalid_labels", "error"),
-            unused_grades=entry.get("unused_grades", "error"),
+            invalid_labels=entry["invalid_labels"],
+            unused_grades=entry["unused_grades"],
         )
     if kind == "baseline":
         from .baselines import METHODS
@@ -236,11 +235,11 @@ def judge_from_config(entry: dict, *, key: str) -> Judge:
             )
         return EmbeddingJudge(
             name=entry["name"],
-            model=entry.get("model", "minilm"),
+            model=entry.get("model") or EmbeddingJudge.model,
             scale=scale,
             family=family,
             thresholds=None if thresholds is None else tuple(float(t) for t in thresholds),
-            threads=int(entry.get("threads", 2)),
+            threads=int(entry["threads"]),
         )
     if kind == "llm":
         endpoint = Endpoint.from_config(entry, key=key)
@@ -307,7 +306,8 @@ def jury_from_config(entry: dict, *, key: str, members: Mapping[str, Judge]) -> 
     if aggregate not in JURY_AGGREGATES:
         raise ConfigError(f"a jury needs 'aggregate', one of {', '.join(JURY_AGGREGATES)}", key=f"{key}.aggregate")
     names = list(entry["members"])
-    binarize = bool(entry.get("binarize", False))
+    entry = filled(entry, "judges")
+    binarize = bool(entry.get("binarize"))  # the schema gives it no default: unset is false
     if binarize:
         scale = Scale(0, 1, 1)
     else:
@@ -319,8 +319,7 @@ def jury_from_config(entry: dict, *, key: str, members: Mapping[str, Judge]) -> 
                     "members grade on one scale (set binarize: true to take each member's binary label as its vote)",
                     key=f"{key}.members[{index}]",
                 )
-    scale_cfg = entry.get("scale") or {}
-    declared = (scale_cfg.get("min", 0), scale_cfg.get("max", 3), entry.get("binary_threshold", 2))
+    declared = (entry["scale"]["min"], entry["scale"]["max"], entry["binary_threshold"])
     unset = Scale()  # the schema's defaults, which it fills in when the keys are left out
     if declared not in (
         (unset.low, unset.high, unset.binary_threshold),

@@ -31,6 +31,10 @@ class Layout:
     def passages(self, dataset: str) -> str:
         return f"{self.root}/{dataset}/data/passages.parquet"
 
+    def texts_summary(self, dataset: str) -> str:
+        """What fetching a ``texts:`` dataset's passages found: asked, found, missing (first ids)."""
+        return f"{self.root}/{dataset}/data/texts.json"
+
     def pool(self, dataset: str) -> str:
         """The BM25 run every system reorders (always of the original texts)."""
         return self.run(dataset, "original", "bm25")

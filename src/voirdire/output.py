@@ -1,7 +1,10 @@
 """Tables and figures as the workflow writes them: one table writer, one figure writer.
 
 * :func:`write_table` writes a table as CSV and as Markdown (one section per dataset), both
-  atomically; it takes the table's path with or without its suffix (:func:`stem`).
+  atomically; it takes the table's path with or without its suffix (:func:`stem`). The
+  Markdown is :func:`markdown_table`'s: each column typed by its dtype (integers as integers,
+  floats with the table's format, text as written), never by its name; a float column of counts
+  prints as integers where the writer names it in ``counts``.
 * :func:`save_figure` writes a figure as PNG and PDF at one resolution (:data:`DPI`), both
   atomically, without a creation date in the PDF (a rerun writes the same bytes), and closes it.
 * :func:`pyplot` is matplotlib's pyplot on the Agg backend (no display); :func:`per_dataset` and
@@ -10,8 +13,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import math
 import re
 from collections.abc import Callable, Sequence
@@ -140,6 +141,13 @@ View = list[str | IntervalCell]
 """A Markdown view: the columns a person reads, in order (names after the ``<x>_ci_low`` /
 ``<x>_ci_high`` merge), and :class:`IntervalCell` cells."""
 
+BLANK = ("reason", "reasons", "note", "notes", "position_note")
+"""The columns of why a row has no result, or a note on it, in every table: where such a cell is
+missing there is nothing to explain, and the Markdown leaves it empty rather than ``n/a``
+(:func:`write_table`'s ``blank``)."""
+MISSING = "n/a"
+"""How the Markdown prints a missing value."""
+
 
 def write_table(
     frame: pd.DataFrame,
@@ -153,6 +161,8 @@ def write_table(
     first: tuple[str, Callable[[pd.DataFrame], pd.Series]] | None = None,
     max_rows: int = MAX_ROWS,
     keep: Sequence[str] = (),
+    counts: Sequence[str] = (),
+    blank: Sequence[str] = BLANK,
 ) -> None:
     """Write the table as ``<stem>.csv`` and ``<stem>.md`` (one Markdown section per dataset);
     ``path`` is either file or their common stem.
@@ -168,8 +178,12 @@ def write_table(
     and a view's text cells longer than :data:`MAX_CELL` lose their parenthetical remarks (a
     long n/a reason reads as its first clause). ``manifest`` (the manifest's SHA-256) is
     printed under the Markdown title, so a table says which systems, judges and settings it was
-    made from. Counts print as integers (see :func:`_counts_as_integers`), a missing number as
-    ``n/a`` and a missing reason (a ``reason`` column: why a row has no result) as an empty cell.
+    made from. The Markdown is rendered by :func:`markdown_table`: a column of integers prints
+    as integers, and so does a column named in ``counts`` (the writer's word that it counts)
+    whose values present are all whole (a count beside a missing value is a float column); other
+    numbers print with ``floatfmt``. A missing value prints as ``n/a``, except in the text
+    columns named in ``blank`` (by default :data:`BLANK`: why a row has no result, or a note on
+    it), where a missing value means there is nothing to say and prints as an empty cell.
 
     A view wider than :data:`MAX_COLUMNS` is paged by column (:func:`_column_pages`): every page
     repeats the ``keep`` columns (by default the first) and shows the next of the others, under a
@@ -188,18 +202,13 @@ def write_table(
         note = None
         if len(block) > max_rows:
             block, note = _rows_shown(block, first, max_rows, f"{base.name}.csv")
-        shown = _counts_as_integers(block.drop(columns="dataset"))
+        shown = _counts_as_integers(block.drop(columns="dataset"), counts)
         cells = [c for c in view or [] if isinstance(c, IntervalCell) and {c.low, c.high} <= set(shown.columns)]
         shown = _with_intervals(shown.assign(**{c.name: _interval_cells(shown, c, floatfmt) for c in cells}), floatfmt)
         if view is not None:
             names = [c.name if isinstance(c, IntervalCell) else c for c in view]
             shown = shown[[c for c in names if c in shown.columns]]
             shown = shown.assign(**{c: shown[c].map(_short) for c in shown.columns if shown[c].dtype.kind == "O"})
-        shown = shown.astype(object)
-        shown = shown.where(shown.notna(), None)
-        for column in shown.columns:
-            if _REASON.search(str(column)):
-                shown[column] = shown[column].where(shown[column].notna(), "")
         lines += [f"## {dataset}", "", *([note, ""] if note else [])]
         kept, pages = _column_pages(list(shown.columns), keep)
         paged = paged or len(pages) > 1
@@ -207,8 +216,7 @@ def write_table(
             if len(pages) > 1:
                 named = columns[0] if len(columns) == 1 else f"{columns[0]} to {columns[-1]}"
                 lines += [f"### {named} (columns, page {number} of {len(pages)})", ""]
-            with _tabulate_memoized():
-                lines += [shown[kept + columns].to_markdown(index=False, floatfmt=floatfmt, missingval="n/a"), ""]
+            lines += [markdown_table(shown[kept + columns], floatfmt=floatfmt, blank=blank), ""]
     if (view is not None or paged) and not frame.empty:
         lines.append(f"{len(frame.columns)} columns in all: `{base.name}.csv` has every one.")
     with atomic_write(f"{base}.md") as fh:
@@ -302,42 +310,6 @@ def _rows_shown(
     return block.iloc[order], note
 
 
-TABULATE_PURE = ("_type", "_more_generic", "_afterpoint")
-"""tabulate's per-cell helpers that are functions of their arguments alone (a cell's type, the
-more general of two types, the digits after a decimal point)."""
-
-
-@contextlib.contextmanager
-def _tabulate_memoized():
-    """tabulate (what ``DataFrame.to_markdown`` calls) with :data:`TABULATE_PURE` memoized while
-    one table is rendered: the same Markdown, about twice as fast on a table of many rows with
-    repeated cells (the paired tests of every system pair under every judge: 400,000 rows at
-    100 runs and 20 judges), where tabulate infers each column's type anew from every cell.
-    Arguments are told apart by type too (1, 1.0 and True); an unhashable one is passed through."""
-    import tabulate
-
-    saved = {name: getattr(tabulate, name) for name in TABULATE_PURE if hasattr(tabulate, name)}
-
-    def memoized(function):
-        cached = functools.lru_cache(maxsize=None, typed=True)(function)
-
-        def call(*args, **kwargs):
-            try:
-                return cached(*args, **kwargs)
-            except TypeError:  # an unhashable argument (or the function's own error, raised again)
-                return function(*args, **kwargs)
-
-        return call
-
-    try:
-        for name, function in saved.items():
-            setattr(tabulate, name, memoized(function))
-        yield
-    finally:
-        for name, function in saved.items():
-            setattr(tabulate, name, function)
-
-
 _INTERVAL = re.compile(r"^(?P<name>.+)_ci_low(?P<suffix>.*)$")
 
 
@@ -384,73 +356,157 @@ def _short(value):
     return text.strip() or value
 
 
-# a column of why a row has no result (or a note on it): empty, not "n/a", where there is nothing to explain
-_REASON = re.compile(r"(^|_)(reasons?|notes?)($|_)")
-# names of statistics that may happen to be whole (a mean grade of 3, a tau of 1): never integers
-_STATISTIC = re.compile(
-    r"mean|median|average|rate|share|fraction|ratio|_ci|ci_|kappa|tau|rho|^r$|^r_|rbo|score|shift|diff|"
-    r"margin|^p$|^p_|_p$|coverage|level|corrected|raw|strictness|excess|inflation|agreement|accuracy|"
-    r"consistency|sensitivity|ndcg|cost|limit|lower|upper|alpha|phi|threshold|similarity|grade"
-)
-# names of counts (and ranks, depths): integers even when they are all 0s and 1s
-_COUNT = re.compile(
-    r"(^|_)(n|k|count|counts|queries|pairs|systems|topics|qrels|documents|docs|passages|lines|draws|"
-    r"resamples|labels|judges|tasks|calls|tokens|samples|wins|ties|up|down|same|moved|unparsed|unlabelled|"
-    r"missed|spurious|flipped|invented|dropped|missing|tp|tn|fp|fn|depth|rank|delta_r|groups|conditions|"
-    r"prompts|answered|relevant|non_relevant|failures|alarms|rewrites|used|flagged_count|of_family|"
-    r"significant|left_out|total|size|unscored|surviving|order_dependent)($|_|s$)"
-)
-
-
-# "n_..." and "..._count": a count, whatever else the name says ("n_grade_3")
-# "original_<g>" / "rewritten_<g>": label counts per grade
-_COUNTED = re.compile(r"^(n|num)_|_(n|count)$|^count|^(original|rewritten)_\d+$")
-# a name ending in what it counts is a count ("strictness_systems", "systems_vs_human")...
-_COUNT_END = re.compile(
-    r"(^|_)(queries|pairs|systems|topics|qrels|documents|docs|passages|lines|draws|resamples|labels|judges|"
-    r"tasks|calls|tokens|samples|groups|conditions|prompts|rewrites|duels|permutations|failures|alarms|tests)$"
-)
-# ...unless it opens as a statistic or is a share named like a count
-_STATISTIC_NAME = re.compile(r"^(mean|median|average|share|rate|fraction|ratio|p|ci)_|^(padded_wins|duel_ties)")
-
-
-def _counts_as_integers(frame: pd.DataFrame) -> pd.DataFrame:
-    """Columns of whole numbers (counts, also beside a missing value) print as integers.
-
-    A column qualifies when every value present is a whole number (float columns, and object
-    columns of numbers: a count beside ``None``), and its name is not that of a statistic
-    (``mean``, ``rate``, ``kappa``, ``ci_low``, ...) unless it starts ``n_``, ends ``_count`` or
-    ends in what it counts (``strictness_systems``; not ``mean_...``, ``share_...``, ``padded_wins``).
-    Of the rest, a column of -1, 0 and 1 only stays as it is (it may be a correlation or a
-    rate) unless its name says it counts (``queries``, ``pairs``, ``systems_of_family``, ...).
-    Bools stay bools.
-    """
+def _counts_as_integers(frame: pd.DataFrame, counts: Sequence[str] = ()) -> pd.DataFrame:
+    """``frame`` with the columns named in ``counts`` (those present) as integers (``Int64``)
+    where every value present is a whole, finite number: a float column, or an object column of
+    numbers (a count beside ``None``). A column whose values are not all whole stays as it is
+    (it prints with the table's ``floatfmt``), and so does every column not named: the
+    integer-ness of the others comes from their dtype (:func:`markdown_table`)."""
     frame = frame.copy()
-    for column in frame.columns:
+    for column in dict.fromkeys(counts):
+        if column not in frame.columns:
+            continue
         values = frame[column]
         if values.dtype.kind == "O":
             present = values.dropna()
-            numbers = present.map(lambda v: isinstance(v, int | float) and not isinstance(v, bool))
-            if present.empty or not numbers.all():
+            if present.empty or not present.map(lambda v: isinstance(v, int | float) and not isinstance(v, bool)).all():
                 continue
             values = pd.to_numeric(values.where(values.notna(), None), errors="coerce").astype(float)
-        elif values.dtype.kind not in "fiu":
+        elif values.dtype.kind != "f":
             continue
         present = values.dropna()
-        if present.empty or not (present % 1 == 0).all() or not present.map(math.isfinite).all():
-            continue
-        name = str(column).lower()
-        counted = _COUNTED.search(name) is not None or (
-            _COUNT_END.search(name) is not None and _STATISTIC_NAME.search(name) is None
-        )
-        if not counted and _STATISTIC.search(name):
-            continue
-        if _STATISTIC_NAME.search(name) and not _COUNTED.search(name):
-            continue
-        if not counted and not _COUNT.search(name) and present.isin([-1, 0, 1]).all():
+        if present.empty or not present.map(math.isfinite).all() or not (present % 1 == 0).all():
             continue
         frame[column] = values.astype("Int64")
     return frame
+
+
+# ----------------------------------------------------------------------------- Markdown
+
+
+def markdown_table(frame: pd.DataFrame, floatfmt: str = ".4f", blank: Sequence[str] = ()) -> str:
+    """``frame`` as a Markdown pipe table, each column typed by its data, not its name.
+
+    * A column of integers (an integer dtype, ``Int64`` with missing values, or an object column
+      whose values present are all ints), and a text column whose values are all integers written
+      in digits (query ids), are right-aligned; integers print as they are.
+    * A column of floats (a float dtype, or an object column of numbers) is right-aligned at the
+      decimal point, each value as ``format(value, floatfmt)``.
+    * Any other column (text, booleans, a column with nothing in it) is left-aligned, each value
+      as ``str(value)``, without surrounding whitespace.
+    * A missing value (None, NaN, ``pd.NA``) prints as :data:`MISSING`, or as an empty cell in the
+      columns named in ``blank``. In text and headers a ``|`` is escaped (``\\|``) and a line
+      break becomes a space, so a cell cannot break the table.
+
+    Every column is at least two characters wider than its header, and cells are padded to the
+    column's width: the layout of tabulate's ``pipe`` format (what ``DataFrame.to_markdown``
+    writes) with ``numalign="decimal"``, so a table reads as before; the column's type, however,
+    is decided once from its dtype rather than cell by cell from each value's text, so text that
+    looks like a float stays as written. A frame without columns is the empty string.
+    """
+    if frame.shape[1] == 0:
+        return ""
+    blank = set(blank)
+    headers, columns, aligns = [], [], []
+    for position in range(frame.shape[1]):
+        name = frame.columns[position]
+        cells, numeric = _cells(frame.iloc[:, position], floatfmt, "" if name in blank else MISSING)
+        header = _escape(str(name))
+        if numeric:
+            decimals = [_after_point(c) for c in cells]
+            most = max(decimals, default=-1)
+            cells = [c + " " * (most - d) for c, d in zip(cells, decimals, strict=True)]
+        width = max([len(header) + 2, *map(len, cells)])
+        if numeric:
+            headers.append(header.rjust(width))
+            columns.append([c.rjust(width) for c in cells])
+        else:
+            headers.append(header.ljust(width))
+            columns.append([c.ljust(width) for c in cells])
+        aligns.append(
+            "-" * (width + 1) + ":" if numeric else (":" + "-" * (width + 1) if len(frame) else "-" * (width + 2))
+        )
+    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join(aligns) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in zip(*columns, strict=True)]
+    return "\n".join(lines)
+
+
+def _cells(column: pd.Series, floatfmt: str, missing: str) -> tuple[list[str], bool]:
+    """A column's cells as text, and whether it is a column of numbers (aligned right)."""
+    values = column.tolist()
+    absent = column.isna().tolist()
+    kind = column.dtype.kind
+    if pd.api.types.is_integer_dtype(column.dtype):  # int64, Int64 (with missing values), uint8...
+        typed = "int"
+    elif kind == "f":
+        typed = "float"
+    else:
+        present = [v for v, a in zip(values, absent, strict=True) if not a]
+        typed = _object_type(present) if kind == "O" else "text"
+    if all(absent):
+        typed = "text"  # nothing to align
+    if typed == "int":
+        return [
+            missing if a else str(v) if isinstance(v, str) else str(int(v)) for v, a in zip(values, absent, strict=True)
+        ], True
+    if typed == "float":
+        return [missing if a else format(float(v), floatfmt) for v, a in zip(values, absent, strict=True)], True
+    texts = {}
+    cells = []
+    for v, a in zip(values, absent, strict=True):
+        if a:
+            cells.append(missing)
+        elif isinstance(v, str) and v in texts:
+            cells.append(texts[v])
+        else:
+            text = _escape(str(v)).strip()
+            if isinstance(v, str):
+                texts[v] = text
+            cells.append(text)
+    return cells, False
+
+
+_DIGITS = re.compile(r"[-+]?\d+")
+
+
+def _object_type(present: list) -> str:
+    """The type of an object column from its values present: ``int`` (ints, or integers written
+    in digits), ``float`` (numbers, not all ints) or ``text``."""
+    if not present:
+        return "text"
+    if all(isinstance(v, int | np.integer) and not isinstance(v, bool | np.bool_) for v in present):
+        return "int"
+    if all(isinstance(v, str) and _DIGITS.fullmatch(v.strip()) for v in present):
+        return "int"
+    if all(
+        isinstance(v, int | float | np.integer | np.floating) and not isinstance(v, bool | np.bool_) for v in present
+    ):
+        return "float"
+    return "text"
+
+
+def _escape(text: str) -> str:
+    """A cell's text that cannot break a pipe table: ``|`` escaped, line breaks as spaces."""
+    if "|" in text:
+        text = text.replace("|", "\\|")
+    if "\n" in text or "\r" in text:
+        text = " ".join(text.splitlines())
+    return text
+
+
+def _after_point(cell: str) -> int:
+    """The characters after a number's decimal point (or, without one, after its exponent's
+    ``e``), -1 for an integer, a number without either, or text such as ``n/a``: how far the
+    decimal alignment pads it on the right."""
+    try:
+        number = float(cell)
+    except ValueError:
+        return -1
+    if _DIGITS.fullmatch(cell.strip()) or (math.isinf(number) and cell.strip().lower() not in ("inf", "-inf", "+inf")):
+        return -1
+    point = cell.rfind(".")
+    point = cell.lower().rfind("e") if point < 0 else point
+    return len(cell) - point - 1 if point >= 0 else -1
 
 
 SHORT_NAME = 14

@@ -36,9 +36,10 @@ from .config import Plan
 from .formats import read_pairs, read_passages, read_run, read_topics
 from .judges import LLMJudge, with_texts
 from .layout import Layout
-from .llm import Store, answered, count_tokens, estimated_cost
+from .llm import Store, answered, count_tokens, estimated_cost, price_known
 from .llm.batch import estimated_batch_cost
-from .llm.ledger import LEDGER_COLUMNS, Spent, spent_by_caller
+from .llm.ledger import LEDGER_COLUMNS, LOCAL, UNKNOWN, Spent, spent_by_caller
+from .llm.local.provider import is_local
 from .llm_judge.job import load_inputs
 from .llm_judge.tasks import judge_calls
 from .probes.gaming import texts_by_pair, to_label
@@ -57,7 +58,7 @@ def _cached(calls, stores) -> set[str]:
 
 
 _COLLECTED: ContextVar[dict | None] = ContextVar("voirdire_plan_collected", default=None)
-"""While :func:`_collecting` runs: (dataset, caller) -> (model, max_tokens, {key: call}) of every row."""
+"""While :func:`_collecting` runs: (dataset, role, caller) -> (model, max_tokens, {key: call}) of every row."""
 
 
 @contextmanager
@@ -71,14 +72,22 @@ def _collecting() -> Iterator[dict]:
         _COLLECTED.reset(token)
 
 
-def _row(caller, model, max_tokens, calls, stores, **ids) -> dict:
+def _max_tokens(call, default: int) -> int:
+    """The completion tokens a call may take: its request's ``max_tokens`` (a probe's own setting),
+    else the caller's."""
+    return int(dict(call.request.params).get("max_tokens") or default)
+
+
+def _row(caller, model, max_tokens, calls, stores, *, role="judge", **ids) -> dict:
+    if (collected := _COLLECTED.get()) is not None:  # the ledger's: the calls only (no store opened, no token counted)
+        found = collected.setdefault((ids.get("dataset"), role, caller), (model, max_tokens, {}))
+        found[2].update({c.key: c for c in calls})
+        return {**ids, "caller": caller, "model": model}
     cached = _cached(calls, stores)
     todo = list({c.key: c for c in calls if c.key not in cached}.values())  # one call per unique request
     prompt = sum(count_tokens(model, c.request.chat_messages()) for c in todo)
-    completion = len(todo) * max_tokens
+    completion = sum(_max_tokens(c, max_tokens) for c in todo)
     cost = estimated_cost(model, prompt, completion)
-    if (collected := _COLLECTED.get()) is not None:
-        collected.setdefault((ids.get("dataset"), caller), (model, max_tokens, {}))[2].update({c.key: c for c in calls})
     row = {
         **ids,
         "caller": caller,
@@ -187,6 +196,7 @@ def assistant_rows(plan: Plan) -> pd.DataFrame:
                         assistant.max_tokens,
                         calls,
                         [store],
+                        role="assistant",
                         purpose="rewrite",
                         provenance=assistant.provenance,
                         pairs="sample",
@@ -281,6 +291,7 @@ def probe_rows(plan: Plan) -> pd.DataFrame:
                     padder.max_tokens,
                     calls,
                     [store],
+                    role="padder",
                     dataset=dataset,
                     purpose="pad",
                     estimated=False,
@@ -394,50 +405,78 @@ def _prp_calls(n: int, variant: str, k: int) -> int:
     return every
 
 
-def ledger_rows(plan: Plan) -> pd.DataFrame:
-    """The cost ledger (:data:`voirdire.llm.ledger.LEDGER_COLUMNS`): per dataset and caller, every
-    call the plan lists for it (the judges' pools, the assistants experiment, the probes, the gamed
-    system: each request once, stored or not) with its estimated tokens and cost at the price it
-    pays (a judge with ``batch:`` pays the batch price), beside what the dataset's stores say it
-    spent (:func:`voirdire.llm.ledger.spent_by_caller`). A caller with answers but no planned
-    call (an API ranker) has spent columns only."""
+def store_roles(plan: Plan, dataset: str) -> dict[Path, str]:
+    """Every call store of ``dataset`` under the results (``*.sqlite``) -> the role of the callers
+    that write it: an API ranker's (``ranker``, its pool's and its sample's), an LLM padder's
+    (``padder``), an assistant's rewrites (``assistant``), else a judge's (its pools, its sample,
+    its probes, the gamed system)."""
     layout = Layout(plan.config["results"])
+    roles: dict[str, str] = {}
+    for provenance in plan.provenances:
+        for ranker in plan.rankers:
+            for name in (ranker.name, f"{ranker.name}-sample"):
+                roles[layout.ranker_store(dataset, provenance, name)] = "ranker"
+    for padder in plan.padders:
+        roles[layout.padded(dataset, padder.name, "sqlite")] = "padder"
+    for assistant in plan.assistants:
+        roles[layout.rewrites(dataset, assistant.provenance, "sqlite")] = "assistant"
+    roles = {Path(path).resolve(): role for path, role in roles.items()}
+    found = sorted((Path(layout.root) / dataset).rglob("*.sqlite"))
+    return {path: roles.get(path.resolve(), "judge") for path in found}
+
+
+def ledger_rows(plan: Plan) -> pd.DataFrame:
+    """The cost ledger (:data:`voirdire.llm.ledger.LEDGER_COLUMNS`): per dataset, role and caller,
+    every call the plan lists for it (the judges' pools, the assistants experiment, the probes, the
+    gamed system: each request once, stored or not) with its estimated tokens and cost at the price
+    it pays (a judge with ``batch:`` pays the batch price; a local model $0; a model litellm has no
+    price for: empty, ``price`` unknown), beside what the dataset's stores say it spent
+    (:func:`voirdire.llm.ledger.spent_by_caller`, read-only). A caller with answers but no planned
+    call (an API ranker) has empty planned columns."""
     with _collecting() as collected:
         for section in (plan_rows, assistant_rows, probe_rows, gaming_rows):
             section(plan)
     rows = []
     for dataset in plan.datasets:
-        spent = spent_by_caller(sorted((Path(layout.root) / dataset).rglob("*.sqlite")))
-        planned = {caller: found for (where, caller), found in collected.items() if where == dataset}
-        for caller in [*planned, *sorted(set(spent) - set(planned))]:
-            used = spent.get(caller) or Spent()
-            model, max_tokens, calls = planned.get(caller, (used.model, 0, {}))
-            judge = next((j for j in plan.judges[dataset] if j.name == caller), None)
+        spent = spent_by_caller(store_roles(plan, dataset))
+        planned = {(role, caller): found for (where, role, caller), found in collected.items() if where == dataset}
+        for role, caller in [*planned, *sorted(set(spent) - set(planned))]:
+            used = spent.get((role, caller)) or Spent()
+            model, max_tokens, calls = planned.get((role, caller), (used.model, 0, {}))
+            judge = next((j for j in plan.judges[dataset] if j.name == caller), None) if role == "judge" else None
             batch = isinstance(judge, LLMJudge) and judge.batch is not None
             prompt = sum(count_tokens(model, c.request.chat_messages()) for c in calls.values())
-            completion = len(calls) * max_tokens
-            if batch:
+            completion = sum(_max_tokens(c, max_tokens) for c in calls.values())
+            if is_local(model):
+                cost, price = 0.0, LOCAL
+            elif batch:
                 cost, assumed = estimated_batch_cost(model, prompt, completion)
                 price = "batch: " + _batch_price(cost, assumed)
             else:
                 cost, price = estimated_cost(model, prompt, completion), "direct"
+            known = price_known(model)  # the local model: $0, known
+            if not known:
+                price = UNKNOWN
+            is_planned = (role, caller) in planned
             rows.append(
                 {
                     "dataset": dataset,
+                    "role": role,
                     "caller": caller,
                     "model": model,
                     "batch": batch,
-                    "price": price if caller in planned else "not planned",
-                    "planned_calls": len(calls) if caller in planned else None,
-                    "planned_prompt_tokens": prompt if caller in planned else None,
-                    "planned_completion_tokens_max": completion if caller in planned else None,
-                    "planned_cost_usd_max": cost if caller in planned and cost is not None else float("nan"),
+                    "price": price,
+                    "planned_calls": len(calls) if is_planned else None,
+                    "planned_prompt_tokens": prompt if is_planned else None,
+                    "planned_completion_tokens_max": completion if is_planned else None,
+                    "planned_cost_usd_max": cost if is_planned and cost is not None else float("nan"),
                     "spent_calls": used.calls,
                     "spent_requests": used.requests,
                     "spent_via_batch": used.via_batch,
                     "spent_prompt_tokens": used.prompt_tokens,
                     "spent_completion_tokens": used.completion_tokens,
-                    "spent_cost_usd": used.cost,
+                    # as stored; a model without a price is stored at 0, which is not what it cost
+                    "spent_cost_usd": used.cost if known else float("nan"),
                 }
             )
     return pd.DataFrame(rows, columns=list(LEDGER_COLUMNS))

@@ -194,6 +194,10 @@ def _table2_row(rows: pd.DataFrame, judge: str) -> dict | None:
     return found.iloc[0].to_dict() if len(found) else None
 
 
+judge_rows, number = _rows, _num
+"""What a question declared beside its audit (:mod:`voirdire.audits.registry`) reads its rows with."""
+
+
 def _se(low: float, high: float) -> float:
     """The standard error a 95% interval implies (its width over 2 x 1.96)."""
     return (high - low) / (2 * 1.959964) if not (math.isnan(low) or math.isnan(high)) else math.nan

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from .audits.registry import load as load_audits
 from .questions import (  # noqa: F401 (the verdict's vocabulary, re-exported)
     FLAG,
     INCONCLUSIVE,
@@ -31,6 +32,9 @@ from .questions import (  # noqa: F401 (the verdict's vocabulary, re-exported)
     error_budget,
     question,
 )
+
+# the questions declared beside their audits (voirdire.audits.registry) join QUESTIONS, after these
+load_audits()
 
 # ----------------------------------------------------------------------------- the verdict
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from voirdire.audits.registry import load
+
 ROOT = Path(__file__).resolve().parents[2]
 
 # caption (stem) -> the tables (paths under a results folder) it is the caption of
@@ -27,6 +29,7 @@ CAPTION_TABLES = {
         )
     },
     "timings": r"tables/timings\.csv",
+    "ledger": r"tables/ledger\.csv",
     **{
         f"audit_{name}": rf"audits/[^/]+/{name}\.csv"
         for name in (
@@ -43,6 +46,13 @@ CAPTION_TABLES = {
             "topic_agreement",
             "judge_ranking",
         )
+    },
+    # the audits declared beside their computation (voirdire.audits.registry): every table of each
+    **{
+        f"audit_{table.name}": rf"audits/[^/]+/{table.name}\.csv"
+        for declared in load().values()
+        if declared.captions is None
+        for table in declared.tables
     },
     **{f"probe_{name}": rf"audits/original/{name}\.csv" for name in ("swap", "pad", "injection", "gaming")},
     # a jury's tables, written by its own job beside its labels (docs/juries.md)

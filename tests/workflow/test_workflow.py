@@ -144,7 +144,7 @@ def test_demo_end_to_end_then_nothing_to_do(tmp_path):
     out = tmp_path / "results"
     first = snakemake("--cores", "2", "--config", f"results={out}").stdout
     table1 = pd.read_csv(out / "tables/original/table1.csv")
-    judges = ["human", "human@pool", "smollm2", "minilm", "assessor-b", "length", "overlap"]
+    judges = ["human", "human@pool", "smollm2", "minilm", "assessor-b", "length", "overlap", "panel"]
     # the run ends with the verdict, a sentence per judge, as voirdire verdict words it
     said = first[first.index("voirdire: the verdict") :].splitlines()
     assert [line.split(" on demo:")[0].strip() for line in said[1:-1]] == judges[2:]
@@ -224,6 +224,27 @@ def test_demo_end_to_end_then_nothing_to_do(tmp_path):
     for figure in ("swap", "pad", "injection", "persona_heatmap", "persona_chart", "prompt_sensitivity_chart"):
         assert (out / f"audits/original/{figure}.png").stat().st_size > 5_000
     assert undocumented(out) == {}  # every column of every table the demo writes is in its caption
+    # the cost ledger: SmolLM2 as judge, assistant and padder, each a row, $0 (local), in the verdict's notes
+    ledger = pd.read_csv(out / "tables/ledger.csv").set_index(["role", "caller"])
+    assert set(ledger.index) == {("judge", "smollm2"), ("assistant", "smollm2"), ("padder", "smollm2")}
+    assert (ledger["price"] == "local ($0)").all() and (ledger["spent_cost_usd"] == 0).all()
+    assert (ledger["spent_calls"] > 0).all() and (ledger["planned_calls"] > 0).all()
+    notes = (out / "verdict.md").read_text()
+    assert "Cost ledger, judge smollm2 on demo: 0 calls paid, $0 (the local model local/smollm2-135m)" in notes
+    assert f"Every caller's calls, tokens and dollars: {out / 'tables/ledger.csv'}." in notes
+    # the judge in the loop (docs/judge-in-the-loop.md, docs/juries.md): content, not n/a
+    reranked = pd.read_csv(out / "audits/original/reranked.csv")
+    everyone = reranked[reranked["system"] == "all"].set_index("judge")
+    assert set(everyone.index) == set(judges[2:])  # every judge but the humans reranks your systems
+    assert everyone["over_rating"].notna().all() and everyone["p"].between(0, 1).all()
+    ranked = reranked[reranked["system"] != "all"]
+    assert not ranked["system"].isin(["Perfect", "Swap[3]"]).any() and ranked["variant"].str.contains(">").all()
+    jury = pd.read_csv(next((out / "demo/judgments").rglob("panel.jury.csv")))
+    assert len(jury) > 0
+    table2 = pd.read_csv(out / "tables/original/table2.csv").set_index("judge")
+    assert table2.loc["panel", ["alpha_ordinal", "kappa_binary"]].notna().all()
+    verdict = read_verdict(out / "verdict.csv")
+    assert "reranking" in set(verdict["question"]) and "panel" in set(verdict["judge"])
     # the demo's SmolLM2 budget: the prompt tokens of every distinct call its stores hold
     # (judging, the sample, probes, paddings, rewrites, the gamed system; a call copied from
     # another job's store counts once; the rankers keep no store)

@@ -30,6 +30,8 @@ rule bm25:
         L.log("{dataset}/bm25"),
     benchmark:
         L.benchmark("{dataset}/bm25")
+    wildcard_constraints:
+        dataset=INPUTS.pool_datasets(),
     conda:
         "../../envs/voirdire.yaml"
     threads: 2

@@ -4,22 +4,9 @@
 
 rule plan:
     input:
-        pairs=[L.pairs(dataset, "original") for dataset in PLAN.datasets],
-        passages=[L.passages(dataset) for dataset in PLAN.datasets if not PLAN.labels_only(dataset)],
-        # the assistants experiment's sample (its rewrites are planned before any call)
-        sample=[L.sample(d) for d in PLAN.datasets if PLAN.assistants],
-        sample_passages=[L.sample_passages(d) for d in PLAN.datasets if PLAN.assistants],
-        # the judge probes' samples and personas (their calls are planned before any call)
-        probes=[L.probe_sample(d) for d in PLAN.datasets if PLAN.probe_judges],
-        personas=[
-            L.personas(d) for d in PLAN.datasets if PLAN.probe_judges and "personas" in PROBES
-        ],
-        # the gamed system's modified passages (its judges' calls are planned before any call)
-        gaming=[
-            L.gaming_passages(d)
-            for d in PLAN.datasets
-            if PLAN.gaming_judges and not PLAN.labels_only(d)
-        ],
+        # the pools and their texts, the assistants' sample, the probes' samples and personas,
+        # the gamed system's passages: their calls are planned before any call
+        unpack(INPUTS.plan_inputs),
     output:
         L.plan("original"),
     log:
@@ -32,3 +19,25 @@ rule plan:
         config=as_plain(config),
     script:
         "../scripts/plan.py"
+
+
+# The cost ledger (docs/batch.md): per dataset and LLM caller, the calls the plan lists and what
+# the callers' stores say they cost (read-only), made once every LLM caller has finished; the
+# verdict's notes carry a line of it per caller.
+rule ledger:
+    input:
+        unpack(INPUTS.ledger_inputs),
+        manifest=L.manifest(),
+    output:
+        csv=in_report(L.ledger("csv"), "ledger"),
+        md=L.ledger("md"),
+    log:
+        L.log("ledger"),
+    benchmark:
+        L.benchmark("ledger")
+    conda:
+        "../../envs/voirdire.yaml"
+    params:
+        config=as_plain(config),
+    script:
+        "../scripts/ledger.py"

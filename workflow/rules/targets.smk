@@ -46,20 +46,20 @@ def run_outputs():
 
 
 # ----------------------------------------------------------------------------- report entries
-def in_report(path, name, caption=None):
+def in_report(path, name, caption=None, folder="../report"):
     """``path``, the table or figure ``name``, in the report with its caption
-    (``workflow/report/<caption or name>.rst``), filed beside the verdict question it is evidence
-    of (voirdire.audits.declared.report_section)."""
-    caption = f"../report/{caption or name}.rst"
+    (``workflow/report/<caption or name>.rst``, or in ``folder``: an installed audit's), filed
+    beside the verdict question it is evidence of (voirdire.audits.declared.report_section)."""
+    caption = f"{folder}/{caption or name}.rst"
     return report(path, caption=caption, **AUDITS_DECLARED.report_section(name))
 
 
-def audit_output(name, ext, caption=None):
+def audit_output(name, ext, caption=None, folder=None):
     """An audit table or figure; with a caption, it joins the report (in_report)."""
     path = L.audit(P, name, ext)
     if not caption:
         return path
-    return in_report(path, name, f"audit_{caption}")
+    return in_report(path, name, f"audit_{caption}", folder or "../report")
 
 
 def audit_rule_outputs():
@@ -67,9 +67,9 @@ def audit_rule_outputs():
     (voirdire.audits.declared): each table's csv and md, each figure's png and pdf; the csv or
     png with a caption joins the report (in_report)."""
     outputs = {}
-    for declared in AUDITS_DECLARED.OUTPUTS:
+    for declared in AUDITS_DECLARED.outputs():
         (first, key), (second, other) = declared.keys().items()
-        outputs[key] = audit_output(declared.name, first, declared.caption)
+        outputs[key] = audit_output(declared.name, first, declared.caption, declared.captions)
         outputs[other] = audit_output(declared.name, second)
     return outputs
 

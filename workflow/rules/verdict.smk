@@ -9,6 +9,8 @@ rule verdict:
     input:
         unpack(INPUTS.verdict_inputs),
         manifest=L.manifest(),
+        # the cost ledger: a line of it per LLM caller in the notes
+        ledger=L.ledger("csv"),
     output:
         csv=in_report(L.verdict("csv"), "verdict"),
         md=L.verdict("md"),

@@ -75,6 +75,9 @@ write_table(
     shift,
     out.label_shift,
     manifest=manifest,
+    # counts, the labels per grade (original_<g>, rewritten_<g>) among them
+    counts=["pairs", "unlabelled", "n", "queries", "up", "down", "same", "tests"]
+    + [c for c in shift.columns if c.startswith(("original_", "rewritten_")) and c.rsplit("_", 1)[1].isdigit()],
     empty="no judge reads the texts",
     view=LABEL_SHIFT_VIEW,
     title=f"Experiment 1 (Figure 4): judges' labels of the balanced sample, original vs {provenance}",
@@ -88,6 +91,7 @@ write_table(
     preference,
     out.self_preference,
     manifest=manifest,
+    counts=["pairs", "queries"],
     empty="no judge reads the texts",
     view=PREFERENCE_VIEW,
     title=f"Self-preference on rewritten passages: each judge's label shift beyond its panel's (judges of "
@@ -113,6 +117,7 @@ write_table(
     table,
     out.substitution,
     manifest=manifest,
+    counts=["queries", "queries_dropped", "tests", "substituted_passages", "in_pool_passages"],
     view=SUBSTITUTION_VIEW,
     title=f"Experiments 2-3: nDCG@10 on the original vs the {provenance} collection (paired t-test over queries)",
 )

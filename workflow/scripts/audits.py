@@ -16,6 +16,7 @@ from voirdire.audits.figures import (
     lojo_chart,
     topic_agreement_chart,
 )
+from voirdire.audits.registry import load as registered_audits
 from voirdire.audits.run import DatasetInputs, audit_tables
 from voirdire.evaluation import PRIMARY_COLUMNS, primary_scores, read_scores
 from voirdire.formats import read_pairs, read_qrels, read_run, read_topics
@@ -99,6 +100,7 @@ tables, heatmaps = audit_tables(
     include_humans=params.include_humans,
     depth=params.depth,
     ties=params.ties,
+    settings=params.settings,
 )
 
 label_table = tables["label_test"]
@@ -107,6 +109,7 @@ write_table(
     out.label_test,
     floatfmt=".3f",
     manifest=manifest,
+    counts=["pairs", "queries", "missed_failures", "false_alarms"],
     view=[
         "judge",
         "kind",
@@ -138,6 +141,7 @@ write_table(
     out.lojo_labels,
     floatfmt=".3f",
     manifest=manifest,
+    counts=["pairs", "queries"],
     empty="needs two judges or more besides the null baselines, on pairs of two queries or more",
     view=[
         "left_out",
@@ -161,6 +165,17 @@ write_table(
     out.self_preference,
     floatfmt=".3f",
     manifest=manifest,
+    # counts (a float column where a row has none): an integer where every value is whole
+    counts=[
+        "systems_of_family",
+        "strictness_systems",
+        "consensus_systems",
+        "queries",
+        "pairs_own",
+        "pairs_other",
+        "pairs_own_unmatched",
+        "pairs_other_unmatched",
+    ],
     empty=unsystematic("compares the judges' labels of a family's systems' documents"),
     view=[
         "judge",
@@ -187,6 +202,7 @@ write_table(
     out.length,
     floatfmt=".3f",
     manifest=manifest,
+    counts=["pairs", "pairs_without_text", "permutations"],
     view=[
         "judge",
         "pairs",
@@ -260,6 +276,7 @@ for name, title in (
         getattr(out, name),
         floatfmt=".3f",
         manifest=manifest,
+        counts=["pairs", "queries", "flips", "up", "down", "same"],
         title=title,
         view=DRIFT_VIEWS[name],
         empty="no judge has two label sets or more (reruns: of a recorded judge, samples: k of a live one)",
@@ -272,6 +289,7 @@ write_table(
     out.topic_agreement,
     floatfmt=".3f",
     manifest=manifest,
+    counts=["rank", "pairs"],
     first=("the topics where a judge disagrees more than over all its pairs", lambda rows: rows["disagrees_most"]),
     view=[
         "judge",
@@ -297,6 +315,7 @@ write_table(
     out.judge_ranking,
     floatfmt=".3f",
     manifest=manifest,
+    counts=["rank"],
     empty="no judge besides the human labels is configured",
     view=[
         "measure",
@@ -325,6 +344,7 @@ write_table(
     out.circularity,
     floatfmt=".3f",
     manifest=manifest,
+    counts=["queries"],
     empty=unsystematic("reranks the oracles' base run by each judge's labels"),
     view=["ranker", "self_score", "human_score", "human_pool_score", "inflation", "queries"],
     title="Each judge as a ranker: its ranking of the base run scored under the humans, human@pool (the "
@@ -336,6 +356,25 @@ if len(circularity):
     circularity_heatmap(circularity, out.circularity_png)
 else:
     placeholder(out.circularity_png, f"{NO_SYSTEMS}:\nno base run for the judges to rerank")
+# the audits declared beside their computation (voirdire.audits.registry): each table and figure as declared
+for declared in registered_audits().values():
+    for table in declared.tables:
+        frame = tables[table.name]
+        write_table(
+            frame,
+            getattr(out, table.name),
+            floatfmt=table.floatfmt,
+            manifest=manifest,
+            counts=table.counts,
+            empty=unsystematic(table.empty) if declared.systems else table.empty,
+            first=table.first,
+            view=table.view,
+            title=table.heading(frame, ALPHA),
+        )
+        if not len(frame):
+            log.info("%s: no rows (%s)", table.name, unsystematic(table.empty) if declared.systems else table.empty)
+    for figure in declared.figures:
+        figure.draw(tables[figure.table], getattr(out, f"{figure.name}_png"))
 calibration = tables["calibration"]
 calibration = calibration[["dataset", "judge"] + [c for c in calibration.columns if c not in ("dataset", "judge")]]
 write_table(
@@ -343,6 +382,7 @@ write_table(
     out.calibration,
     floatfmt=".3f",
     manifest=manifest,
+    counts=["k", "draws"],
     empty=unsystematic("corrects the judges' scores of the systems with a few human-labelled queries"),
     view=[
         "judge",

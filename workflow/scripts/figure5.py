@@ -25,6 +25,7 @@ write_table(
     out.table,
     manifest=sha256(snakemake.input.manifest),
     view=SCORE_SHIFT_VIEW,
+    counts=["pairs", "n", "queries", "tests"],
     title=f"Figure 5: pointwise rankers' scores of the sample, {snakemake.wildcards.provenance} - original",
 )
 figure5(scores, out.png, out.pdf)

@@ -114,6 +114,8 @@ write_table(
     floatfmt=".3f",
     manifest=sha256(snakemake.input.manifest),
     view=VIEW,
+    # counts and ranks: a float column beside the judges with no gamed system
+    counts=["k", "queries", "modified", "unlabelled", "without_text", "rank", "rank_gamed", "systems"],
     empty="no judge is put to the gamed system",
 )
 gaming_chart(table, snakemake.output.png)

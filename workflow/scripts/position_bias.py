@@ -8,7 +8,7 @@ import pandas as pd
 from voirdire.jobscript import start
 from voirdire.manifest import sha256
 from voirdire.output import write_table
-from voirdire.rankers.rerank import POSITION_BIAS_VIEW
+from voirdire.rankers.rerank import POSITION_BIAS_COUNTS, POSITION_BIAS_VIEW
 
 log = start(snakemake)
 rows = []
@@ -30,5 +30,6 @@ write_table(
     floatfmt=".3f",
     manifest=sha256(snakemake.input.manifest),
     view=POSITION_BIAS_VIEW,
+    counts=POSITION_BIAS_COUNTS,
 )
 log.info("%d rows", len(rows))

@@ -82,6 +82,8 @@ write_table(
     + ("" if params.systems else f"; {NO_SYSTEMS}: label agreement only, on the human-judged pairs"),
     floatfmt=".3f",
     manifest=manifest,
+    # counts (a float column where a judge has none to give): an integer where every value is whole
+    counts=["labels_outside_pool", "invalid_labels_dropped", "unparsed_pairs"],
     view=[
         "judge",
         "measure",

@@ -4,6 +4,7 @@ import pandas as pd
 
 from voirdire.formats import atomic_write
 from voirdire.jobscript import start
+from voirdire.llm.ledger import ledger_notes
 from voirdire.manifest import sha256
 from voirdire.output import write_csv
 from voirdire.verdict import DatasetTables, coverage_notes, fragment, html, markdown, verdict
@@ -21,7 +22,7 @@ def read(path: str) -> pd.DataFrame:
 
 
 figure = snakemake.input.get("figure3")  # under the verdict on the report's first page
-tables = {name: read(path) for name, path in snakemake.input.items() if name not in ("manifest", "figure3")}
+tables = {name: read(path) for name, path in snakemake.input.items() if name not in ("manifest", "figure3", "ledger")}
 datasets = {
     dataset: DatasetTables(
         judges=judges,
@@ -33,7 +34,11 @@ datasets = {
     for dataset, judges in params.judges.items()
 }
 long = verdict(datasets)
-notes = [*params.notes, *coverage_notes(tables.get("table2", pd.DataFrame()))]
+notes = [
+    *params.notes,
+    *coverage_notes(tables.get("table2", pd.DataFrame())),
+    *ledger_notes(read(snakemake.input.ledger), source=snakemake.input.ledger),
+]
 with atomic_write(out.csv) as fh:
     write_csv(long, fh)  # as every table: CSV_FLOAT
 with atomic_write(out.md) as fh:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..defaults import filled, schema_default
 from ..errors import ConfigError
 from ..llm.endpoint import Endpoint
 from ..prompts import path as prompt_path
@@ -31,11 +32,12 @@ class LLMAssistant:
     name: str
     endpoint: Endpoint
     prompt_file: Path = REWRITE_PROMPT
-    temperature: float = 0.0
-    max_tokens: int = 512
-    seed: int | None = None
+    # the schema's defaults (a float as a float: a request's body, its cache key, reads it as given)
+    temperature: float = float(schema_default("assistants", "temperature"))
+    max_tokens: int = schema_default("assistants", "max_tokens")
+    seed: int | None = schema_default("assistants", "seed")
     family: str | None = None
-    threads: int = 2  # CPU threads of its job (a local model's torch threads)
+    threads: int = schema_default("assistants", "threads")  # CPU threads of its job (a local model's torch threads)
     kind: str = "llm"
 
     @property
@@ -64,9 +66,11 @@ Assistant = LLMAssistant | RecordedAssistant
 
 def assistant_from_config(name: str, entry: dict, *, key: str, prompt: Path = REWRITE_PROMPT) -> Assistant:
     """One entry of the config's ``assistants`` mapping (``key`` names it in errors); ``prompt`` is
-    the template when the entry gives no ``prompt_file``."""
+    the template when the entry gives no ``prompt_file``. The schema's defaults are filled in
+    where the entry leaves a key out, as validating the config fills them."""
+    entry = filled(entry, "assistants")
     family = entry.get("family")
-    if entry.get("kind", "llm") == "recorded":
+    if entry["kind"] == "recorded":
         if "rewrites" not in entry:
             raise ConfigError("a recorded assistant needs 'rewrites' (JSONL or TSV)", key=f"{key}.rewrites")
         if not Path(entry["rewrites"]).is_file():
@@ -78,5 +82,5 @@ def assistant_from_config(name: str, entry: dict, *, key: str, prompt: Path = RE
         raise ConfigError(f"file not found: {prompt}", key=f"{key}.prompt_file")
     if "{passage}" not in prompt.read_text(encoding="utf-8"):
         raise ConfigError(f"{prompt}: the template has no {{passage}} slot", key=f"{key}.prompt_file")
-    own = {k: entry[k] for k in ("temperature", "max_tokens", "seed", "threads") if k in entry}
+    own = {k: entry[k] for k in ("temperature", "max_tokens", "seed", "threads")}
     return LLMAssistant(name=name, endpoint=endpoint, prompt_file=prompt, family=family, **own)

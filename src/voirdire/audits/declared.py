@@ -1,5 +1,5 @@
 """What the label audits write, declared once: the ``audits`` rule's outputs, their report
-entries and the final targets are all generated from :data:`OUTPUTS`.
+entries and the final targets are all generated from :func:`outputs`.
 
 Each entry is one table (``audits/{provenance}/{name}.csv`` and its Markdown view ``.md``) or
 one figure (``.png`` and ``.pdf``), the name the audits job writes it under
@@ -39,6 +39,9 @@ class AuditOutput:
     ``<key>_pdf`` (a figure named like a table: ``<name>_png`` / ``<name>_pdf``)."""
     caption: str | None
     """The report caption's stem (``audit_<caption>.rst``), or None: not in the report."""
+    captions: str | None = None
+    """The caption's folder; None: the workflow's ``workflow/report`` (an audit installed by an
+    entry point keeps its captions beside its module: :mod:`voirdire.audits.registry`)."""
 
     @property
     def extensions(self) -> tuple[str, str]:
@@ -60,7 +63,7 @@ def _figure(name: str, caption: str, key: str | None = None) -> AuditOutput:
     return AuditOutput(name, figure=True, key=key or f"{name}_png", caption=caption)
 
 
-OUTPUTS: tuple[AuditOutput, ...] = (
+BUILT_IN: tuple[AuditOutput, ...] = (
     _table("label_test"),
     _figure("confusion", "confusion", key="confusion"),
     _table("topic_agreement"),
@@ -85,14 +88,35 @@ OUTPUTS: tuple[AuditOutput, ...] = (
 )
 
 
+"""The outputs of the audits computed in :mod:`voirdire.audits.run` itself."""
+
+
+def registered() -> dict:
+    """The audits declared beside their computation (:func:`voirdire.audits.registry.load`)."""
+    from .registry import load  # imports the audits' modules (pandas): only where the workflow needs them
+
+    return load()
+
+
+def outputs() -> tuple[AuditOutput, ...]:
+    """Every output of the audits job: :data:`BUILT_IN`, then each registered audit's tables and
+    figures (a table's caption ``audit_<name>``, a figure's ``audit_<caption>``)."""
+    found = list(BUILT_IN)
+    for declared in registered().values():
+        folder = None if declared.captions is None else str(declared.captions)
+        found += [AuditOutput(t.name, False, t.name, t.name, folder) for t in declared.tables]
+        found += [AuditOutput(f.name, True, f"{f.name}_png", f.caption_stem, folder) for f in declared.figures]
+    return tuple(found)
+
+
 def tables() -> list[str]:
     """The audits' table names, in declaration order."""
-    return [o.name for o in OUTPUTS if not o.figure]
+    return [o.name for o in outputs() if not o.figure]
 
 
 def figures() -> list[str]:
     """The audits' figure names, in declaration order."""
-    return [o.name for o in OUTPUTS if o.figure]
+    return [o.name for o in outputs() if o.figure]
 
 
 # ----------------------------------------------------------------------------- report sections
@@ -131,6 +155,7 @@ OTHER_CATEGORIES: dict[str, tuple[str, ...]] = {
         "figure5",
     ),
     "Reproducibility": ("fingerprint", "probes_fingerprint", "timings"),
+    "Cost": ("ledger",),  # the cost ledger: calls, tokens and dollars planned and spent (workflow/rules/plan.smk)
 }
 """The categories of the report entries that answer no question (after the questions', in this order)."""
 
@@ -164,7 +189,9 @@ SHORT_NAMES: dict[str, str] = {
 
 
 def _questions():
-    from voirdire.verdict import QUESTIONS  # pandas: only where the report is filed
+    from voirdire.questions import QUESTIONS  # pandas: only where the report is filed
+
+    registered()  # the questions declared beside their audits join QUESTIONS
 
     return QUESTIONS
 
@@ -209,7 +236,8 @@ def report_section(name: str) -> dict[str, str]:
                 f"{name}: no report section (voirdire.audits.declared: a question reads it, EVIDENCE or OTHER_CATEGORIES)"
             )
         category = numbered[1 + len(_questions()) + list(OTHER_CATEGORIES).index(others[0])]
-    return {"category": category, "subcategory": SHORT_NAMES.get(name, name.replace("_", " ").capitalize())}
+    shorts = SHORT_NAMES | {o.name: a.short for a in registered().values() if a.short for o in (*a.tables, *a.figures)}
+    return {"category": category, "subcategory": shorts.get(name, name.replace("_", " ").capitalize())}
 
 
 def report_entries() -> list[str]:

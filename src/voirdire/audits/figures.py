@@ -462,3 +462,64 @@ def judge_ranking_chart(ranking: pd.DataFrame, png: str | Path):
         fig.legend(handles=[marked], loc="outside upper center", fontsize=7)
     add_key(fig, labels, title="judges")
     return _finish(fig, png)
+
+
+def reranked_chart(table: pd.DataFrame, png: str | Path):
+    """Judge-reranked systems (:func:`voirdire.audits.reranked.reranked_table`): a panel per
+    dataset and judge (at most :data:`MAX_PANELS`, those that over-rate most), each of your systems
+    down the side, its gain from the judge's reranking under the judge and under ``human@pool``
+    side by side with their 95% intervals over queries; the gap between the two is the
+    over-rating (the noise-matched null's mean in the title)."""
+    frame = table if len(table) and "gain_judge" in table else pd.DataFrame(columns=["dataset", "judge", "system"])
+    totals = frame[frame["system"] == "all"]
+    keys = list(dict.fromkeys(zip(frame["dataset"], frame["judge"], strict=True)))
+    effects = {
+        key: float(totals[(totals["dataset"] == key[0]) & (totals["judge"] == key[1])]["excess"].max())
+        if len(totals)
+        else math.nan
+        for key in keys
+    }
+    shown = _largest(effects) or [("", "")]
+    most = int(frame[frame["system"] != "all"].groupby(["dataset", "judge"]).size().max()) if len(frame) else 1
+    fig, axes = _panels(len(shown), 3.6, max(2.2, 0.42 * most + 1.2), cols=3)
+    labels = short_labels([str(s) for s in frame["system"]], limit=20, prefix="S")
+    for ax, (dataset, judge) in zip(axes, shown, strict=True):
+        block = frame[(frame["dataset"] == dataset) & (frame["judge"] == judge) & (frame["system"] != "all")]
+        if block.empty:
+            ax.text(0.5, 0.5, "no systems of your own to rerank", ha="center")
+            ax.axis("off")
+            continue
+        y = np.arange(len(block))
+        for offset, column, colour, name in (
+            (-0.15, "gain_judge", "C3", "under the judge"),
+            (0.15, "gain_human", "C0", "under human@pool"),
+        ):
+            ax.errorbar(
+                block[column],
+                y + offset,
+                xerr=_errors(block, column),
+                fmt="o",
+                color=colour,
+                markersize=4,
+                capsize=2.5,
+                label=name,
+            )
+        ax.axvline(0, color="0.5", lw=0.6)
+        ax.set_yticks(y, [labels[str(s)] for s in block["system"]], fontsize=8)
+        ax.set_ylim(len(block) - 0.5, -0.5)
+        ax.set_xlabel("gain of the judge's reranking (95% CI)", fontsize=8)
+        total = totals[(totals["dataset"] == dataset) & (totals["judge"] == judge)]
+        note = ""
+        if len(total):
+            row = total.iloc[0]
+            note = f"over-rating {row['over_rating']:+.3f}, its noise {row['null_mean']:+.3f}, p {row['p']:.2g}"
+        ax.set_title(_title(dataset, judge, note, width=48), fontsize=8)
+        ax.grid(axis="x", lw=0.3, color="0.85")
+    handles, names = axes[0].get_legend_handles_labels()
+    if handles:
+        fig.legend(handles, names, loc="outside upper center", ncols=2, fontsize=7)
+    note = _shown(len(shown), len(keys), "the largest excess over the noise") if keys else ""
+    if note:
+        fig.suptitle(note, fontsize=8)
+    add_key(fig, labels, title="systems")
+    return _finish(fig, png)

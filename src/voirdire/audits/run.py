@@ -36,6 +36,7 @@ from .panel import (
     top_documents,
 )
 from .ranking import RANKING_COLUMNS, judge_leaderboard
+from .registry import Context, load
 
 
 @dataclass
@@ -82,6 +83,13 @@ TABLES = (
     "topic_agreement",
     "judge_ranking",
 )
+"""The tables of the audits computed here; those declared beside their computation
+(:mod:`voirdire.audits.registry`) follow them (:func:`all_tables`)."""
+
+
+def all_tables() -> tuple[str, ...]:
+    """Every audit table: :data:`TABLES`, then each registered audit's."""
+    return (*TABLES, *(t.name for a in load().values() for t in a.tables))
 
 
 def audit_tables(
@@ -96,6 +104,7 @@ def audit_tables(
     depth: int | None = None,
     ties: str = "trec_eval",
     constructed: Sequence[str] | None = None,
+    settings: Mapping[str, Mapping[str, object]] | None = None,
 ) -> tuple[dict[str, pd.DataFrame], dict[tuple[str, str], pd.DataFrame]]:
     """The audit tables of :data:`TABLES` (each with a ``dataset`` column first) and the
     confusion matrix of every (dataset, judge).
@@ -109,7 +118,13 @@ def audit_tables(
 
     The judges' leaderboard ranks them by tau over the systems the user brought: every system of
     ``system_families`` but ``constructed`` (default: those of the family ``oracle``, Perfect and
-    the swaps, as :func:`voirdire.systems.family_of` files them)."""
+    the swaps, as :func:`voirdire.systems.family_of` files them).
+
+    Then every registered audit (:mod:`voirdire.audits.registry`) of each dataset, with its
+    ``settings`` (``audits.<name>``; absent: its computation's defaults); one that needs systems
+    has no row on a dataset without them."""
+    registered = load()
+    settings = settings or {}
     if constructed is None:
         constructed = [s for s, family in system_families.items() if family == ORACLE_FAMILY]
     user = [s for s in system_families if s not in set(constructed)]
@@ -117,7 +132,7 @@ def audit_tables(
     primary = parse_measure(measure)
     top = primary["cutoff"] if isinstance(primary["cutoff"], int) else None
     judged_only = bool(primary.params.get("judged_only", False))
-    rows: dict[str, list] = {name: [] for name in TABLES}
+    rows: dict[str, list] = {name: [] for name in all_tables()}
     heatmaps: dict[tuple[str, str], pd.DataFrame] = {}
     for dataset, data in datasets.items():
         judges = list(data.judges)
@@ -208,6 +223,26 @@ def audit_tables(
         )
         if len(ranking):
             rows["judge_ranking"].append(ranking.assign(dataset=dataset))
+        context = Context(
+            dataset=dataset,
+            data=data,
+            human=human,
+            judges=others,
+            user=user,
+            system_families=system_families,
+            score=under_each,
+            depth=depth,
+            measure=measure,
+            ties=ties,
+            seed=seed,
+            alpha=alpha,
+        )
+        for name, declared in registered.items():
+            if declared.systems and not systems:
+                continue
+            context.settings = dict(settings.get(name, {}))
+            for table, frame in declared.compute(context).items():
+                rows[table].append(frame.assign(dataset=dataset))
         if not systems:  # what follows ranks or scores systems
             continue
         block = data.per_query
@@ -256,7 +291,7 @@ def audit_tables(
     tables = {}
     for name, found in rows.items():
         if not found:
-            tables[name] = pd.DataFrame(columns=EMPTY.get(name, ["dataset", "judge"]))
+            tables[name] = pd.DataFrame(columns=EMPTY[name] if name in EMPTY else _declared_columns(registered, name))
             continue
         frame = pd.concat([f if isinstance(f, pd.DataFrame) else pd.DataFrame([f]) for f in found], ignore_index=True)
         tables[name] = frame[["dataset"] + [c for c in frame.columns if c != "dataset"]]
@@ -276,3 +311,12 @@ EMPTY = {
     "judge_ranking": RANKING_COLUMNS,
 }
 """The columns of a table no dataset has a row for (what its figure expects)."""
+
+
+def _declared_columns(registered, name: str) -> list[str]:
+    """A table's columns when no dataset has a row: a registered audit's declaration, else dataset, judge."""
+    for declared in registered.values():
+        for table in declared.tables:
+            if table.name == name:
+                return list(table.columns)
+    return ["dataset", "judge"]

@@ -37,6 +37,7 @@ from .sections_probes import check_gaming, check_probes, gaming_from_config, pro
 from .sections_systems import (
     check_datasets,
     check_families,
+    check_fetched_texts,
     check_labels_only,
     check_measures,
     check_oracles,
@@ -86,6 +87,8 @@ def check(config: dict, *, configfile: str | os.PathLike | Iterable[str | os.Pat
         if systems_ok:
             with found.each():
                 check_labels_only(config, systems, judges)
+            with found.each():
+                check_fetched_texts(config, systems)
         if systems_ok and judges_ok:
             with found.each():
                 check_families(config, systems, judges)

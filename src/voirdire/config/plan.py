@@ -14,7 +14,18 @@ from ..systems import BM25, Oracle, Ranker, System
 
 def labels_only(spec: dict) -> bool:
     """A local dataset without a corpus: topics and qrels only, no passage texts."""
-    return spec["source"] == "local" and "corpus" not in spec and "prebuilt" not in spec.get("index", {})
+    return (
+        spec["source"] == "local"
+        and "corpus" not in spec
+        and "prebuilt" not in spec.get("index", {})
+        and "texts" not in spec
+    )
+
+
+def fetched_texts(spec: dict) -> bool:
+    """A dataset whose texts are fetched for its needed pairs only (``texts:``, voirdire.textsource):
+    it has texts but no BM25 pool."""
+    return "texts" in spec
 
 
 @dataclass(frozen=True)
@@ -55,6 +66,9 @@ class Plan:
 
     def labels_only(self, dataset: str) -> bool:
         return labels_only(self.config["datasets"][dataset])
+
+    def fetched_texts(self, dataset: str) -> bool:
+        return fetched_texts(self.config["datasets"][dataset])
 
     @property
     def base(self) -> System:

@@ -1,5 +1,6 @@
 """The config schema (``voirdire/schema.yaml``, package data): shapes and defaults, the one
-home of every default a schema can state (:func:`schema_default` reads one).
+home of every default a schema can state (:func:`schema_default`, from :mod:`voirdire.defaults`,
+reads one).
 
 :func:`validate_schema` validates a config against it and fills its defaults in (as Snakemake's
 ``validate`` does); every schema error is one line naming its key (:func:`voirdire.errors.key_of`),
@@ -8,22 +9,23 @@ all of them at once. The checks of meaning come next (:mod:`voirdire.config.chec
 
 from __future__ import annotations
 
-import copy
 import difflib
 import functools
 import hashlib
 import json
 from collections.abc import Iterable
-from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from ..defaults import SCHEMA, schema_default
+from ..defaults import read_schema as _read_schema
+from ..defaults import schema_doc as _schema_doc
 from ..errors import ConfigError, key_of, raise_all
 
-SCHEMA = Path(str(files("voirdire").joinpath("schema.yaml")))
-"""The config schema, shipped as package data (an installed wheel carries it)."""
+__all__ = ["SCHEMA", "as_plain", "config_hash", "load", "schema_default", "shown", "validate_schema"]
+
 
 _LONG = 300  # a schema message longer than this (a big instance's repr) is cut
 
@@ -101,35 +103,12 @@ def _path_order(path: Iterable[Any]) -> list[tuple]:
     return [(0, part, "") if isinstance(part, int) else (1, 0, str(part)) for part in path]
 
 
-def _read_schema(path: str | Path) -> dict:
-    """A schema file, parsed by libyaml's loader where PyYAML has it (the schema is read at every
-    Snakemake start, a Slurm job's included: the pure-Python loader took ten times longer)."""
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    with open(path, encoding="utf-8") as fh:
-        return yaml.load(fh, Loader=loader)
-
-
 @functools.cache
-def _schema_doc() -> dict:
-    """The workflow's schema, parsed once per process (nothing here changes it)."""
-    return _read_schema(SCHEMA)
+def _workflow_schema() -> dict:
+    """The shipped schema with every registered audit's settings (voirdire.audits.registry)."""
+    from ..audits.registry import with_settings
 
-
-def schema_default(*keys: str) -> Any:
-    """The schema's default of one config key, a fresh copy: ``schema_default("judges",
-    "temperature")``. A list's items and a mapping's entries (a judge, a ranker) are passed
-    through: their keys follow the section's name. KeyError when the key has no default."""
-    node = _schema_doc()
-    for key in keys:
-        for where in (node, node.get("items"), node.get("additionalProperties")):
-            if isinstance(where, dict) and key in where.get("properties", {}):
-                node = where["properties"][key]
-                break
-        else:
-            raise KeyError(f"the schema has no key {'.'.join(keys)}")
-    if "default" not in node:
-        raise KeyError(f"the schema gives {'.'.join(keys)} no default")
-    return copy.deepcopy(node["default"])
+    return with_settings(_schema_doc())
 
 
 def validate_schema(config: dict, schema: str | Path = SCHEMA) -> dict:
@@ -138,7 +117,7 @@ def validate_schema(config: dict, schema: str | Path = SCHEMA) -> dict:
     :class:`~voirdire.errors.ConfigErrors` when there are several)."""
     import jsonschema
 
-    schema_doc = _schema_doc() if Path(schema) == SCHEMA else _read_schema(schema)
+    schema_doc = _workflow_schema() if Path(schema) == SCHEMA else _read_schema(schema)
     base = jsonschema.Draft202012Validator
 
     def set_defaults(validator, properties, instance, schema_node):

@@ -12,14 +12,15 @@ from difflib import get_close_matches
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError, item_key
+from ..errors import ConfigError, InputError, item_key
 from ..judges import Judge
 from ..llm.endpoint import KEYS as ENDPOINT_KEYS
 from ..llm.endpoint import Endpoint
 from ..runs import Recorded, recorded_from_config
 from ..systems import BM25, Ranker, System, parse_system
+from ..textsource import shard_files, source_of
 from .found import Found, check_file, not_found
-from .plan import labels_only
+from .plan import fetched_texts, labels_only
 
 # Keys each dataset source needs (beyond `source`).
 REQUIRED = {
@@ -51,6 +52,32 @@ def check_datasets(config: dict, found: Found | None = None) -> None:
             if key in spec:
                 with found.each():
                     check_file(spec[key], f"datasets.{name}.{key}")
+        if "texts" in spec:
+            with found.each():
+                check_texts(name, spec)
+
+
+def check_texts(name: str, spec: dict) -> None:
+    """A ``texts:`` entry (voirdire.textsource): a local dataset without a BM25 pool, one source,
+    and its index folder or segment files there (a prebuilt name is fetched by the job)."""
+    key = f"datasets.{name}.texts"
+    if spec["source"] != "local" or "corpus" in spec or "prebuilt" in spec.get("index", {}):
+        raise ConfigError(
+            "texts: is for a local dataset without a corpus or index (its systems are recorded runs); "
+            "a dataset with a BM25 pool reads its texts from that",
+            key=key,
+        )
+    try:
+        kind, where = source_of(spec["texts"])
+    except InputError as error:
+        raise ConfigError(error.message, key=key) from None
+    if kind == "index" and not Path(where).is_dir():
+        raise not_found(where, f"{key}.index", what="index folder")
+    if kind == "segments":
+        try:
+            shard_files(where)
+        except InputError:
+            raise not_found(where, f"{key}.segments", what="segment file, folder or glob") from None
 
 
 def check_rankers(config: dict, found: Found | None = None) -> dict[str, Ranker]:
@@ -182,6 +209,28 @@ def check_labels_only(config: dict, systems: tuple[System, ...], judges: dict[st
         )
 
 
+def check_fetched_texts(config: dict, systems: tuple[System, ...]) -> None:
+    """A dataset whose texts are fetched for its needed pairs (``texts:``) has no BM25 pool: BM25
+    and the rankers (which rerank the pool) are config errors, the oracles need a recorded base
+    run, and the assistants experiment (which samples beyond the needed pairs) is not supported."""
+    fetched = [name for name, spec in config["datasets"].items() if fetched_texts(spec)]
+    if not fetched:
+        return
+    where = f"dataset {fetched[0]!r} fetches its texts (texts:) and has no BM25 pool"
+    for index, name in enumerate(config["systems"]):
+        system = next((s for s in systems if str(s) == name), None)
+        if isinstance(system, (BM25, Ranker)):
+            raise ConfigError(
+                f"{where}: {name} needs one; list recorded runs and oracles", key=item_key("systems", index, name)
+            )
+    if config.get("assistants"):
+        raise ConfigError(f"{where}: the assistants experiment samples passages beyond it", key="assistants")
+    if config["oracles"]["base"] == "BM25" and any(not isinstance(s, Recorded) for s in systems):
+        raise ConfigError(
+            f"{where}: the oracles need a base run; set oracles.base to a recorded run", key="oracles.base"
+        )
+
+
 NEEDS_SYSTEMS = (
     ("assistants", "the assistants experiment scores the systems on rewritten passages"),
     ("probes.swap.lists", "the swap test of result lists compares the systems' lists"),
@@ -308,3 +357,10 @@ def check_measures(config: dict, found: Found | None = None) -> None:
                 key="evaluation.correction",
             )
         )
+    # each registered audit's own check of its settings (voirdire.audits.registry)
+    from ..audits.registry import load
+
+    for declared in load().values():
+        if declared.check is not None:
+            with found.each():
+                declared.check(config)

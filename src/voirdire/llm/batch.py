@@ -50,6 +50,7 @@ from ..errors import ConfigError
 from .calls import (
     Accept,
     Answer,
+    BatchPending,
     Call,
     CallsIncomplete,
     Carried,
@@ -336,15 +337,23 @@ class _Run:
         return routes
 
     # -------------------------------------------------------------- submitting
-    async def settle(self) -> None:
+    async def settle(self, *, create: bool = True) -> None:
         """Batches whose input was uploaded and recorded, but whose creation was not: find the
-        batch the provider made of it before the job stopped, or create it now."""
+        batch the provider made of it before the job stopped, or create it now (``create``; a
+        direct run's collection does not: a batch never created is closed, its requests not run,
+        and nothing was paid for them)."""
         for row in self.store.batches(unread=True):
             if row.state != "submitting":
                 continue
             try:
                 found = await self.client.find(row.input_file_id, row.created)
             except BatchError as exc:
+                if not create:
+                    raise BatchPending(
+                        f"{self.name}: cannot tell whether the provider created the batch of {row.input_file_id} "
+                        f"(recorded in {self.store.path}) before an earlier run stopped ({exc}); nothing is asked, "
+                        "so that none of its requests is paid twice: rerun when the provider answers"
+                    ) from None
                 log.warning(
                     "%s: cannot list the provider's batches (%s); creating the batch of %s, which "
                     "the stopped job may have created already",
@@ -361,6 +370,18 @@ class _Run:
                     row.input_file_id,
                 )
                 self.store.batch_submitted(row.input_file_id, _field(found, "id"))
+                continue
+            if not create:
+                keys = self.store.batch_keys(row.input_file_id)
+                closed = {key: BatchOutcome("missing", detail="the batch was never created") for key in keys}
+                with self.store.transaction():
+                    self.store.batch_read(row.input_file_id, closed, {"missing": len(keys)})
+                log.info(
+                    "%s: the batch of %s was never created (nothing paid): its %d requests are asked directly",
+                    self.name,
+                    row.input_file_id,
+                    len(keys),
+                )
                 continue
             batch = await self.client.create(row.input_file_id)
             self.store.batch_submitted(row.input_file_id, _field(batch, "id"))
@@ -648,3 +669,103 @@ async def fill_by_batch(
             len(to_direct),
         )
         await direct(to_direct, {c.key: carried(history.get(c.key, [])) for c in to_direct})
+
+
+# ---------------------------------------------------------------------------- the direct path
+@dataclass(frozen=True)
+class CollectFirst:
+    """The direct path of a judge without ``batch:`` (:data:`DIRECT`, what its job hands
+    :func:`voirdire.llm.calls.fill_store`): the provider batches an earlier batch run of the same
+    judge left in its store, not read yet, are collected before anything is asked
+    (:func:`collect_batches`), so that a direct run never asks, and pays for, a request a batch
+    is answering. Without such batches it is the plain direct path."""
+
+    async def fill(
+        self,
+        endpoint: Endpoint,
+        missing: Sequence[Call],
+        store: Store,
+        stats: RunStats,
+        *,
+        direct: Callable[[Sequence[Call], Mapping[str, Carried]], Awaitable[None]],
+        **options: Any,
+    ) -> None:
+        if store.batches(unread=True) and not await collect_batches(endpoint, missing, store, stats, **options):
+            return  # a batch still running (stats.batch_pending): nothing asked
+        have = store.existing(c.key for c in missing)
+        left = [c for c in missing if c.key not in have]
+        if left:
+            history = store.batch_history(c.key for c in left)
+            await direct(left, {c.key: carried(history.get(c.key, [])) for c in left})
+
+
+DIRECT = CollectFirst()
+"""The direct path that collects an earlier batch run's batches first (:class:`CollectFirst`)."""
+
+
+async def collect_batches(
+    endpoint: Endpoint,
+    missing: Sequence[Call],
+    store: Store,
+    stats: RunStats,
+    *,
+    accept: Accept,
+    reasks: int,
+    progress: bool,
+    desc: str | None,
+    transport_attempts: int,
+    config_key: str | None,
+) -> bool:
+    """A direct run over a store with provider batches not read yet (an earlier batch run of the
+    judge, killed or timed out, then ``batch:`` turned off): look at each once; a batch that has
+    ended is read and its answers stored (as a batch run reads them: accepted, not accepted,
+    error lines, each counted in ``stats.batch``); a batch whose creation was never recorded is
+    looked up among the provider's batches and closed if there is none (nothing was paid). True
+    when every batch is read. A batch still running (or one the provider cannot say it created)
+    sets ``stats.batch_pending``, naming the judge, the batch ids and what to do, and nothing is
+    asked directly (:func:`voirdire.llm.calls.call_all` raises :class:`voirdire.llm.calls.BatchPending`):
+    the direct path does not wait (a batch may take 24 hours) and never asks what a batch is answering."""
+    unread = store.batches(unread=True)
+    name = desc or endpoint.model
+    secret = endpoint.api_key(key=config_key)
+    run = _Run(
+        endpoint=endpoint,
+        calls={c.key: c for c in missing},
+        store=store,
+        stats=stats,
+        tally=BatchStats(resumed=len(unread)),
+        options=BatchOptions(),
+        accept=accept,
+        reasks=reasks,
+        client=Client(_litellm(), endpoint, unread[0].provider, secret, transport_attempts),
+        model_name=endpoint.model,
+        provider=unread[0].provider,
+        name=name,
+        progress=progress,
+    )
+    stats.batch = run.tally
+    log.info(
+        "%s: %d provider batch(es) of an earlier batch run not read yet: collected before any direct call, so "
+        "that none of their requests is paid twice",
+        name,
+        len(unread),
+    )
+    try:
+        await run.settle(create=False)
+    except BatchPending as exc:
+        stats.batch_pending = str(exc)
+        return False
+    running = await run.wait(store.batches(unread=True), deadline=time.monotonic())  # one look at each
+    run.tally.batch_ids = [row.batch_id for row in store.batches() if row.batch_id]
+    if running:
+        ids = ", ".join(f"{row.batch_id} ({row.provider_status or 'submitted'})" for row in running)
+        who = config_key or name  # the judge's config entry: judges[NAME]
+        stats.batch_pending = (
+            f"{who}: {len(running)} provider batch(es) of an earlier batch run are still running ({ids}; recorded in "
+            f"{store.path}). This direct run asks nothing, so that no request is paid twice (what the ended batches "
+            "answered is stored). Rerun once they have ended, or turn batch: back on for this judge (a batch run "
+            "waits for them), or cancel them at the provider (a cancelled batch's answered lines are read and kept, "
+            "the rest asked directly)."
+        )
+        return False
+    return True

@@ -409,7 +409,10 @@ async def fill_store(
     workflow-wide ``llm_slots``); ``config_key`` names the caller's config entry in errors;
     ``seeds`` are finished stores of other jobs whose answers to the same requests are copied
     (at cost 0) before anything is asked. ``batch`` (a :class:`voirdire.llm.batch.BatchOptions`)
-    sends the calls to make as provider batches (its ``fill``: :func:`voirdire.llm.batch.fill_by_batch`).
+    sends the calls to make as provider batches (its ``fill``: :func:`voirdire.llm.batch.fill_by_batch`);
+    a judge's direct path passes :data:`voirdire.llm.batch.DIRECT`, which collects the batches an
+    earlier batch run left unread first. A store with unread batches and no way to collect them
+    asks nothing (``stats.batch_pending`` says why: :func:`call_all` raises :class:`BatchPending`).
     """
     started = time.perf_counter()
     stats = RunStats()
@@ -440,19 +443,18 @@ async def fill_store(
         async def direct(calls: Sequence[Call], carried: Mapping[str, Carried] | None = None) -> None:
             await _call_missing(endpoint, calls, store, stats, max_in_flight=max_in_flight, carried=carried, **options)
 
-        if batch is not None and not _is_local(endpoint.model):  # voirdire.llm.batch.fill_by_batch
+        if batch is not None and not _is_local(endpoint.model):  # voirdire.llm.batch: fill_by_batch, or DIRECT
             await batch.fill(endpoint, missing, store, stats, direct=direct, **options)
         else:
-            if unread := store.batches(unread=True):  # a batch run's batches, and this run is direct
-                log.warning(
-                    "%s: %d provider batch(es) of an earlier run are not read (%s): this direct run asks their "
-                    "requests again, and the provider charges for both; turn the caller's batch setting back on to "
-                    "collect them instead",
-                    desc or endpoint.model,
-                    len(unread),
-                    ", ".join(str(r.batch_id or r.input_file_id) for r in unread),
+            if unread := store.batches(unread=True):  # a batch run's batches, and a caller that cannot collect them
+                stats.batch_pending = (
+                    f"{desc or endpoint.model}: {len(unread)} provider batch(es) of an earlier run are not read "
+                    f"({', '.join(str(r.batch_id or r.input_file_id) for r in unread)}; in {store.path}): nothing is "
+                    "asked, so that none of their requests is paid twice; the judge's own job collects them first "
+                    "(voirdire.llm.batch.DIRECT)"
                 )
-            await direct(missing)
+            else:
+                await direct(missing)
     stats.wall_s = time.perf_counter() - started
     return stats
 

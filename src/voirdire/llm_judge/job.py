@@ -16,6 +16,7 @@ import pandas as pd
 from ..formats import atomic_write, read_pairs, read_passages, read_topics, write_qrels
 from ..judges import LLMJudge
 from ..llm import Call, Store, call_all, price_known
+from ..llm.batch import DIRECT
 from .aggregate import aggregate, judgments, summary
 from .tasks import GradeAccept, judge_calls
 
@@ -65,7 +66,8 @@ def run_judging_job(
             desc=f"judging {judge.name}",
             config_key=f"judges[{judge.name}]",
             seeds=seeds,
-            batch=judge.batch,
+            # a direct judge collects the batches an earlier batch run left unread first (never paid twice)
+            batch=judge.batch if judge.batch is not None else DIRECT,
         )
         answers = judgments(store.get(c.key for c in calls), texts)
     labels = aggregate(answers)

@@ -491,6 +491,28 @@ VIEWS = {  # the columns a person reads in the Markdown; the CSV keeps every one
 }
 """By table name: the probe tables' and the sensitivity tables' (persona and prompt variants alike)."""
 
+COUNTS = (
+    "n",
+    "pairs",
+    "queries",
+    "answered",
+    "tests",
+    "unlabelled",
+    "without_text",
+    "conditions",
+    "systems",
+    "affected_systems",
+    "degenerate_queries",
+    "groups",
+    "moved",
+    "up",
+    "down",
+    "same",
+)
+"""The probe and sensitivity tables' count columns (:func:`voirdire.output.write_table`'s
+``counts``): an integer in the Markdown where every value is whole, also in a float column (a
+count beside a row that has none)."""
+
 EVALUATION = ("judges", "measure", "depth", "low", "high", "seed", "rbo_p", "ties")
 """The rule parameters that say how systems are scored and compared (:func:`sensitivity_results`'
 keyword arguments): every judge's scale and binary threshold, the primary measure, the
@@ -544,7 +566,9 @@ def read_answers(paths: Mapping[str, Mapping[str, str]]) -> pd.DataFrame:
 
 def write_probe_table(table: Table, path: str, *, title: str, manifest: str, view=None) -> None:
     """One probe table, CSV and Markdown; an empty one says why."""
-    write_table(table.frame, path, title=title, floatfmt=".3f", manifest=manifest, view=view, empty=table.empty)
+    write_table(
+        table.frame, path, title=title, floatfmt=".3f", manifest=manifest, view=view, empty=table.empty, counts=COUNTS
+    )
 
 
 def comparison_paths(outputs, prefix: str = "") -> dict[str, str]:
@@ -567,6 +591,7 @@ def write_comparison(comparison: Comparison, paths: Mapping[str, str], what: str
                 floatfmt=".3f",
                 manifest=manifest,
                 empty=note,
+                counts=COUNTS,
             )
         for key in ("heatmap", "chart"):
             fig = pyplot().figure(figsize=(5, 1.6))

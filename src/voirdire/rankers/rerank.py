@@ -146,6 +146,18 @@ POSITION_BIAS_VIEW = [
 ]
 """The columns of the position-bias table (ranker, variant, model and :func:`total_bias`) a
 person reads in the Markdown; the CSV keeps every one (``order_dependent_rate`` is ``tie_rate``)."""
+POSITION_BIAS_COUNTS = [
+    "pairs",
+    "prompts",
+    "answered",
+    "unparsed",
+    "answered_both",
+    "surviving",
+    "order_dependent",
+    "first_position_wins",
+]
+"""The position-bias table's counts (:func:`voirdire.output.write_table`'s ``counts``): integers in
+the Markdown, also in the float column a ranker without bias figures (not PRP) leaves them in."""
 
 
 def total_bias(records: Iterable[dict]) -> dict | None:

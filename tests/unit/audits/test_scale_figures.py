@@ -289,26 +289,6 @@ def test_one_evaluator_for_every_run_of_a_judge_scores_as_one_per_run():
             assert np.array_equal(rows["value"].to_numpy(), mean[text].to_numpy()), (system, text)
 
 
-def test_memoized_tabulate_writes_the_same_markdown_and_restores_tabulate():
-    import tabulate
-
-    cells = [-0.0, 0.0, 1, 1.0, True, "1", "1.50", "run10", None, float("nan"), 2.5e-12, "", [1, 2], "1,000"]
-    frame = pd.DataFrame(
-        {
-            "mixed": cells,
-            "text": [str(c) for c in cells],
-            "number": [0.1 * i - 0.5 for i in range(len(cells))],
-            "flag": [i % 2 == 0 for i in range(len(cells))],
-        }
-    ).astype(object)
-    before = {name: getattr(tabulate, name) for name in output.TABULATE_PURE}
-    expected = [frame.to_markdown(index=False, floatfmt=f, missingval="n/a") for f in (".4g", ".3f")]
-    with output._tabulate_memoized():
-        assert all(getattr(tabulate, name) is not before[name] for name in before)
-        found = [frame.to_markdown(index=False, floatfmt=f, missingval="n/a") for f in (".4g", ".3f")]
-    assert found == expected and {name: getattr(tabulate, name) for name in before} == before
-
-
 @pytest.mark.parametrize("dtype", [object, "string[pyarrow]"])
 def test_run_dict_is_the_dict_ir_measures_builds_row_by_row(dtype):
     """The run handed to pytrec_eval: the same keys, order and values as ir_measures' own

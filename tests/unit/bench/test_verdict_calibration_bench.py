@@ -39,9 +39,18 @@ def test_a_row_per_question_per_null(bench, table):
     assert set(bench.COLUMNS) <= set(table.columns)
     nulls = table[table["part"] == "null judge"]
     assert set(nulls["simulated"]) == set(bench.NULLS.values())
+    kinds = {words: kind for kind, words in bench.NULLS.items()}
     for simulated, rows in nulls.groupby("simulated"):
-        assert list(rows["question"]) == [*QUESTIONS, bench.FAMILY], simulated
+        carried = bench.CARRIED.get(kinds[simulated], ())
+        assert list(rows["question"]) == [*(q for q in QUESTIONS if q not in carried), bench.FAMILY], simulated
         assert (rows["draws"] == bench.QUICK["draws"]).all()
+    # a bias a null judge carries (consensus leniency, where reranking acts) is counted as planted
+    carried = table[table["part"] == bench.CARRIED_PART]
+    assert set(zip(carried["simulated"], carried["question"], strict=True)) == {
+        (bench.NULLS[kind], q) for kind, questions in bench.CARRIED.items() for q in questions
+    }
+    assert "reranking" in set(table.loc[table["part"] == bench.CARRIED_PART, "question"])
+    assert carried["target"].str.contains("power").all()
     # every planted bias has its question's row; the gamed system and the synthetic leaderboards theirs
     planted = table[table["part"] == "planted bias"]
     assert list(planted["question"]) == [p.question for p in bench.plants().values()]
@@ -72,3 +81,25 @@ def test_a_planted_bias_is_flagged_on_its_question(table):
     # the rerun +1 on 20% of the needed pairs: the verdict's drift cell flags it
     assert planted.loc["drift", "flagged"] >= 1
     assert planted.loc["drift", "mean_effect"] > 0.1
+
+
+def test_only_selects_the_settings_and_rows_of_the_questions_asked(bench):
+    """``--only reranking``: every null judge (the whole budget still built), the reranking plant,
+    no synthetic leaderboard or gamed system."""
+    chosen = bench.settings(2, 2, 1, 2, only=["reranking"])
+    assert [s.key for s in chosen] == [*(f"null/{kind}" for kind in bench.NULLS), "planted/reranking"]
+    consensus = next(s for s in chosen if s.key == "null/consensus")
+    answers = [
+        {"reranking": ("flag", 0.01), "labels": ("flag", 0.5)},
+        {"reranking": ("flag", 0.02), "labels": ("pass", 0.8)},
+        {"reranking": ("pass", 0.0), "labels": ("pass", 0.8)},
+    ]
+    rows = bench.rows_of(consensus, answers, 1.0, only=["reranking"])
+    assert [(r["part"], r["question"]) for r in rows] == [
+        (bench.CARRIED_PART, "reranking"),
+        ("null judge", bench.FAMILY),
+    ]
+    assert rows[0]["flagged"] == 2 and rows[0]["target"].endswith("(power)")
+    assert rows[1]["flagged"] == 1  # the family-wise rate leaves the carried question out, not the others
+    noise = next(s for s in chosen if s.key == "null/noise")
+    assert bench.rows_of(noise, answers, 1.0)[-1]["flagged"] == 2  # a null that carries nothing counts it

@@ -28,6 +28,9 @@ def small_config(tmp_path) -> dict:
     config["systems"] = [s for s in config["systems"] if s not in config["rankers"]]
     config["rankers"] = {}
     config["judges"] = [j for j in config["judges"] if j["kind"] not in ("llm", "embedding")]
+    kept = {j["name"] for j in config["judges"]}
+    for jury in (j for j in config["judges"] if j["kind"] == "jury"):  # its members that are left
+        jury["members"] = [m for m in jury["members"] if m in kept]
     for section in ("assistants", "rewriting", "probes", "gaming", "variants"):
         config.pop(section)
     return config

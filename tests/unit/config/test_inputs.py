@@ -118,11 +118,11 @@ def test_every_table_a_verdict_question_reads_is_an_input_of_the_verdict(demo):
 def test_audit_declarations_have_their_report_captions_and_distinct_keys():
     from voirdire.audits import declared
 
-    keys = [key for output in declared.OUTPUTS for key in output.keys().values()]
+    keys = [key for output in declared.outputs() for key in output.keys().values()]
     assert len(keys) == len(set(keys)), "two audit outputs share a name in the audits job"
-    files = {(o.name, ext) for o in declared.OUTPUTS for ext in o.extensions}
-    assert len(files) == 2 * len(declared.OUTPUTS), "two declarations write one file"
-    for output in declared.OUTPUTS:
+    files = {(o.name, ext) for o in declared.outputs() for ext in o.extensions}
+    assert len(files) == 2 * len(declared.outputs()), "two declarations write one file"
+    for output in declared.outputs():
         assert (ROOT / "workflow" / "report" / f"audit_{output.caption}.rst").is_file(), output
 
 
@@ -198,3 +198,25 @@ def test_datasets_with_other_recorded_judges_get_a_rule_of_their_own(monkeypatch
     found = inputs_of(config)
     assert found.recorded_judge_sets() == [(("demo",), ("assessor-b", "demo-only")), (("again",), ("assessor-b",))]
     assert list(found.recorded_scales(wildcards(dataset="again"))) == ["assessor-b"]
+
+
+def test_the_ledger_waits_for_every_llm_callers_store_and_reads_what_the_plan_reads(demo):
+    """The cost ledger reads every call store (voirdire.plan.ledger_rows): each LLM job that writes
+    one (its summary beside it) is an input, so the ledger is made after every call."""
+    plan, L = demo.plan, demo.layout
+    found = demo.ledger_inputs()
+    for name, files in demo.plan_inputs().items():
+        assert found[name] == files
+    every = {path for files in found.values() for path in files}
+    d = plan.datasets[0]
+    llm = [j.name for j in plan.judges[d] if j.kind == "llm"]
+    assert llm and plan.assistants and plan.padders and plan.probe_judges and plan.gaming_judges
+    expected = [L.judgments(d, p, j, "summary.json") for p in plan.provenances for j in llm]
+    expected += [L.sample_labels(d, p, j, "summary.json") for p in plan.provenances for j in llm]
+    expected += [L.probe_answers(d, j, "summary.json") for j in plan.probe_judges]
+    expected += [L.gaming_labels(d, j, "summary.json") for j in plan.gaming_judges if j in llm]
+    expected += [L.rewrites(d, a.provenance, "summary.json") for a in plan.assistants]
+    expected += [L.padded(d, p.name, "summary.json") for p in plan.padders]
+    assert set(expected) <= every, set(expected) - every
+    # the demo's rankers run SmolLM2 in process (no call store): none of their runs is waited for
+    assert not any("/runs/" in path for path in every)

@@ -24,6 +24,7 @@ NO_STATISTICS = [
     "rerank",
     "pad",
     "plan",
+    "ledger",
     "gaming_passages",
     "gaming_llm_judge",
     "gaming_embedding_judge",

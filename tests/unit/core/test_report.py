@@ -61,17 +61,17 @@ def test_report_builds_without_system_messages(dl19_results, tmp_path):
 
 
 def test_counts_print_as_integers(tmp_path):
+    """Integer-ness from the data and the writer's word, never from a column's name."""
     frame = pd.DataFrame(
         {
             "dataset": ["d"] * 3,
-            "queries": [14.0, None, 3.0],  # a count beside a missing value: float
-            "unparsed_pairs": pd.Series([141, None, 0], dtype=object),  # a count in an object column
-            "systems_of_family": [1.0, 1.0, None],  # a count of 0s and 1s
-            "n_grade_3": [0.0, 1.0, 1.0],
-            "strictness_systems": [7.0, None, 4.0],  # a statistic's name, ending in what it counts
-            "original_3": [0.0, 1.0, None],  # label counts per grade
-            "padded_wins": [0.0, 1.0, None],  # a share, named like a count
-            "mean_judge_grade_at_human_0": [0.0, 1.0, None],
+            "queries": [14.0, None, 3.0],  # a count beside a missing value: float, declared
+            "unparsed_pairs": pd.Series([141, None, 0], dtype=object),  # ints in an object column
+            "systems_of_family": [1.0, 1.0, None],  # a declared count of 0s and 1s
+            "n_grade_3": [0.0, 1.0, 1.0],  # named like a count, not declared: a float
+            "strictness_systems": [7.0, None, 4.5],  # declared, not whole: printed as a float
+            "pairs": [3, 4, 5],  # an integer dtype: an integer, declared or not
+            "depth": pd.array([10, None, 20], dtype="Int64"),
             "tau_oracles": [1.0, 1.0, -1.0],  # a statistic that happens to be whole
             "mean_grade": [3.0, 2.0, 3.0],
             "coverage": [1.0, 0.5, None],
@@ -80,33 +80,44 @@ def test_counts_print_as_integers(tmp_path):
             "family": ["t5", None, "rank1"],
         }
     )
-    shown = _counts_as_integers(frame)
-    for column in ("queries", "unparsed_pairs", "systems_of_family", "n_grade_3", "strictness_systems", "original_3"):
+    counts = ["queries", "systems_of_family", "strictness_systems", "not_a_column"]
+    shown = _counts_as_integers(frame, counts)
+    for column in ("queries", "systems_of_family"):
         assert str(shown[column].dtype) == "Int64", column
-    for column in ("tau_oracles", "mean_grade", "coverage", "padded_wins", "mean_judge_grade_at_human_0"):
+    for column in ("strictness_systems", "n_grade_3", "tau_oracles", "mean_grade", "coverage"):
         assert shown[column].dtype.kind == "f", column
-    assert shown["flagged"].dtype == bool
-    write_table(frame, tmp_path / "t", title="t", floatfmt=".4f")
+    assert shown["unparsed_pairs"].dtype == object and shown["flagged"].dtype == bool
+    write_table(frame, tmp_path / "t", title="t", floatfmt=".4f", counts=counts)
     table = (tmp_path / "t.md").read_text(encoding="utf-8")
-    assert "page 2 of 2" in table  # 14 columns: paged, the first column on every page
-    cells = {}  # column -> its cells, from every page
+    assert "page 2 of 2" in table  # 15 columns: paged, the first column on every page
+    cells = markdown_cells(table)
+    assert cells["queries"] == ["14", "n/a", "3"]
+    assert cells["unparsed_pairs"] == ["141", "n/a", "0"]
+    assert cells["systems_of_family"] == ["1", "1", "n/a"]
+    assert cells["strictness_systems"] == ["7.0000", "n/a", "4.5000"]
+    assert cells["n_grade_3"] == ["0.0000", "1.0000", "1.0000"]
+    assert cells["pairs"] == ["3", "4", "5"] and cells["depth"] == ["10", "n/a", "20"]
+    assert cells["tau_oracles"] == ["1.0000", "1.0000", "-1.0000"]
+    assert cells["mean_grade"] == ["3.0000", "2.0000", "3.0000"]
+    assert cells["flagged"] == ["True", "False", "True"]
+    # no reason: an empty cell, not "n/a" (the default blank columns); a missing family is still n/a
+    assert cells["reason"] == ["", "the judge declares no family", ""]
+    assert cells["family"] == ["t5", "n/a", "rank1"]
+    assert "14.0" not in table and "141.0" not in table
+    write_table(frame, tmp_path / "u", title="u", floatfmt=".4f", counts=counts, blank=())
+    assert markdown_cells((tmp_path / "u.md").read_text(encoding="utf-8"))["reason"][0] == "n/a"
+
+
+def markdown_cells(table: str) -> dict[str, list[str]]:
+    """Column -> its cells, from every column page of a Markdown table."""
+    cells = {}
     for page in table.split("### ")[1:]:
         rows = [
             [c.strip() for c in line.strip()[1:-1].split("|")] for line in page.splitlines() if line.startswith("|")
         ]
         for i, name in enumerate(rows[0]):
             cells[name] = [r[i] for r in rows[2:]]
-    header = {name: i for i, name in enumerate(cells)}
-    body = [list(row) for row in zip(*cells.values(), strict=True)]
-    assert [r[header["queries"]] for r in body] == ["14", "n/a", "3"]
-    assert [r[header["unparsed_pairs"]] for r in body] == ["141", "n/a", "0"]
-    assert [r[header["systems_of_family"]] for r in body] == ["1", "1", "n/a"]
-    assert [r[header["tau_oracles"]] for r in body] == ["1.0000", "1.0000", "-1.0000"]
-    assert [r[header["mean_grade"]] for r in body] == ["3.0000", "2.0000", "3.0000"]
-    # no reason: an empty cell, not "n/a"; a missing family is still n/a
-    assert [r[header["reason"]] for r in body] == ["", "the judge declares no family", ""]
-    assert [r[header["family"]] for r in body] == ["t5", "n/a", "rank1"]
-    assert "14.0" not in table and "141.0" not in table
+    return cells
 
 
 def test_plan_cost_of_an_unpriced_model_is_na(monkeypatch):

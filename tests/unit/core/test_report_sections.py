@@ -62,7 +62,7 @@ def test_the_verdict_comes_first_and_the_questions_in_its_order():
 
 
 def test_every_declared_audit_output_has_a_section():
-    for output in declared.OUTPUTS:
+    for output in declared.outputs():
         entry = declared.report_section(output.name)
         assert entry["category"] in declared.report_categories() and entry["subcategory"], output.name
 

@@ -9,6 +9,7 @@ and the tests that read it) see.
 
 import math
 import re
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -28,7 +29,7 @@ from voirdire.output import MAX_CELL, MAX_COLUMNS, IntervalCell, write_table
 from voirdire.probes.sensitivity import AGREEMENT_VIEW, BY_CONDITION_VIEW, NO_RERUN
 from voirdire.probes.swap import swap_counts
 from voirdire.probes.tables import common_pairs, sensitivity_tables
-from voirdire.rankers.rerank import POSITION_BIAS_VIEW, total_bias
+from voirdire.rankers.rerank import POSITION_BIAS_COUNTS, POSITION_BIAS_VIEW, total_bias
 
 # the CSV headers of a demo run (results/tables/rewritten-*/..., results/audits/original/...)
 LABEL_SHIFT_CSV = [
@@ -223,9 +224,12 @@ def bare_interval(floatfmt: str) -> re.Pattern:
     return re.compile(rf"^\[{x}, {x}\]$")
 
 
-def rendered(frame: pd.DataFrame, view, tmp_path, floatfmt: str) -> tuple[list[str], list[dict[str, str]], str]:
-    """Write ``frame`` with ``view``; (the Markdown header, its rows as dicts, the Markdown)."""
-    write_table(frame, tmp_path / "t", title="t", floatfmt=floatfmt, view=view)
+def rendered(
+    frame: pd.DataFrame, view, tmp_path, floatfmt: str, declared: tuple[str, ...] = ()
+) -> tuple[list[str], list[dict[str, str]], str]:
+    """Write ``frame`` with ``view`` (and the writer's ``declared`` counts); (the Markdown header,
+    its rows as dicts, the Markdown)."""
+    write_table(frame, tmp_path / "t", title="t", floatfmt=floatfmt, view=view, counts=declared)
     markdown = (tmp_path / "t.md").read_text(encoding="utf-8")
     lines = [line for line in markdown.splitlines() if line.startswith("|")]
     rows = [[cell.strip() for cell in line.strip()[1:-1].split("|")] for line in lines]
@@ -246,12 +250,14 @@ def check_view(
     intervals: tuple[str, ...] = (),
     bare: tuple[str, ...] = (),
     counts: tuple[str, ...] = (),
+    declared: Sequence[str] = (),
 ) -> list[dict[str, str]]:
     """The view of ``frame`` has the view's columns (at most MAX_COLUMNS), ``intervals`` print as
     ``value [low, high]`` (or n/a, or the value alone without bounds) and at least one has its
-    bounds, ``bare`` as ``[low, high]``, ``counts`` as integers; the CSV has the demo's header."""
+    bounds, ``bare`` as ``[low, high]``, ``counts`` as integers (``declared``: the counts its writer
+    names to write_table); the CSV has the demo's header."""
     assert frame.columns.tolist() == csv
-    header, body, _ = rendered(frame, view, tmp_path, floatfmt)
+    header, body, _ = rendered(frame, view, tmp_path, floatfmt, tuple(declared))
     assert len(header) <= MAX_COLUMNS
     assert header == [c.name if isinstance(c, IntervalCell) else c for c in view]
     assert body
@@ -390,6 +396,7 @@ def test_position_bias_view(tmp_path):
         csv=POSITION_BIAS_CSV,
         floatfmt=".3f",
         counts=("pairs", "answered_both", "unparsed", "surviving", "order_dependent"),
+        declared=POSITION_BIAS_COUNTS,  # what workflow/scripts/position_bias.py declares
     )
     assert (body[0]["pairs"], body[0]["surviving"], body[0]["order_dependent"]) == ("15", "6", "9")
     assert body[0]["position_consistency"] == "0.500" and body[1]["position_consistency"] == "n/a"
@@ -508,7 +515,7 @@ def test_interval_cells_and_short_reasons(tmp_path):
             "y": [0.4, 0.5, 0.6],
             "y_ci_low": [0.3, 0.4, math.nan],
             "y_ci_high": [0.5, 0.6, math.nan],
-            "n_pairs": [3.0, math.nan, 1.0],
+            "n_pairs": pd.array([3, None, 1], dtype="Int64"),  # a count beside a missing value
             "note": [long, "short (kept whole)", None],
         }
     )

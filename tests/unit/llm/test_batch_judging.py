@@ -21,7 +21,7 @@ from support.loopback import REJECT, Faults, LoopbackServer
 from voirdire.errors import ConfigError
 from voirdire.judges import LLMJudge, judge_from_config
 from voirdire.llm import Endpoint, Store, call_all
-from voirdire.llm.batch import BatchOptions, batch_prices, carried, chunks, route
+from voirdire.llm.batch import DIRECT, BatchOptions, Client, batch_prices, carried, chunks, route
 from voirdire.llm.calls import BatchPending, CallsIncomplete, _litellm, token_cost
 from voirdire.llm.store import BatchOutcome
 from voirdire.llm_judge.tasks import GradeAccept, judge_calls
@@ -59,7 +59,7 @@ def judge_all(judge, calls, store_path, **options):
             store,
             accept=GradeAccept(judge.scale),
             reasks=judge.parse_retries,
-            batch=judge.batch,
+            batch=options.pop("batch", judge.batch),
             progress=False,
             **options,
         )
@@ -407,3 +407,110 @@ def test_a_batch_the_provider_no_longer_knows_is_replaced_by_a_new_one(tmp_path)
         stats = judge_all(judge_for(server), calls, tmp_path / "s.sqlite")
         assert stats.batch.ended == {"gone": 1, "completed": 1} and stats.batch.resubmitted == N_DOCS
         assert len(server.created) == 2 and stats.stored == N_DOCS and set(paid(server, calls).values()) == {1}
+
+
+# ---------------------------------------------------------------------------- the direct path
+def chats(server):
+    """Requests the chat endpoint answered directly (a batch's lines carry their custom_id)."""
+    return sum(entry.custom_id is None for entry in server.log)
+
+
+def test_a_direct_run_collects_the_batches_an_earlier_batch_run_left_before_asking_anything(tmp_path):
+    """batch: turned off while a batch runs: the judge's direct job asks nothing while the batch
+    runs (one clear error naming the judge and the batch), then reads the batch once it has
+    ended and stores its answers; nothing is asked directly and every request is paid once."""
+    from voirdire.llm_judge.job import run_judging_job
+
+    store = tmp_path / "s.sqlite"
+    with BatchLoopback(hold=True) as server:
+        judge = judge_for(server, batch=BatchOptions(poll_s=0.05, timeout_s=0.3))
+        calls = calls_of(judge)
+        with pytest.raises(BatchPending):
+            judge_all(judge, calls, store)
+        (batch_id,) = server.created
+        direct = judge_for(server, batch=None)
+        with pytest.raises(BatchPending, match=rf"judges\[batched\]: 1 provider batch.*{batch_id} \(in_progress\)"):
+            judge_all(direct, calls, store, batch=DIRECT, config_key="judges[batched]")
+        assert chats(server) == 0 and set(paid(server, calls).values()) == {0}
+        server.hold = False
+
+        def job():
+            return run_judging_job(
+                direct,
+                pairs=PAIRS,
+                texts=TEXTS,
+                topics=TOPICS,
+                store_path=store,
+                provenance="original",
+                qrels_out=tmp_path / "q.txt",
+                raw_out=tmp_path / "raw.parquet",
+                summary_out=tmp_path / "summary.json",
+                progress=False,
+            )
+
+        # the judge's own job (direct: no batch setting): one look a run, the batch finalizing, then done
+        with pytest.raises(BatchPending, match=rf"{batch_id} \(finalizing\).*asks nothing"):
+            job()
+        assert chats(server) == 0
+        summary = job()
+        assert summary["batch"]["resumed"] == 1 and summary["batch"]["answered"] == N_DOCS
+        assert summary["batch"]["submitted"] == 0 and chats(server) == 0
+        assert len(server.created) == 1 and set(paid(server, calls).values()) == {1}
+        with Store(store) as opened:
+            assert not opened.batches(unread=True) and len(opened.existing(c.key for c in calls)) == N_DOCS
+        again = judge_all(direct, calls, store, batch=DIRECT)
+        assert again.cached == N_DOCS and again.batch is None and chats(server) == 0
+
+
+def test_a_direct_run_finds_a_batch_created_but_not_recorded_and_closes_one_never_created(tmp_path, monkeypatch):
+    """A kill between the provider creating the batch and the store recording it: the direct run
+    finds the batch at the provider and collects it; a kill before the batch was created: the
+    direct run finds none, closes the record (nothing was paid) and asks directly, once."""
+    with BatchLoopback() as server:
+        judge = judge_for(server)
+        calls = calls_of(judge)
+        half = len(calls) // 2
+
+        def killed(self, input_file_id, batch_id):
+            raise Killed
+
+        with monkeypatch.context() as patch:
+            patch.setattr(Store, "batch_submitted", killed)
+            with pytest.raises(Killed):
+                judge_all(judge, calls[:half], tmp_path / "s.sqlite")
+
+        async def never(self, input_file_id):
+            raise Killed
+
+        with monkeypatch.context() as patch:
+            patch.setattr(Client, "create", never)
+            with pytest.raises(Killed):
+                judge_all(judge, calls[half:], tmp_path / "s.sqlite")
+        assert len(server.created) == 1
+        with Store(tmp_path / "s.sqlite") as store:  # the second run found the first batch before it was killed
+            expected = [("submitted", server.created[0]), ("submitting", None)]
+            assert [(r.state, r.batch_id) for r in store.batches()] == expected
+        direct = judge_for(server, batch=None)
+        for _ in range(2):  # in_progress, then finalizing (a step a look, one look a run): nothing asked
+            with pytest.raises(BatchPending, match=server.created[0]):
+                judge_all(direct, calls, tmp_path / "s.sqlite", batch=DIRECT)
+            assert chats(server) == 0
+        stats = judge_all(direct, calls, tmp_path / "s.sqlite", batch=DIRECT)
+        assert stats.batch.answered == half and stats.requests == len(calls) - half == chats(server)
+        assert len(server.created) == 1 and set(paid(server, calls).values()) == {1}
+        with Store(tmp_path / "s.sqlite") as store:
+            states = sorted((r.state, r.batch_id or "") for r in store.batches())
+            assert states == sorted([("read", server.created[0]), ("read", "")])
+        # a batch run afterwards finds everything stored: no batch, no request
+        assert judge_all(judge, calls, tmp_path / "s.sqlite").cached == len(calls) and len(server.created) == 1
+
+
+def test_a_caller_that_cannot_collect_unread_batches_asks_nothing(tmp_path):
+    with BatchLoopback(hold=True) as server:
+        judge = judge_for(server, batch=BatchOptions(poll_s=0.05, timeout_s=0.2))
+        calls = calls_of(judge)
+        with pytest.raises(BatchPending):
+            judge_all(judge, calls, tmp_path / "s.sqlite")
+        with pytest.raises(BatchPending, match="nothing is asked"):
+            judge_all(judge_for(server, batch=None), calls, tmp_path / "s.sqlite")
+        assert chats(server) == 0

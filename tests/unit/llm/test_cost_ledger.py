@@ -31,9 +31,9 @@ def fake_key(monkeypatch):
     monkeypatch.setenv("VOIRDIRE_LEDGER_KEY", "sk-ledger-test")
 
 
-def a_plan(tmp_path, write, url):
-    """A checked config of one local dataset and two judges of one model: one batching, one direct,
-    with the dataset's pool inputs in place (as the workflow's BM25 stage leaves them)."""
+def a_plan(tmp_path, write, url, judges=None):
+    """A checked config of one local dataset and two judges of one model: one batching, one direct
+    (or ``judges``), with the dataset's pool inputs in place (as the workflow's BM25 stage leaves them)."""
     corpus = "".join(f'{{"id": "{d}", "contents": "{t}"}}\n' for d, t in TEXTS.items())
     qrels = "".join(f"{q} 0 {d} 1\n" for q, d in PAIRS.itertuples(index=False))
     dataset = {
@@ -47,7 +47,8 @@ def a_plan(tmp_path, write, url):
         "results": str(tmp_path / "results"),
         "datasets": {"toy": dataset},
         "systems": ["BM25", "Perfect"],
-        "judges": [
+        "judges": judges
+        or [
             {**judge, "name": "batched", "batch": {"poll_s": 0.05, "timeout_s": 30}},
             {**judge, "name": "direct"},
         ],
@@ -119,12 +120,27 @@ def test_the_ledger_sets_the_planned_cost_beside_what_the_stores_say_was_spent(t
         before = ledger_rows(plan)
         assert list(before.columns) == list(LEDGER_COLUMNS) and list(before["caller"]) == ["batched", "direct"]
         assert (before["spent_calls"] == 0).all() and (before["planned_calls"] == len(PAIRS)).all()
+        assert (before["role"] == "judge").all()
+        # the planned columns are what `voirdire plan` prints for the same config before any call
+        printed = plan_rows(plan).set_index("judge")
+        for row in before.itertuples(index=False):
+            shown = printed.loc[row.caller]
+            assert (row.planned_calls, row.planned_prompt_tokens, row.planned_completion_tokens_max) == (
+                shown["calls"],
+                shown["est_prompt_tokens"],
+                shown["est_completion_tokens_max"],
+            )
+            price = shown["est_cost_usd_max_batch"] if row.batch else shown["est_cost_usd_max"]
+            assert row.planned_cost_usd_max == pytest.approx(price)
         summaries = {name: judge_it(plan, layout, name, tmp_path) for name in ("batched", "direct")}
         assert len(server.created) == 1 and summaries["batched"]["batch"]["answered"] == len(PAIRS)
         assert summaries["direct"]["batch"] is None and summaries["direct"]["requests_this_run"] == len(PAIRS)
         ledger = ledger_rows(plan).set_index("caller")
         judge_it(plan, layout, "batched", tmp_path)  # warm: nothing asked, nothing more spent
         pd.testing.assert_frame_equal(ledger_rows(plan).set_index("caller"), ledger)
+        # the plan now has nothing left to ask; the ledger still plans every call, each once
+        assert (plan_rows(plan)["calls"] == 0).all() and (plan_rows(plan)["cached"] == len(PAIRS)).all()
+        pd.testing.assert_frame_equal(ledger[before.columns[4:9]], before.set_index("caller")[before.columns[4:9]])
     litellm = _litellm()
     for name in ("batched", "direct"):
         row = ledger.loc[name]
@@ -154,6 +170,11 @@ def test_the_ledger_sets_the_planned_cost_beside_what_the_stores_say_was_spent(t
     # the verdict reads the notes from the ledger's CSV, as the ledger rule writes it
     write_table(ledger.reset_index(), layout.ledger("csv"), title="ledger")
     assert ledger_notes(pd.read_csv(layout.ledger("csv"))) == notes
+    named = ledger_notes(pd.read_csv(layout.ledger("csv")), source=layout.ledger("csv"))
+    assert (
+        named[:-1] == notes[:-1]
+        and named[-1] == f"{notes[-1]} Every caller's calls, tokens and dollars: {layout.ledger('csv')}."
+    )
     assert (tmp_path / layout.ledger("md")).is_file()
 
 
@@ -187,5 +208,81 @@ def test_an_answer_copied_from_another_store_is_counted_once(tmp_path):
         a.put(record("k2", 3, 0.25))
         b.put(record("k1", 0, 0.0))  # copied from a: cost 0, no attempt
         b.put(record("k2", 3, 0.25))  # the same answer in both (counted once)
-    spent = spent_by_caller([tmp_path / "a.sqlite", tmp_path / "b.sqlite", tmp_path / "absent.sqlite"])["j"]
+    stores = {tmp_path / name: "judge" for name in ("a.sqlite", "b.sqlite", "absent.sqlite")}
+    spent = spent_by_caller(stores)[("judge", "j")]
     assert (spent.calls, spent.requests, spent.prompt_tokens, spent.cost) == (2, 4, 20, 0.75)
+
+
+def test_a_local_model_costs_0_and_a_model_without_a_price_costs_an_unknown_amount_never_0(tmp_path, write):
+    """The local model is paid nothing ("0 calls paid, $0"); an API model litellm has no price for
+    is stored at cost 0, which the ledger does not read as free: its dollars are empty, "unknown"."""
+    from voirdire.llm.ledger import LOCAL, UNKNOWN
+    from voirdire.llm.store import Record
+
+    unpriced = "openai/voirdire-model-without-a-price"
+    with BatchLoopback() as server:
+        api = {"kind": "llm", "api_base": server.url, "api_key_env": "VOIRDIRE_LEDGER_KEY"}
+        judges = [
+            {**api, "name": "unpriced", "model": unpriced},
+            {"kind": "llm", "name": "local", "model": "local/smollm2-135m"},
+        ]
+        plan, layout = a_plan(tmp_path, write, server.url, judges=judges)
+        judge_it(plan, layout, "unpriced", tmp_path)
+    # the local judge's answers, as its job stores them (a real store through its API; cost 0)
+    local = plan.judge("toy", "local")
+    calls = judge_calls(local, PAIRS, TOPICS, TEXTS, provenance="original")
+    with Store(layout.store("toy", "original", "local")) as store:
+        for call in calls:
+            store.put(
+                Record(
+                    key=call.key,
+                    purpose="judge",
+                    caller="local",
+                    items=dict(call.items),
+                    sample=0,
+                    model=local.model,
+                    model_version=None,
+                    raw="1",
+                    logprobs=None,
+                    status="ok",
+                    value=1,
+                    rule="strict",
+                    attempts=1,
+                    prompt_tokens=20,
+                    completion_tokens=1,
+                    cost=0.0,
+                    latency_s=None,
+                    created=0.0,
+                )
+            )
+    ledger = ledger_rows(plan).set_index("caller")
+    row = ledger.loc["unpriced"]
+    assert row["price"] == UNKNOWN and row["spent_calls"] == len(PAIRS) and row["spent_prompt_tokens"] > 0
+    assert pd.isna(row["spent_cost_usd"]) and pd.isna(row["planned_cost_usd_max"])
+    row = ledger.loc["local"]
+    assert row["price"] == LOCAL and row["planned_cost_usd_max"] == 0 and row["spent_cost_usd"] == 0
+    assert row["spent_calls"] == len(PAIRS) and row["spent_prompt_tokens"] == 20 * len(PAIRS)
+    write_table(ledger.reset_index(), layout.ledger("csv"), title="ledger")
+    notes = dict(zip(ledger.index, ledger_notes(pd.read_csv(layout.ledger("csv"))), strict=True))
+    assert "cost unknown" in notes["unpriced"] and "$0" not in notes["unpriced"]
+    assert notes["local"].startswith("Cost ledger, judge local on toy: 0 calls paid, $0 (the local model")
+    assert f"{len(PAIRS)} answers made on this machine" in notes["local"]
+
+
+def test_an_assistant_and_a_judge_of_one_name_are_two_rows(tmp_path):
+    """The demo names its judge, its assistant and its padder alike: the store each writes decides the role."""
+    from voirdire.llm.store import Record
+
+    def record(key, caller, cost):
+        fields = dict(purpose="judge", items={}, sample=0, model=MODEL, model_version=None, raw="x", logprobs=None)
+        fields |= dict(status="ok", value=1, rule="strict", latency_s=None, created=0.0)
+        return Record(key=key, caller=caller, attempts=1, prompt_tokens=5, completion_tokens=1, cost=cost, **fields)
+
+    with Store(tmp_path / "judge.sqlite") as a, Store(tmp_path / "rewrites.sqlite") as b:
+        a.put(record("k1", "twin", 0.5))
+        b.put(record("k2", "twin", 0.25))
+    spent = spent_by_caller({tmp_path / "judge.sqlite": "judge", tmp_path / "rewrites.sqlite": "assistant"})
+    assert {k: (v.calls, v.cost) for k, v in spent.items()} == {
+        ("judge", "twin"): (1, 0.5),
+        ("assistant", "twin"): (1, 0.25),
+    }
