@@ -27,6 +27,12 @@ Every promise of the direct path holds:
   then directly. An answer the caller's rule does not accept is asked again directly, its
   batch answer counted as an attempt (tokens and cost carried into the stored record). Each
   count is in :class:`BatchStats` and the job's log.
+* **Only what the protocol promises** (docs/batch.md, "What the client assumes of the provider"):
+  lines in any order, matched by ``custom_id``; an error in either file, as a non-200 response or
+  as ``error`` with no response; files read for any ended batch; any JSONL line ends; opaque ids;
+  a 404 on a batch or file, or a batch missing from the list, believed only after
+  ``consistency_s`` (an API may be eventually consistent), so that a batch still answering is
+  never replaced by a second one.
 * **The wait is bounded.** ``timeout_s`` after it started waiting, a job stops with
   :class:`voirdire.llm.calls.BatchPending`: what was read is stored, the batches still running
   stay recorded, and a rerun resumes them.
@@ -97,10 +103,18 @@ class BatchOptions:
     """Requests in one batch at most (OpenAI's limit); more make several batches."""
     max_bytes: int = 190_000_000
     """Bytes of one batch's input file at most (OpenAI's limit is 200 MB)."""
+    consistency_s: float = 300.0
+    """How long the provider may not know a batch or file it has made (a 404 on a look or a read,
+    a batch missing from its list) before the client believes it: a provider's API may be
+    eventually consistent (Anthropic's batches answered 404 for seconds after creation,
+    anthropic-sdk-python#1432). Before that, it looks again; after, the batch is gone and its
+    requests go into a new batch (a batch never listed is created)."""
 
     def __post_init__(self) -> None:
         if self.poll_s <= 0 or self.timeout_s <= 0:
             raise ValueError("poll_s and timeout_s must be positive")
+        if self.consistency_s < 0:
+            raise ValueError("consistency_s must be at least 0")
         if self.resubmits < 0 or self.max_requests < 1 or self.max_bytes < 1:
             raise ValueError("resubmits must be at least 0, max_requests and max_bytes at least 1")
 
@@ -270,11 +284,14 @@ class Client:
 
     async def content(self, file_id: str) -> bytes:
         found = await self._call(f"reading file {file_id}", self.litellm.afile_content, file_id=file_id)
-        content = getattr(found, "content", found)
-        return content.encode("utf-8") if isinstance(content, str) else bytes(content)
+        return await file_bytes(found)
 
     async def find(self, input_file_id: str, since: float) -> Any | None:
-        """The provider's batch of ``input_file_id`` (created at ``since`` or later), if there is one."""
+        """The provider's batch of ``input_file_id`` (created at ``since`` or later), if there is one.
+
+        The list's order is not promised: paging stops early only on a page that is newest first
+        and wholly older than an hour before ``since`` (OpenAI's order); otherwise every page is
+        read. ``has_more`` absent means: go on while pages have batches (as the OpenAI client does)."""
         after = None
         while True:
             page = await self._call(
@@ -284,10 +301,56 @@ class Client:
             for batch in batches:
                 if _field(batch, "input_file_id") == input_file_id:
                     return batch
-            created = [_field(b, "created_at") or 0 for b in batches]
-            if not batches or not _field(page, "has_more") or min(created) < since - 3600:
+            if not batches or _field(page, "has_more") is False:
                 return None
-            after = _field(batches[-1], "id")
+            created = [_field(b, "created_at") for b in batches]
+            newest_first = None not in created and all(a >= b for a, b in zip(created, created[1:]))
+            if newest_first and float(created[0]) < since - 3600:  # the rest is older still
+                return None
+            following = _field(page, "last_id") or _field(batches[-1], "id")
+            if following == after:
+                return None  # a provider that ignores the cursor: no other page to read
+            after = following
+
+
+async def file_bytes(found: Any) -> bytes:
+    """The bytes of what ``litellm.afile_content`` returns: the OpenAI client's binary response
+    (``.content``, also ``.read()`` and ``.text``), or bytes or text themselves."""
+    if isinstance(found, bytes | bytearray | memoryview):
+        return bytes(found)
+    if isinstance(found, str):
+        return found.encode("utf-8")
+    content = getattr(found, "content", None)
+    if isinstance(content, bytes | bytearray | memoryview | str):
+        return await file_bytes(content)
+    read = getattr(found, "read", None) or getattr(found, "aread", None)
+    if callable(read):
+        data = read()
+        return await file_bytes(await data if asyncio.iscoroutine(data) else data)
+    text = getattr(found, "text", None)
+    if isinstance(text, str):
+        return text.encode("utf-8")
+    raise BatchError(f"a file's content came back as {type(found).__name__}, which has no bytes to read")
+
+
+def jsonl_entries(content: bytes, file_id: str) -> Iterator[tuple[int, dict]]:
+    """The entries of a batch output or error file, with their line numbers: any line end (LF,
+    CRLF), blank lines skipped, the last line with or without its newline, a byte-order mark
+    ignored. A line that is not a JSON object stops the read with the file and line named."""
+    try:
+        text = content.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise BatchError(f"file {file_id} is not UTF-8 ({exc})") from None
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise BatchError(f"file {file_id}:{number}: not a JSON line ({exc})") from None
+        if not isinstance(entry, dict):
+            raise BatchError(f"file {file_id}:{number}: a JSON {type(entry).__name__}, not an object")
+        yield number, entry
 
 
 class BatchError(CallsIncomplete):
@@ -318,6 +381,14 @@ class _Run:
     name: str
     progress: bool
     prices: dict[tuple[int, int], float] = field(default_factory=dict)
+    unseen: dict[str, float] = field(default_factory=dict)
+    """Batch and file ids the provider answered 404 for, and when it first did (this run)."""
+
+    def gone(self, ident: str) -> bool:
+        """After a 404 for ``ident``: whether the provider has not known it for ``consistency_s``
+        (then it is gone; before, it may not be visible yet: look again)."""
+        first = self.unseen.setdefault(ident, time.monotonic())
+        return time.monotonic() - first >= self.options.consistency_s
 
     def price(self, prompt_tokens: int, completion_tokens: int) -> float:
         tokens = (prompt_tokens, completion_tokens)
@@ -347,6 +418,17 @@ class _Run:
                 continue
             try:
                 found = await self.client.find(row.input_file_id, row.created)
+                # a list may lag behind a creation: look again until consistency_s after the upload
+                while found is None and (young := self.options.consistency_s - (time.time() - row.created)) > 0:
+                    if not create:
+                        raise BatchPending(
+                            f"{self.name}: the provider's list of batches does not show the batch of "
+                            f"{row.input_file_id} (recorded in {self.store.path}) yet, {young:.0f} s within the "
+                            f"{self.options.consistency_s:g} s a list may lag behind a creation; nothing is asked, so "
+                            "that none of its requests is paid twice: rerun in a few minutes"
+                        )
+                    await asyncio.sleep(min(self.options.poll_s, young))
+                    found = await self.client.find(row.input_file_id, row.created)
             except BatchError as exc:
                 if not create:
                     raise BatchPending(
@@ -415,9 +497,14 @@ class _Run:
                 for input_file_id, row in list(pending.items()):
                     try:
                         batch = await self.client.retrieve(row.batch_id)
+                        self.unseen.pop(row.batch_id, None)
                     except BatchError as exc:
                         if not exc.gone:
                             raise
+                        if not self.gone(row.batch_id):  # maybe not visible yet: look again
+                            log.info("%s: %s (not believed yet: looked at again)", self.name, exc)
+                            pending[input_file_id] = _with_status(row, "not found")
+                            continue
                         batch = {"id": row.batch_id, "status": "gone", "errors": {"data": [{"message": str(exc)}]}}
                     status = _field(batch, "status")
                     if status != row.provider_status:
@@ -426,9 +513,11 @@ class _Run:
                     counts = _field(batch, "request_counts")
                     done[input_file_id] = int(_field(counts, "completed") or 0) + int(_field(counts, "failed") or 0)
                     if status in (*ENDED, "gone"):
-                        await self.read(row, batch)
-                        done[input_file_id] = row.requests
-                        del pending[input_file_id]
+                        if await self.read(row, batch):
+                            done[input_file_id] = row.requests
+                            del pending[input_file_id]
+                        else:
+                            pending[input_file_id] = _with_status(row, f"{status}, its files not found yet")
                 bar.n = min(bar.total, sum(done.values()))
                 bar.refresh()
                 if not pending or time.monotonic() > deadline:
@@ -439,12 +528,15 @@ class _Run:
         return list(pending.values())
 
     # -------------------------------------------------------------- reading
-    async def read(self, row: BatchRow, batch: Any) -> None:
-        """Store a finished batch's answers and record what became of each of its requests."""
+    async def read(self, row: BatchRow, batch: Any) -> bool:
+        """Store a finished batch's answers and record what became of each of its requests; False
+        (nothing read) when one of its files is not visible yet (look again)."""
         status = _field(batch, "status")
         keys = self.store.batch_keys(row.input_file_id)
+        wanted = set(keys)
         answers: dict[str, dict] = {}
         outcomes: dict[str, BatchOutcome] = {}
+        strays = 0  # lines naming no request of this batch
         if status == "gone":  # what it answered cannot be read: its requests go into a new batch
             outcomes = {key: BatchOutcome("missing", detail=f"batch {row.batch_id} is gone") for key in keys}
             log.warning(
@@ -453,40 +545,54 @@ class _Run:
                 row.batch_id,
                 len(keys),
             )
-        elif status == "failed":
-            errors = _field(_field(batch, "errors"), "data") or []
-            detail = "; ".join(f"{_field(e, 'code')}: {_field(e, 'message')}" for e in errors)[:500] or "failed"
-            detail = redact(detail, self.client.secret)
-            outcomes = {key: BatchOutcome("failed", detail=detail) for key in keys}
-            log.warning(
-                "%s: batch %s failed (%s): its %d requests are asked directly",
-                self.name,
-                row.batch_id,
-                detail,
-                len(keys),
-            )
         else:
+            # every ended batch's files are read, whatever its status: an expired or cancelled batch's
+            # output holds the requests it ran (paid), and a failed one, should it have files, too
             for name in ("output_file_id", "error_file_id"):
                 if file_id := _field(batch, name):
                     try:
                         content = await self.client.content(file_id)
+                        self.unseen.pop(file_id, None)
                     except BatchError as exc:
                         if not exc.gone:
                             raise
+                        if not self.gone(file_id):  # maybe not visible yet: the batch is read at the next look
+                            log.info("%s: %s (not believed yet: read at the next look)", self.name, exc)
+                            return False
                         log.warning("%s: %s: the requests it held are asked again", self.name, exc)
                         continue
-                    for line in content.decode("utf-8").splitlines():
-                        if line.strip():
-                            self._line(json.loads(line), answers, outcomes)
-        wanted = set(keys)
-        for key in wanted - answers.keys() - outcomes.keys():
+                    for number, entry in jsonl_entries(content, file_id):
+                        if entry.get("custom_id") in wanted:
+                            self._line(entry, answers, outcomes)
+                        else:
+                            strays += 1
+                            log.warning(
+                                "%s: file %s:%d names no request of batch %s (custom_id %r): skipped",
+                                self.name,
+                                file_id,
+                                number,
+                                row.batch_id,
+                                str(entry.get("custom_id"))[:80],
+                            )
+            if status == "failed":
+                errors = _field(_field(batch, "errors"), "data") or []
+                detail = "; ".join(f"{_field(e, 'code')}: {_field(e, 'message')}" for e in errors)[:500] or "failed"
+                detail = redact(detail, self.client.secret)
+                left = wanted - answers.keys() - outcomes.keys()
+                outcomes |= {key: BatchOutcome("failed", detail=detail) for key in left}
+                log.warning(
+                    "%s: batch %s failed (%s): its %d requests are asked directly",
+                    self.name,
+                    row.batch_id,
+                    detail,
+                    len(left),
+                )
+        for key in wanted - answers.keys() - outcomes.keys():  # in neither file: not run
             outcomes[key] = BatchOutcome("missing", detail=f"not run: the batch {status}")
         turnaround = max(0.0, time.time() - row.created)
         history = self.store.batch_history(k for k in answers if k in self.calls)
         records = []
         for key, body in answers.items():
-            if key not in wanted:
-                continue  # not a request of this batch
             answer = Answer.from_response(body)
             cost = self.price(answer.prompt_tokens, answer.completion_tokens)
             paid = BatchOutcome("answered", answer.prompt_tokens, answer.completion_tokens, cost)
@@ -530,7 +636,8 @@ class _Run:
         self.tally.ended[status] = self.tally.ended.get(status, 0) + 1
         log.info(
             "%s: batch %s %s: %d answered and stored, %d not accepted (asked again directly), %d error lines "
-            "(asked again directly), %d not run (%s), %d paid but not asked for by this run",
+            "(asked again directly), %d not run (%s), %d paid but not asked for by this run, %d lines naming no "
+            "request of it (skipped)",
             self.name,
             row.batch_id,
             status,
@@ -540,20 +647,33 @@ class _Run:
             counts["missing"] + counts["failed"],
             "asked directly" if status == "failed" else "into a new batch, or directly",
             counts["unused"],
+            strays,
         )
+        return True
 
     def _line(self, entry: dict, answers: dict[str, dict], outcomes: dict[str, BatchOutcome]) -> None:
-        key = entry.get("custom_id")
-        response = entry.get("response") or {}
+        """One line of an output or error file, matched to its request by ``custom_id`` (never by
+        position): an answer (``response.status_code`` 200, a body with choices, no ``error``), or
+        an error, whichever file it is in (a non-200 response with an error body; or ``error`` set
+        and ``response`` null)."""
+        key = entry["custom_id"]
+        response = entry.get("response")
+        response = response if isinstance(response, dict) else {}
         body = response.get("body")
+        if isinstance(body, str):  # a body given as JSON text
+            try:
+                body = json.loads(body)
+            except json.JSONDecodeError:
+                body = {"error": {"message": body[:200]}}
         error = entry.get("error")
-        if response.get("status_code") == 200 and isinstance(body, dict) and body.get("choices") and not error:
+        status = response.get("status_code")
+        if status == 200 and isinstance(body, dict) and body.get("choices") and not error:
             answers[key] = body
             outcomes.pop(key, None)
             return
         if key in answers:
             return
-        error = error or (body or {}).get("error") or {}
+        error = error or (body.get("error") if isinstance(body, dict) else None) or {}
         code = error.get("code") if isinstance(error, dict) else None
         message = error.get("message") if isinstance(error, dict) else str(error)
         detail = redact(f"{response.get('status_code') or code}: {message}", self.client.secret)[:500]
@@ -680,6 +800,10 @@ class CollectFirst:
     (:func:`collect_batches`), so that a direct run never asks, and pays for, a request a batch
     is answering. Without such batches it is the plain direct path."""
 
+    options: BatchOptions = field(default_factory=BatchOptions)
+    """How long the provider may not know a batch before it is believed (``consistency_s``);
+    the rest of the settings is a batch run's."""
+
     async def fill(
         self,
         endpoint: Endpoint,
@@ -690,7 +814,8 @@ class CollectFirst:
         direct: Callable[[Sequence[Call], Mapping[str, Carried]], Awaitable[None]],
         **options: Any,
     ) -> None:
-        if store.batches(unread=True) and not await collect_batches(endpoint, missing, store, stats, **options):
+        unread = store.batches(unread=True)
+        if unread and not await collect_batches(endpoint, missing, store, stats, options=self.options, **options):
             return  # a batch still running (stats.batch_pending): nothing asked
         have = store.existing(c.key for c in missing)
         left = [c for c in missing if c.key not in have]
@@ -715,6 +840,7 @@ async def collect_batches(
     desc: str | None,
     transport_attempts: int,
     config_key: str | None,
+    options: BatchOptions | None = None,
 ) -> bool:
     """A direct run over a store with provider batches not read yet (an earlier batch run of the
     judge, killed or timed out, then ``batch:`` turned off): look at each once; a batch that has
@@ -734,7 +860,7 @@ async def collect_batches(
         store=store,
         stats=stats,
         tally=BatchStats(resumed=len(unread)),
-        options=BatchOptions(),
+        options=options or BatchOptions(),
         accept=accept,
         reasks=reasks,
         client=Client(_litellm(), endpoint, unread[0].provider, secret, transport_attempts),

@@ -21,7 +21,7 @@ from support.loopback import REJECT, Faults, LoopbackServer
 from voirdire.errors import ConfigError
 from voirdire.judges import LLMJudge, judge_from_config
 from voirdire.llm import Endpoint, Store, call_all
-from voirdire.llm.batch import DIRECT, BatchOptions, Client, batch_prices, carried, chunks, route
+from voirdire.llm.batch import DIRECT, BatchOptions, Client, CollectFirst, batch_prices, carried, chunks, route
 from voirdire.llm.calls import BatchPending, CallsIncomplete, _litellm, token_cost
 from voirdire.llm.store import BatchOutcome
 from voirdire.llm_judge.tasks import GradeAccept, judge_calls
@@ -404,7 +404,9 @@ def test_a_batch_the_provider_no_longer_knows_is_replaced_by_a_new_one(tmp_path)
             judge_all(judge, calls, tmp_path / "s.sqlite")
         server.batches.pop(server.created[0])  # deleted at the provider before it ran
         server.hold = False
-        stats = judge_all(judge_for(server), calls, tmp_path / "s.sqlite")
+        # its 404s are believed once they have lasted consistency_s (before, it may be a batch not visible yet)
+        believing = BatchOptions(poll_s=0.05, timeout_s=30, consistency_s=0.3)
+        stats = judge_all(judge_for(server, batch=believing), calls, tmp_path / "s.sqlite")
         assert stats.batch.ended == {"gone": 1, "completed": 1} and stats.batch.resubmitted == N_DOCS
         assert len(server.created) == 2 and stats.stored == N_DOCS and set(paid(server, calls).values()) == {1}
 
@@ -491,11 +493,13 @@ def test_a_direct_run_finds_a_batch_created_but_not_recorded_and_closes_one_neve
             expected = [("submitted", server.created[0]), ("submitting", None)]
             assert [(r.state, r.batch_id) for r in store.batches()] == expected
         direct = judge_for(server, batch=None)
+        # the batch never created is not in the provider's list: believed at once here (consistency_s 0)
+        believing = CollectFirst(BatchOptions(consistency_s=0))
         for _ in range(2):  # in_progress, then finalizing (a step a look, one look a run): nothing asked
             with pytest.raises(BatchPending, match=server.created[0]):
-                judge_all(direct, calls, tmp_path / "s.sqlite", batch=DIRECT)
+                judge_all(direct, calls, tmp_path / "s.sqlite", batch=believing)
             assert chats(server) == 0
-        stats = judge_all(direct, calls, tmp_path / "s.sqlite", batch=DIRECT)
+        stats = judge_all(direct, calls, tmp_path / "s.sqlite", batch=believing)
         assert stats.batch.answered == half and stats.requests == len(calls) - half == chats(server)
         assert len(server.created) == 1 and set(paid(server, calls).values()) == {1}
         with Store(tmp_path / "s.sqlite") as store:
