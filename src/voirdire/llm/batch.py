@@ -52,6 +52,7 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ..defaults import schema_default
 from ..errors import ConfigError
 from .calls import (
     Accept,
@@ -88,22 +89,22 @@ OUTCOMES = (*PAID, "error", "missing", "failed")
 
 @dataclass(frozen=True)
 class BatchOptions:
-    """A judge's ``batch:`` settings (``batch: true`` takes these defaults, the schema's: a test
-    holds them equal)."""
+    """A judge's ``batch:`` settings (``batch: true`` takes these defaults: the schema's, read
+    from it; ``max_bytes`` is no config key)."""
 
-    poll_s: float = 60.0
+    poll_s: float = float(schema_default("judges", "batch", "poll_s"))
     """Seconds between two looks at a running batch."""
-    timeout_s: float = 90_000.0
+    timeout_s: float = float(schema_default("judges", "batch", "timeout_s"))
     """How long a job waits for its batches (25 hours: the 24-hour window and some) before it
     stops; the batches stay recorded and a rerun resumes them."""
-    resubmits: int = 1
+    resubmits: int = int(schema_default("judges", "batch", "resubmits"))
     """How many times a request an expired or cancelled batch did not run goes into a new batch
     before it is asked directly."""
-    max_requests: int = 50_000
+    max_requests: int = int(schema_default("judges", "batch", "max_requests"))
     """Requests in one batch at most (OpenAI's limit); more make several batches."""
     max_bytes: int = 190_000_000
     """Bytes of one batch's input file at most (OpenAI's limit is 200 MB)."""
-    consistency_s: float = 300.0
+    consistency_s: float = float(schema_default("judges", "batch", "consistency_s"))
     """How long the provider may not know a batch or file it has made (a 404 on a look or a read,
     a batch missing from its list) before the client believes it: a provider's API may be
     eventually consistent (Anthropic's batches answered 404 for seconds after creation,

@@ -385,7 +385,7 @@ def test_the_schema_takes_the_batch_key_as_a_switch_or_its_settings_with_the_dat
         return {"datasets": {"toy": dataset}, "judges": [{"name": "j", "kind": "llm", "model": MODEL, "batch": batch}]}
 
     assert validate_schema(config(True))["judges"][0]["batch"] is True
-    keys = ("poll_s", "timeout_s", "resubmits", "max_requests")
+    keys = ("poll_s", "timeout_s", "resubmits", "max_requests", "consistency_s")
     for name in keys:  # the schema is the defaults' home; the dataclass mirrors it (for batch: true)
         assert schema_default("judges", "batch", name) == getattr(BatchOptions(), name), name
     filled = validate_schema(config({"poll_s": 1.5}))["judges"][0]["batch"]
