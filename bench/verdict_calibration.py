@@ -183,7 +183,7 @@ def plants(probe_shift: float = 0.2) -> dict[str, Plant]:
         "position": Plant("position", "the first position wins 65% of the order-dependent pairs"),
         "persona_prompt": Plant("persona_prompt", "under every role, +1 w.p. 0.5 on the documents of Rank1's top 10"),
         "reranking": Plant(
-            "reranking", "grade 0 -> 2 w.p. 0.3 on the documents any of your systems puts in its top 10"
+            "reranking", "grade 0 -> 3 w.p. 0.5 on the documents any of your systems puts in its top 10"
         ),
     }
 
@@ -407,7 +407,7 @@ class Judge:
         elif self.plant == "length":
             out = out + (self.bench.longer[pairs] & (rng.random(n) < 0.2))
         elif self.plant == "reranking":
-            out = np.where(self.bench.user_top[pairs] & (grades == 0) & (rng.random(n) < 0.3), 2, out)
+            out = np.where(self.bench.user_top[pairs] & (grades == 0) & (rng.random(n) < 0.5), 3, out)
         return np.clip(out, 0, 3).astype(int)
 
     def again(self, pairs: np.ndarray) -> np.ndarray:
@@ -1116,7 +1116,8 @@ def notes(bench: Bench, args, table: pd.DataFrame, *, gap: float, jobs: int, ela
         f"CPU seconds per draw, by part: {cost}.",
         f"draws {args.draws} per null, {args.power_draws} per planted bias, {args.synthetic_draws} per synthetic "
         f"null, {args.gaming_draws} per gaming setting; "
-        f"seed {args.seed}; {jobs} process(es) on {describe(cpu())}; {elapsed:.0f} s in all.",
+        f"seed {args.seed}; {jobs} process(es) on {describe(cpu())}; {elapsed:.0f} s in all"
+        + (f"; --only {args.only}: only the settings with its rows were drawn." if args.only else "."),
     ]
 
 
