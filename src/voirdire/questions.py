@@ -1,6 +1,7 @@
 """The verdict's questions and their rules: "can I trust this judge?" asked one question at a time.
 
-Each *question* declares itself here (as ir_measures registers a measure): its name, what it
+Each *question* declares itself here or beside its audit (as ir_measures registers a measure;
+length, drift and circular use in :mod:`voirdire.audits`, reranking too): its name, what it
 asks, the table it reads (a name :class:`voirdire.layout.Layout` places), what the audit needs
 to run (labels, texts, runs, families, reruns, a probe), its rule in words, the effect it is
 meant to find (the power behind a pass), and the function that turns the table's rows of one
@@ -51,10 +52,6 @@ question that needs ``runs``, and the tables and audits of systems, which have n
 
 KAPPA_FLOOR = 0.4
 """Binary kappa below this is less than "moderate" agreement (Landis & Koch, 1977)."""
-RHO_MIN = 0.1
-"""The within-grade rank correlation of length and grade that matters: a judge with a finer
-sense of relevance than a coarse human grade correlates with length a little (length tracks
-relevance within a grade), so significance alone over thousands of pairs is no finding."""
 RESOLVED_TAU = 0.5
 """Below this reference tau (what an unbiased judge with the judge's own noise reaches), the
 judge's noise alone scrambles the systems' order: no ordering question can be answered."""
@@ -143,14 +140,39 @@ class Question:
 
 QUESTIONS: dict[str, Question] = {}
 
+ORDER = (
+    "labels",
+    "leaderboard",
+    "decisions",
+    "oracles",
+    "own_family",
+    "length",
+    "drift",
+    "circular_use",
+    "padding",
+    "injection",
+    "gameable",
+    "position",
+    "persona_prompt",
+)
+"""The verdict's columns (and the report's categories) in this order, whichever module declares
+the question (here, or beside its audit: :mod:`voirdire.audits.registry` imports those modules
+after this one, in the order of their file names); a question not named here follows them, in
+the order it is declared."""
+
 
 def question(name: str, *, asks: str, table: str, needs: Sequence[str], rule: str, **options):
     """Declare a verdict question (a decorator of its answer function); ``options``: the rest of
-    :class:`Question`'s fields (absent, also, effect, effect_words, sided)."""
+    :class:`Question`'s fields (absent, also, effect, effect_words, sided). :data:`QUESTIONS` stays
+    in :data:`ORDER`."""
 
     def register(answer: Callable[[pd.DataFrame, str, Mapping[str, pd.DataFrame]], Cell]):
         options["also"] = tuple(options.get("also", ()))
         QUESTIONS[name] = Question(name, asks, table, tuple(needs), rule, answer, **options)
+        # sorted in place (verdict.py and the report hold this dict); stable: the rest as declared
+        ordered = sorted(QUESTIONS.items(), key=lambda item: ORDER.index(item[0]) if item[0] in ORDER else len(ORDER))
+        QUESTIONS.clear()
+        QUESTIONS.update(ordered)
         return answer
 
     return register
@@ -214,6 +236,10 @@ def _bonferroni_min(p_values: Sequence[float]) -> tuple[float, int]:
     """The smallest defined p times the number of defined tests (at most 1), and that number."""
     p = [v for v in p_values if not math.isnan(v)]
     return (min(1.0, min(p) * len(p)) if p else math.nan), len(p)
+
+
+standard_error, bonferroni_min = _se, _bonferroni_min
+"""What a question declared beside its audit reads its interval's standard error and its tests' p with."""
 
 
 # ----------------------------------------------------------------------------- the questions
@@ -442,117 +468,6 @@ def _own_family(rows, judge, context):
         signal=value > 0 and beyond,
         se=_se(low, high),
         detail=detail,
-    )
-
-
-@question(
-    "length",
-    asks="Does it reward longer passages at the same relevance?",
-    table="length",
-    needs=("labels", "texts"),
-    rule=f"flag when the within-grade rank correlation of length and grade is "
-    f"at least {RHO_MIN} in size, significant (lengths permuted within query x grade), and beyond every "
-    "other judge's of the panel; inconclusive without a panel (labels alone cannot tell a length bias from "
-    "a finer sense of relevance, which tracks length too)",
-    absent="no passage texts",
-    also=("label_test",),
-    effect=RHO_MIN,
-    effect_words=f"a correlation of {RHO_MIN}",
-    sided="two-sided",
-)
-def _length(rows, judge, context):
-    found = _rows(rows, judge)
-    if not len(found):
-        return Cell(NA, reason="no passage texts (a labels-only dataset)")
-    row = found.iloc[0].to_dict()
-    value = _num(row, "rho_within")
-    pairs = _num(row, "pairs")
-    if math.isnan(value):
-        return Cell(
-            NA,
-            reason="too few pairs with a text"
-            if not pairs >= 3
-            else "rho undefined: its grade never varies within a query and human grade",
-        )
-    se = 1 / math.sqrt(pairs - 3) if pairs > 3 else math.nan  # Fisher's z, near 0
-    p = _num(row, "p_within")
-    if abs(value) < RHO_MIN:
-        detail = f"below the {RHO_MIN} that matters" if p < 0.05 else ""
-        return Cell(PASS, value, p=p, signal=False, se=se, detail=detail)
-    panel = _length_panel(rows, judge, context)
-    if not panel:
-        return Cell(
-            INCONCLUSIVE,
-            value,
-            p=p,
-            signal=False,
-            se=se,
-            reason="no other judge to compare with: a judge finer than the human grade tracks length too",
-        )
-    beyond = value > max(panel) if value > 0 else value < min(panel)
-    edge = max(panel) if value > 0 else min(panel)
-    return Cell(PASS, value, p=p, signal=beyond, se=se, detail=f"the panel's most extreme {edge:+.3f}")
-
-
-def _length_panel(rows: pd.DataFrame, judge: str, context: Mapping) -> list[float]:
-    """The within-grade rho of every other judge of the dataset that is not a null baseline (the
-    label test's ``kind`` says which are; the humans never have a row)."""
-    kinds = context.get("label_test", pd.DataFrame())
-    baselines = set(kinds.loc[kinds["kind"] == "baseline", "judge"]) if len(kinds) and "kind" in kinds else set()
-    others = rows[(rows["judge"] != judge) & ~rows["judge"].isin(baselines)] if "judge" in rows else rows[:0]
-    return [float(v) for v in others["rho_within"] if not math.isnan(float(v))]
-
-
-@question(
-    "drift",
-    asks="Is it the same judge when asked again?",
-    table="control_chart",
-    needs=("reruns",),
-    rule="flag when a rerun's mean grade moves, sign-flip p over queries (Bonferroni over the reruns)",
-    absent="no reruns (reruns: of a recorded judge, samples: k of a live one)",
-    effect=0.2,
-    effect_words="a shift of 0.2 grade",
-    sided="two-sided",
-)
-def _drift(rows, judge, context):
-    found = _rows(rows, judge)
-    if not len(found):
-        return Cell(NA, reason="no reruns (reruns: of a recorded judge, samples: k of a live one)")
-    worst = found.loc[found["mean_difference"].abs().idxmax()].to_dict()
-    p, tests = _bonferroni_min(found["shift_p"].astype(float).tolist())
-    low, high = _num(worst, "difference_ci_low"), _num(worst, "difference_ci_high")
-    return Cell(
-        PASS,
-        _num(worst, "mean_difference"),
-        low,
-        high,
-        p=p,
-        signal=True,
-        se=_se(low, high),
-        tests=len(found),
-        detail=f"the largest of {len(found)} rerun(s)",
-    )
-
-
-@question(
-    "circular_use",
-    asks="Does its own ranking look better under it than under the humans?",
-    table="circularity",
-    needs=("labels", "runs"),
-    rule="reported, not flagged: its own ranking scores 1 under its own labels, so every judge that differs "
-    "from the humans inflates; the cell says by how much against human@pool",
-)
-def _circular(rows, judge, context):
-    found = _rows(rows, judge, "ranker")
-    if not len(found):
-        return Cell(NA, reason="no base run to rerank")
-    row = found.iloc[0].to_dict()
-    return Cell(
-        INFO,
-        _num(row, "inflation"),
-        _num(row, "inflation_ci_low"),
-        _num(row, "inflation_ci_high"),
-        detail=f"under itself {_num(row, 'self_score'):.3f}, under human@pool {_num(row, 'human_pool_score'):.3f}",
     )
 
 

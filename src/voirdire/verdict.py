@@ -1,7 +1,7 @@
 """The verdict: "can I trust this judge?" answered on one page, one row per judge and dataset.
 
 The questions, their rules and the judge's error budget live in :mod:`voirdire.questions`
-(each declared with ``@question``); this module asks them of every judge and dataset and lays
+(each declared with ``@question``, there or beside its audit); this module asks them of every judge and dataset and lays
 the answers out: the long table (``verdict.csv``), the wide one, a sentence per judge, the
 Markdown page, the HTML page and the report's first page. docs/verdict.md gives every rule with
 its source and docs/audit-calibration.md how often each fires on a clean judge.
@@ -33,7 +33,7 @@ from .questions import (  # noqa: F401 (the verdict's vocabulary, re-exported)
     question,
 )
 
-# the questions declared beside their audits (voirdire.audits.registry) join QUESTIONS, after these
+# the questions declared beside their audits (voirdire.audits.registry) join QUESTIONS, in its ORDER
 load_audits()
 
 # ----------------------------------------------------------------------------- the verdict

@@ -30,29 +30,15 @@ CAPTION_TABLES = {
     },
     "timings": r"tables/timings\.csv",
     "ledger": r"tables/ledger\.csv",
-    **{
-        f"audit_{name}": rf"audits/[^/]+/{name}\.csv"
-        for name in (
-            "label_test",
-            "lojo",
-            "lojo_labels",
-            "self_preference",
-            "length",
-            "length_systems",
-            "drift",
-            "control_chart",
-            "circularity",
-            "calibration",
-            "topic_agreement",
-            "judge_ranking",
-        )
-    },
+    **{f"audit_{name}": rf"audits/[^/]+/{name}\.csv" for name in ("label_test", "self_preference")},
     # the audits declared beside their computation (voirdire.audits.registry): every table of each
+    # it writes (a table only its figure reads has no file and no caption)
     **{
         f"audit_{table.name}": rf"audits/[^/]+/{table.name}\.csv"
         for declared in load().values()
         if declared.captions is None
         for table in declared.tables
+        if table.written
     },
     **{f"probe_{name}": rf"audits/original/{name}\.csv" for name in ("swap", "pad", "injection", "gaming")},
     # a jury's tables, written by its own job beside its labels (docs/juries.md)

@@ -32,7 +32,5 @@ rule audits:
         include_humans=config["audits"]["self_preference"]["include_humans"],
         # each registered audit's own settings, audits.<name> (voirdire.audits.registry)
         settings={name: config["audits"].get(name, {}) for name in AUDITS_DECLARED.registered()},
-        # k human-labelled queries (those below the query count minus one), seeded draws per k
-        calibration={"ks": [3, 5, 10, 20], "draws": 50},
     script:
         "../scripts/audits.py"

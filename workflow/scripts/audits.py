@@ -6,16 +6,10 @@ import pandas as pd
 
 from voirdire.audits.drift import label_sets_from_answers
 from voirdire.audits.figures import (
-    calibration_chart,
-    circularity_heatmap,
     confusion_heatmaps,
-    drift_chart,
-    judge_ranking_chart,
-    length_chart,
     leniency_chart,
-    lojo_chart,
-    topic_agreement_chart,
 )
+from voirdire.audits.registry import chance
 from voirdire.audits.registry import load as registered_audits
 from voirdire.audits.run import DatasetInputs, audit_tables
 from voirdire.evaluation import PRIMARY_COLUMNS, primary_scores, read_scores
@@ -23,7 +17,7 @@ from voirdire.formats import read_pairs, read_qrels, read_run, read_topics
 from voirdire.jobscript import grouped, start
 from voirdire.judges import HUMAN, POOL, restrict
 from voirdire.manifest import sha256
-from voirdire.output import IntervalCell, pyplot, save_figure, write_table
+from voirdire.output import pyplot, save_figure, write_table
 from voirdire.texts import provenance_texts
 from voirdire.verdict import NO_SYSTEMS
 
@@ -50,11 +44,6 @@ def placeholder(png: str, text: str) -> None:
     ax.text(0.5, 0.5, text, ha="center", va="center", wrap=True)
     ax.axis("off")
     save_figure(fig, png)
-
-
-def chance(tests: int, alpha: float) -> str:
-    """A flag table's note on multiplicity: the tests it ran and the flags chance alone gives."""
-    return f"{tests} tests at alpha {alpha:g}: chance alone would flag about {tests * alpha:.2f}"
 
 
 def label_sets_of(dataset, judge, pairs, bounds):
@@ -96,7 +85,6 @@ tables, heatmaps = audit_tables(
     measure=params.measure,
     seed=params.seed,
     alpha=ALPHA,
-    calibration=params.calibration,
     include_humans=params.include_humans,
     depth=params.depth,
     ties=params.ties,
@@ -124,39 +112,6 @@ write_table(
     ],
     title="Label test: each judge against the human labels, pair by pair "
     "(rates with 95% cluster-bootstrap intervals over queries and the counts they are shares of)",
-)
-write_table(
-    tables["lojo"],
-    out.lojo,
-    floatfmt=".3f",
-    manifest=manifest,
-    empty=unsystematic("needs two judges or more besides the null baselines (it ranks the systems)"),
-    # margin_share (in the CSV) is unbounded where the full margin is near 0: margins are shown
-    view=["left_out", "upper", "lower", "margin_full", "margin_reduced", "order_kept", "tau_full_vs_reduced"],
-    title="Leave one judge out: does each adjacent pair of the panel ranking hold without the judge? "
-    "(margins with 95% bootstrap CIs over queries)",
-)
-write_table(
-    tables["lojo_labels"],
-    out.lojo_labels,
-    floatfmt=".3f",
-    manifest=manifest,
-    counts=["pairs", "queries"],
-    empty="needs two judges or more besides the null baselines, on pairs of two queries or more",
-    view=[
-        "left_out",
-        "panel",
-        "pairs",
-        "queries",
-        "kappa_judge",
-        "kappa_full",
-        "kappa_reduced",
-        "kappa_change",
-        "without_it",
-    ],
-    title="Leave one judge out on labels: the panel's label (at least half its judges say relevant, each at "
-    "its own threshold) against the humans', binary kappa with every judge and without each (95% "
-    "cluster-bootstrap CIs over queries; the change paired on the same resamples)",
 )
 preference = tables["self_preference"]
 preference_tests = int(preference["within_grade_p"].notna().sum()) if "within_grade_p" in preference else 0
@@ -196,221 +151,33 @@ write_table(
     "bootstrap CI and sign-flip p over queries; the nDCG raw / strictness / corrected are the papers' "
     f"figures, not flagged on; {chance(preference_tests, ALPHA)})",
 )
-length = tables["length"]
-write_table(
-    length,
-    out.length,
-    floatfmt=".3f",
-    manifest=manifest,
-    counts=["pairs", "pairs_without_text", "permutations"],
-    view=[
-        "judge",
-        "pairs",
-        "pairs_without_text",
-        "rho_overall",
-        "rho_within",
-        "p_within",
-        "permutations",
-        "length_biased",
-        "simpson",
-    ],
-    title="Length bias: passage length vs judge grade, overall and within human grades (permutation p-values "
-    f"within query x grade blocks; length_biased at p < 0.01: {chance(len(length), 0.01)})",
-)
-write_table(
-    tables["length_systems"],
-    out.length_systems,
-    floatfmt=".3f",
-    manifest=manifest,
-    empty=unsystematic("correlates the systems' passage lengths with their scores"),
-    title="Length across systems vs within tiers: r of a system's judged top-10 passage length and its score "
-    "(a tier flagged only when the overall r lies outside its Fisher-z 95% interval, sign reversed)",
-)
-shift_tests = len(tables["control_chart"])
-DRIFT_VIEWS = {
-    "drift": [
-        "judge",
-        "run",
-        "against",
-        "pairs",
-        "queries",
-        "flips",
-        "flip_rate",
-        "kappa_binary",
-        "kappa_graded",
-        "tau_systems",
-    ],
-    "control_chart": [
-        "judge",
-        "run",
-        "against",
-        "pairs",
-        "queries",
-        "mean_grade_first",
-        "mean_grade",
-        IntervalCell("mean_difference", "mean_difference", "difference_ci_low", "difference_ci_high"),
-        "up",
-        "down",
-        "shift_p",
-        "shifted",
-    ],
-}
-for name, title in (
-    (
-        "drift",
-        "Drift: each later label set of a judge against its first (re-runs, samples): flip rate, kappa and tau "
-        "(95% cluster-bootstrap CIs over queries)",
-    ),
-    (
-        "control_chart",
-        "Paired shift: each later run's grades against the first run's on the same pairs "
-        "(mean difference with a 95% bootstrap CI over queries; sign-flip test over queries, "
-        f"shifted when p < alpha; {chance(shift_tests, ALPHA)})",
-    ),
-):
-    frame = tables[name]
-    frame = frame[["dataset", "judge"] + [c for c in frame.columns if c not in ("dataset", "judge")]]
-    tables[name] = frame
-    write_table(
-        frame,
-        getattr(out, name),
-        floatfmt=".3f",
-        manifest=manifest,
-        counts=["pairs", "queries", "flips", "up", "down", "same"],
-        title=title,
-        view=DRIFT_VIEWS[name],
-        empty="no judge has two label sets or more (reruns: of a recorded judge, samples: k of a live one)",
-    )
-drift_chart(tables["control_chart"], tables["drift"], out.drift_png)
-topics = tables["topic_agreement"]
-topics = topics[["dataset", "judge"] + [c for c in topics.columns if c not in ("dataset", "judge")]]
-write_table(
-    topics,
-    out.topic_agreement,
-    floatfmt=".3f",
-    manifest=manifest,
-    counts=["rank", "pairs"],
-    first=("the topics where a judge disagrees more than over all its pairs", lambda rows: rows["disagrees_most"]),
-    view=[
-        "judge",
-        "query_id",
-        "rank",
-        "pairs",
-        IntervalCell("disagreement", "disagreement", "disagreement_ci_low_pairs", "disagreement_ci_high_pairs"),
-        "disagrees_most",
-        "agreement_binary",
-        IntervalCell("kappa_binary", "kappa_binary", "kappa_binary_ci_low_pairs", "kappa_binary_ci_high_pairs"),
-        IntervalCell("alpha", "alpha", "alpha_ci_low_pairs", "alpha_ci_high_pairs"),
-        "alpha_level",
-    ],
-    title="Agreement topic by topic: each judge's disagreement with the humans on each topic's pairs over "
-    "the disagreement chance gives over all its pairs (Krippendorff's D_o / D_e: 0 agrees, 1 chance), the "
-    "most disagreeing first; the topic's own binary kappa and alpha (95% bootstrap intervals over the topic's "
-    "pairs, descriptive); disagrees_most: the whole interval above the judge's disagreement over all pairs",
-)
-topic_agreement_chart(topics, out.topic_agreement_png)
-ranking = tables["judge_ranking"]
-write_table(
-    ranking,
-    out.judge_ranking,
-    floatfmt=".3f",
-    manifest=manifest,
-    counts=["rank"],
-    empty="no judge besides the human labels is configured",
-    view=[
-        "measure",
-        "rank",
-        "judge",
-        "kind",
-        "value",
-        "next_judge",
-        "difference",
-        "p",
-        "p_holm",
-        "distinguishable",
-        "tier",
-    ],
-    title="The judges' leaderboard: every judge ranked by its agreement with the humans (binary kappa, "
-    "Krippendorff's alpha, tau over your systems), each with its 95% interval over queries, and each against the "
-    "next one down: the difference on the same query resamples (95% paired interval), the swap test's p and the "
-    f"p Holm-adjusted over the adjacent pairs; distinguishable at p_holm < {ALPHA:g}; a tier ends at each "
-    "distinguishable pair",
-)
-judge_ranking_chart(ranking, out.judge_ranking_png)
 leniency_chart(label_table, out.leniency_png)
-circularity = tables["circularity"]
-write_table(
-    circularity,
-    out.circularity,
-    floatfmt=".3f",
-    manifest=manifest,
-    counts=["queries"],
-    empty=unsystematic("reranks the oracles' base run by each judge's labels"),
-    view=["ranker", "self_score", "human_score", "human_pool_score", "inflation", "queries"],
-    title="Each judge as a ranker: its ranking of the base run scored under the humans, human@pool (the "
-    "human labels of the judged pairs) and every judge (inflation = under itself - under human@pool, "
-    "95% cluster-bootstrap CI over queries; reported, not flagged: every judge that differs from the "
-    "humans scores its own ranking 1)",
-)
-if len(circularity):
-    circularity_heatmap(circularity, out.circularity_png)
-else:
-    placeholder(out.circularity_png, f"{NO_SYSTEMS}:\nno base run for the judges to rerank")
 # the audits declared beside their computation (voirdire.audits.registry): each table and figure as declared
 for declared in registered_audits().values():
-    for table in declared.tables:
+    for table in (t for t in declared.tables if t.written):
         frame = tables[table.name]
+        empty = (
+            unsystematic(table.empty) if (declared.systems if table.systems is None else table.systems) else table.empty
+        )
         write_table(
             frame,
             getattr(out, table.name),
             floatfmt=table.floatfmt,
             manifest=manifest,
             counts=table.counts,
-            empty=unsystematic(table.empty) if declared.systems else table.empty,
+            empty=empty,
             first=table.first,
             view=table.view,
             title=table.heading(frame, ALPHA),
         )
         if not len(frame):
-            log.info("%s: no rows (%s)", table.name, unsystematic(table.empty) if declared.systems else table.empty)
+            log.info("%s: no rows (%s)", table.name, empty)
     for figure in declared.figures:
-        figure.draw(tables[figure.table], getattr(out, f"{figure.name}_png"))
-calibration = tables["calibration"]
-calibration = calibration[["dataset", "judge"] + [c for c in calibration.columns if c not in ("dataset", "judge")]]
-write_table(
-    calibration,
-    out.calibration,
-    floatfmt=".3f",
-    manifest=manifest,
-    counts=["k", "draws"],
-    empty=unsystematic("corrects the judges' scores of the systems with a few human-labelled queries"),
-    view=[
-        "judge",
-        "k",
-        "draws",
-        "tau_judge",
-        "tau_corrected",
-        "tau_human_only",
-        "ci_width_corrected",
-        "coverage_corrected",
-        "ci_width_human_only",
-        "coverage_human_only",
-    ],
-    title="Calibration with k human-labelled queries: PPI++ (ppi_py) vs the judge alone and the humans alone; "
-    "tau over draws (mean, 10th/50th/90th percentiles), 95% z intervals for both estimates and their "
-    "coverage of each system's human mean over all queries",
-)
-if SYSTEMS:
-    calibration_chart(calibration, out.calibration_png)
-else:
-    placeholder(out.calibration_png, f"{NO_SYSTEMS}:\nno systems' scores to calibrate")
+        png = getattr(out, f"{figure.name}_png")
+        if figure.placeholder is not None and not SYSTEMS:
+            placeholder(png, f"{NO_SYSTEMS}:\n{figure.placeholder}")
+        else:
+            figure.draw(*(tables[name] for name in figure.tables), png)
 confusion_heatmaps(heatmaps, out.confusion)
-if SYSTEMS:
-    lojo_chart(tables["lojo"], out.lojo_png)
-else:
-    placeholder(
-        out.lojo_png, f"{NO_SYSTEMS}:\nno panel ranking of systems (lojo_labels.md: the labels without each judge)"
-    )
-length_chart(tables["deciles"], out.length_png)
 flagged = label_table.loc[label_table["missed_failure_rate"] > 0.5, "judge"].tolist() if len(label_table) else []
 log.info("%d label-test rows; judges calling most non-relevant pairs relevant: %s", len(label_table), flagged)

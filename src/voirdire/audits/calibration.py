@@ -61,8 +61,10 @@ import pandas as pd
 from ppi_py import classical_mean_ci, ppi_mean_ci, ppi_mean_pointestimate
 from scipy.stats import norm
 
+from ..judges import HUMAN
 from ..stats import kendall_tau
 from ..stats.agreement import kendall_tau_each
+from .registry import Context, Figure, Table, audit
 
 QUANTILES = (10, 50, 90)  # percentiles of tau over draws
 
@@ -248,3 +250,85 @@ def calibration_curve(
             row[f"coverage_{name}"] = float(np.mean(covered[name]))
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+# ----------------------------------------------------------------------------- the audit, declared
+
+KS = (3, 5, 10, 20)
+"""The default numbers of human-labelled queries (``audits.calibration.ks``)."""
+DRAWS = 50
+"""The default seeded draws of the labelled queries per k (``audits.calibration.draws``)."""
+
+
+def _chart(curve: pd.DataFrame, png: str) -> None:
+    from .figures import calibration_chart  # matplotlib: only where the figure is drawn
+
+    calibration_chart(curve, png)
+
+
+@audit(
+    "calibration",
+    tables=[
+        Table(
+            "calibration",
+            "Calibration with k human-labelled queries: PPI++ (ppi_py) vs the judge alone and the humans alone; "
+            "tau over draws (mean, 10th/50th/90th percentiles), 95% z intervals for both estimates and their "
+            "coverage of each system's human mean over all queries",
+            ["dataset", "judge", "k"],
+            view=[
+                "judge",
+                "k",
+                "draws",
+                "tau_judge",
+                "tau_corrected",
+                "tau_human_only",
+                "ci_width_corrected",
+                "coverage_corrected",
+                "ci_width_human_only",
+                "coverage_human_only",
+            ],
+            empty="corrects the judges' scores of the systems with a few human-labelled queries",
+            counts=["k", "draws"],
+        )
+    ],
+    figures=[
+        Figure(
+            "calibration", "calibration", _chart, caption="calibration", placeholder="no systems' scores to calibrate"
+        )
+    ],
+    short="Calibration (PPI)",
+    settings={
+        "type": "object",
+        "default": {},
+        "additionalProperties": False,
+        "description": "Calibration with a few human labels (docs/audits.md): each system's mean re-estimated "
+        "from k human-labelled queries and the judge's scores of the rest (PPI++)",
+        "properties": {
+            "ks": {
+                "type": "array",
+                "items": {"type": "integer", "minimum": 2},
+                "minItems": 1,
+                "default": list(KS),
+                "description": "the numbers k of human-labelled queries drawn; a k of the query count minus one "
+                "or more is skipped (nothing would be left to correct)",
+            },
+            "draws": {
+                "type": "integer",
+                "minimum": 1,
+                "default": DRAWS,
+                "description": "seeded draws of the k labelled queries per k (seeded by evaluation.seed)",
+            },
+        },
+    },
+)
+def audit_calibration(context: Context) -> dict[str, list]:
+    """One dataset's ``calibration`` rows: every judge but the humans, its curve over k against the
+    humans' per-query scores of the systems."""
+    block = context.data.per_query
+    wide = block.pivot_table(index="query_id", columns=["judge", "system"], values="ndcg")
+    ks, draws = context.settings.get("ks", KS), context.settings.get("draws", DRAWS)
+    found = []
+    for judge in context.judges:
+        curve = calibration_curve(wide[HUMAN], wide[judge], ks=ks, draws=draws, seed=context.seed).assign(judge=judge)
+        found.append(curve[["judge", *(c for c in curve.columns if c != "judge")]])
+    return {"calibration": found}

@@ -25,7 +25,9 @@ import pandas as pd
 from ..evaluation import POOL as HUMAN_POOL
 from ..evaluation import cut
 from ..judges import HUMAN
+from ..questions import INFO, NA, Cell, judge_rows, number, question
 from ..stats import query_mean_test
+from .registry import Context, Figure, Table, audit
 
 # HUMAN_POOL, the reference column: the human labels of the pairs the judges label (Table 2's
 # human@pool), named once in voirdire.evaluation
@@ -107,3 +109,87 @@ def inflation_interval(
         "inflation_p": test["p"],
         "inflation_degenerate": test["degenerate"],
     }
+
+
+# ----------------------------------------------------------------------------- the audit, declared
+
+
+def _heatmap(table: pd.DataFrame, png: str) -> None:
+    from .figures import circularity_heatmap  # matplotlib: only where the figure is drawn
+
+    circularity_heatmap(table, png)
+
+
+@audit(
+    "circularity",
+    tables=[
+        Table(
+            "circularity",
+            "Each judge as a ranker: its ranking of the base run scored under the humans, human@pool (the "
+            "human labels of the judged pairs) and every judge (inflation = under itself - under human@pool, "
+            "95% cluster-bootstrap CI over queries; reported, not flagged: every judge that differs from the "
+            "humans scores its own ranking 1)",
+            ["dataset", "ranker"],
+            view=["ranker", "self_score", "human_score", "human_pool_score", "inflation", "queries"],
+            empty="reranks the oracles' base run by each judge's labels",
+            counts=["queries"],
+            systems=True,
+        )
+    ],
+    figures=[
+        Figure(
+            "circularity",
+            "circularity",
+            _heatmap,
+            caption="circularity",
+            placeholder="no base run for the judges to rerank",
+        )
+    ],
+    systems=False,  # it reranks the base run, which a dataset has with systems (the oracles' base)
+)
+def audit_circularity(context: Context) -> dict[str, list]:
+    """Every judge (the humans too) as a ranker of the base run, scored under every judge and
+    human@pool as Table 2 scores systems: one dataset's ``circularity`` rows (none without a base run)."""
+    data = context.data
+    if data.base is None:
+        return {}
+    judges = list(data.judges)
+    human = context.human
+    threshold = {j: context.scale(j).binary_threshold for j in judges}
+    threshold[HUMAN_POOL] = threshold[HUMAN]
+    scoring = dict(data.labels) | {HUMAN_POOL: human}
+    rankings = {j: [judge_ranking(data.base, labels, context.depth)] for j, labels in data.labels.items()}
+    under = context.score(rankings, scoring, threshold)
+    scores = pd.DataFrame({j: frame.groupby("system")["ndcg"].mean() for j, frame in under.items()})
+    scores = scores.loc[judges, [*judges, HUMAN_POOL]]
+    per_query = {
+        ranker: pd.DataFrame(
+            {j: frame[frame["system"] == ranker].set_index("query_id")["ndcg"] for j, frame in under.items()}
+        )
+        for ranker in judges
+    }
+    circular = circularity_table(scores, per_query=per_query, seed=context.seed)
+    table = pd.concat([circular.set_index("ranker"), scores.add_prefix("under_")], axis=1).reset_index(names="ranker")
+    return {"circularity": [table]}
+
+
+@question(
+    "circular_use",
+    asks="Does its own ranking look better under it than under the humans?",
+    table="circularity",
+    needs=("labels", "runs"),
+    rule="reported, not flagged: its own ranking scores 1 under its own labels, so every judge that differs "
+    "from the humans inflates; the cell says by how much against human@pool",
+)
+def _circular(rows, judge, context):
+    found = judge_rows(rows, judge, "ranker")
+    if not len(found):
+        return Cell(NA, reason="no base run to rerank")
+    row = found.iloc[0].to_dict()
+    return Cell(
+        INFO,
+        number(row, "inflation"),
+        number(row, "inflation_ci_low"),
+        number(row, "inflation_ci_high"),
+        detail=f"under itself {number(row, 'self_score'):.3f}, under human@pool {number(row, 'human_pool_score'):.3f}",
+    )

@@ -6,8 +6,10 @@ one figure (``.png`` and ``.pdf``), the name the audits job writes it under
 (``snakemake.output.<key>``), and the caption file that puts it in the report
 (``workflow/report/audit_{caption}.rst``; none: the file is written but not shown). A verdict
 question names the table it reads (:func:`voirdire.verdict.question`); a test checks that every
-such table is declared here or by another rule. Adding an audit output is one line here and
-the lines of ``workflow/scripts/audits.py`` that write it.
+such table is declared here or by another rule. An audit declared beside its computation
+(:mod:`voirdire.audits.registry`) brings its outputs itself; :data:`BUILT_IN` holds those of the
+audits still computed in :mod:`voirdire.audits.run` (the label test, its confusion matrices and
+leniency figure, self-preference), each written by its lines of ``workflow/scripts/audits.py``.
 
 Where every entry of the Snakemake report is filed (:func:`report_section`) is declared here too:
 beside the verdict question it is evidence of. The categories follow the verdict
@@ -66,25 +68,8 @@ def _figure(name: str, caption: str, key: str | None = None) -> AuditOutput:
 BUILT_IN: tuple[AuditOutput, ...] = (
     _table("label_test"),
     _figure("confusion", "confusion", key="confusion"),
-    _table("topic_agreement"),
-    _figure("topic_agreement", "topic_agreement_chart"),
-    _table("judge_ranking"),
-    _figure("judge_ranking", "judge_ranking_chart"),
-    _table("lojo"),
-    _figure("lojo", "lojo_chart"),
-    _table("lojo_labels"),
     _table("self_preference"),
-    _table("length"),
-    _figure("length", "length_chart"),
-    _table("length_systems"),
-    _table("drift"),
-    _figure("drift", "drift_chart"),
     _figure("leniency", "leniency"),
-    _table("control_chart"),
-    _table("circularity"),
-    _figure("circularity", "circularity"),
-    _table("calibration"),
-    _figure("calibration", "calibration"),
 )
 
 
@@ -104,7 +89,7 @@ def outputs() -> tuple[AuditOutput, ...]:
     found = list(BUILT_IN)
     for declared in registered().values():
         folder = None if declared.captions is None else str(declared.captions)
-        found += [AuditOutput(t.name, False, t.name, t.name, folder) for t in declared.tables]
+        found += [AuditOutput(t.name, False, t.name, t.name, folder) for t in declared.tables if t.written]
         found += [AuditOutput(f.name, True, f"{f.name}_png", f.caption_stem, folder) for f in declared.figures]
     return tuple(found)
 
@@ -167,12 +152,7 @@ SHORT_NAMES: dict[str, str] = {
     "figure4": "Figure 4",
     "figure5": "Figure 5",
     "asl": "ASL curves",
-    "lojo": "Leave one judge out",
-    "lojo_labels": "Leave one judge out (labels)",
     "self_preference": "Self-preference",
-    "length": "Length bias",
-    "length_systems": "Length across systems",
-    "calibration": "Calibration (PPI)",
     "swap": "Swap test",
     "pad": "Pad test",
     "injection": "Injection probe",
@@ -181,7 +161,6 @@ SHORT_NAMES: dict[str, str] = {
     "rewrite_self_preference": "Rewrite self-preference",
     "probes_fingerprint": "Probes fingerprint",
     "jury_correlation": "Jury: member error correlation",
-    "judge_ranking": "Judge leaderboard",
     **{f"persona_{part}": f"Personas: {part}" for part in PERSONA_PARTS},
     **{f"prompt_sensitivity_{part}": f"Prompt variants: {part}" for part in PERSONA_PARTS},
 }
@@ -237,6 +216,8 @@ def report_section(name: str) -> dict[str, str]:
             )
         category = numbered[1 + len(_questions()) + list(OTHER_CATEGORIES).index(others[0])]
     shorts = SHORT_NAMES | {o.name: a.short for a in registered().values() if a.short for o in (*a.tables, *a.figures)}
+    # a table's own short name, and its figure's of the same name
+    shorts |= {t.name: t.short for a in registered().values() for t in a.tables if t.short}
     return {"category": category, "subcategory": shorts.get(name, name.replace("_", " ").capitalize())}
 
 

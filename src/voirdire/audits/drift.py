@@ -30,6 +30,8 @@ import numpy as np
 import pandas as pd
 
 from ..judges import Scale
+from ..output import IntervalCell
+from ..questions import NA, PASS, Cell, bonferroni_min, judge_rows, number, question, standard_error
 from ..stats import (
     clustered_rate,
     direction,
@@ -42,6 +44,7 @@ from ..stats import (
     wilson,
 )
 from ..stats import paired_shift as stats_paired_shift
+from .registry import Context, Figure, Table, audit, chance
 
 
 def label_sets_from_answers(answers: pd.DataFrame) -> dict[str, pd.DataFrame]:
@@ -221,3 +224,129 @@ def paired_shift(
             }
         )
     return pd.DataFrame(rows, columns=CONTROL_COLUMNS)
+
+
+# ----------------------------------------------------------------------------- the audit, declared
+
+
+def _chart(shifts: pd.DataFrame, drifted: pd.DataFrame, png: str) -> None:
+    from .figures import drift_chart  # matplotlib: only where the figure is drawn
+
+    drift_chart(shifts, drifted, png)
+
+
+EMPTY = "no judge has two label sets or more (reruns: of a recorded judge, samples: k of a live one)"
+COUNTS = ("pairs", "queries", "flips", "up", "down", "same")
+
+
+@audit(
+    "drift",
+    tables=[
+        Table(
+            "drift",
+            "Drift: each later label set of a judge against its first (re-runs, samples): flip rate, kappa and tau "
+            "(95% cluster-bootstrap CIs over queries)",
+            ["dataset", "judge"],
+            view=[
+                "judge",
+                "run",
+                "against",
+                "pairs",
+                "queries",
+                "flips",
+                "flip_rate",
+                "kappa_binary",
+                "kappa_graded",
+                "tau_systems",
+            ],
+            empty=EMPTY,
+            counts=COUNTS,
+        ),
+        Table(
+            "control_chart",
+            lambda frame, alpha: (
+                "Paired shift: each later run's grades against the first run's on the same pairs "
+                "(mean difference with a 95% bootstrap CI over queries; sign-flip test over queries, "
+                f"shifted when p < alpha; {chance(len(frame), alpha)})"
+            ),
+            ["dataset", "judge"],
+            view=[
+                "judge",
+                "run",
+                "against",
+                "pairs",
+                "queries",
+                "mean_grade_first",
+                "mean_grade",
+                IntervalCell("mean_difference", "mean_difference", "difference_ci_low", "difference_ci_high"),
+                "up",
+                "down",
+                "shift_p",
+                "shifted",
+            ],
+            empty=EMPTY,
+            counts=COUNTS,
+        ),
+    ],
+    figures=[Figure("drift", ("control_chart", "drift"), _chart)],
+    systems=False,  # tau between the runs needs systems; the rest, labels alone
+)
+def audit_drift(context: Context) -> dict[str, list]:
+    """One dataset's ``drift`` and ``control_chart`` rows: every judge but the humans with two
+    label sets or more, each later set against its first (tau between the systems' orderings
+    under each, where there are systems, scored as Table 2 scores them)."""
+    data = context.data
+    found = {"drift": [], "control_chart": []}
+    for judge in context.judges:
+        sets = data.label_sets.get(judge, {})
+        if len(sets) < 2:
+            continue
+        scale = context.scale(judge)
+        # each label set's query x system scores, for tau between the runs and its CI
+        tables = (
+            {
+                name: frame.pivot_table(index="query_id", columns="system", values="ndcg")
+                for name, frame in context.score(data.runs, sets, dict.fromkeys(sets, scale.binary_threshold)).items()
+            }
+            if context.systems
+            else None
+        )
+        found["drift"].append(_judge_first(drift(sets, scale, tables, seed=context.seed), judge))
+        found["control_chart"].append(_judge_first(paired_shift(sets, alpha=context.alpha, seed=context.seed), judge))
+    return found
+
+
+def _judge_first(frame: pd.DataFrame, judge: str) -> pd.DataFrame:
+    frame = frame.assign(judge=judge)
+    return frame[["judge", *(c for c in frame.columns if c != "judge")]]
+
+
+@question(
+    "drift",
+    asks="Is it the same judge when asked again?",
+    table="control_chart",
+    needs=("reruns",),
+    rule="flag when a rerun's mean grade moves, sign-flip p over queries (Bonferroni over the reruns)",
+    absent="no reruns (reruns: of a recorded judge, samples: k of a live one)",
+    effect=0.2,
+    effect_words="a shift of 0.2 grade",
+    sided="two-sided",
+)
+def _drift(rows, judge, context):
+    found = judge_rows(rows, judge)
+    if not len(found):
+        return Cell(NA, reason="no reruns (reruns: of a recorded judge, samples: k of a live one)")
+    worst = found.loc[found["mean_difference"].abs().idxmax()].to_dict()
+    p, tests = bonferroni_min(found["shift_p"].astype(float).tolist())
+    low, high = number(worst, "difference_ci_low"), number(worst, "difference_ci_high")
+    return Cell(
+        PASS,
+        number(worst, "mean_difference"),
+        low,
+        high,
+        p=p,
+        signal=True,
+        se=standard_error(low, high),
+        tests=len(found),
+        detail=f"the largest of {len(found)} rerun(s)",
+    )

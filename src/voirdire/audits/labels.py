@@ -26,10 +26,12 @@ import numpy as np
 import pandas as pd
 
 from ..judges import HUMAN, Scale
+from ..output import IntervalCell
 from ..stats import clustered_rate, kappa_intervals, kappas, mean_interval, per_query_confusion, query_resamples, wilson
 from ..stats.agreement import kappa_cuts, kappa_from_counts
 from ..stats.reliability import alpha_distances, alpha_from_counts, alpha_interval, krippendorff_alpha
 from ..stats.resample import interval
+from .registry import Context, Figure, Table, audit
 
 
 def aligned(human: pd.DataFrame, judge: pd.DataFrame) -> pd.DataFrame:
@@ -285,3 +287,58 @@ TOPIC_COLUMNS = [
     "degenerate_pairs",
 ]
 """The columns of :func:`topic_agreement`, in order."""
+
+
+# ----------------------------------------------------------------------------- the audit, declared
+
+
+def _chart(topics: pd.DataFrame, png: str) -> None:
+    from .figures import topic_agreement_chart  # matplotlib: only where the figure is drawn
+
+    topic_agreement_chart(topics, png)
+
+
+@audit(
+    "topic_agreement",
+    tables=[
+        Table(
+            "topic_agreement",
+            "Agreement topic by topic: each judge's disagreement with the humans on each topic's pairs over "
+            "the disagreement chance gives over all its pairs (Krippendorff's D_o / D_e: 0 agrees, 1 chance), the "
+            "most disagreeing first; the topic's own binary kappa and alpha (95% bootstrap intervals over the "
+            "topic's pairs, descriptive); disagrees_most: the whole interval above the judge's disagreement over "
+            "all pairs",
+            ["dataset", "judge", *TOPIC_COLUMNS],
+            view=[
+                "judge",
+                "query_id",
+                "rank",
+                "pairs",
+                IntervalCell("disagreement", "disagreement", "disagreement_ci_low_pairs", "disagreement_ci_high_pairs"),
+                "disagrees_most",
+                "agreement_binary",
+                IntervalCell("kappa_binary", "kappa_binary", "kappa_binary_ci_low_pairs", "kappa_binary_ci_high_pairs"),
+                IntervalCell("alpha", "alpha", "alpha_ci_low_pairs", "alpha_ci_high_pairs"),
+                "alpha_level",
+            ],
+            counts=["rank", "pairs"],
+            first=(
+                "the topics where a judge disagrees more than over all its pairs",
+                lambda rows: rows["disagrees_most"],
+            ),
+        )
+    ],
+    figures=[Figure("topic_agreement", "topic_agreement", _chart)],
+    systems=False,
+)
+def audit_topic_agreement(context: Context) -> dict[str, list]:
+    """One dataset's ``topic_agreement`` rows: every judge but the humans against the humans on each
+    topic's pairs (:func:`topic_agreement`)."""
+    found = []
+    for judge in context.judges:
+        both = aligned(context.human, context.data.labels[judge])
+        topics = topic_agreement(both, context.scale(HUMAN), context.scale(judge), seed=context.seed).assign(
+            judge=judge
+        )
+        found.append(topics[["judge", *(c for c in topics.columns if c != "judge")]])
+    return {"topic_agreement": found}

@@ -35,9 +35,12 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..evaluation import cut, judged_only
+from ..evaluation import cut, judged_only, parse_measure
 from ..formats import trec_eval_order
+from ..questions import INCONCLUSIVE, NA, PASS, Cell, judge_rows, number, question
 from ..stats.permutation import block_permutations, permutation_p
+from .labels import aligned
+from .registry import Context, Figure, Table, audit, chance
 
 
 def with_lengths(pairs: pd.DataFrame, texts: Mapping[str, str]) -> pd.DataFrame:
@@ -307,3 +310,145 @@ def _pearson(x: pd.Series, y: pd.Series) -> float:
     if len(x) < 3 or x.nunique() < 2 or y.nunique() < 2:
         return math.nan
     return float(stats.pearsonr(x, y).statistic)
+
+
+# ----------------------------------------------------------------------------- the audit, declared
+
+
+def _chart(deciles: pd.DataFrame, png: str) -> None:
+    from .figures import length_chart  # matplotlib: only where the figure is drawn
+
+    length_chart(deciles, png)
+
+
+@audit(
+    "length",
+    tables=[
+        Table(
+            "length",
+            lambda frame, alpha: (
+                "Length bias: passage length vs judge grade, overall and within human grades "
+                "(permutation p-values within query x grade blocks; length_biased at p < 0.01: "
+                f"{chance(len(frame), 0.01)})"
+            ),
+            ["dataset", "judge"],
+            view=[
+                "judge",
+                "pairs",
+                "pairs_without_text",
+                "rho_overall",
+                "rho_within",
+                "p_within",
+                "permutations",
+                "length_biased",
+                "simpson",
+            ],
+            counts=["pairs", "pairs_without_text", "permutations"],
+            short="Length bias",
+        ),
+        Table(
+            "length_systems",
+            "Length across systems vs within tiers: r of a system's judged top-10 passage length and its score "
+            "(a tier flagged only when the overall r lies outside its Fisher-z 95% interval, sign reversed)",
+            ["dataset", "judge"],
+            empty="correlates the systems' passage lengths with their scores",
+            systems=True,
+            short="Length across systems",
+        ),
+        # the mean grade by length decile within each human grade: the figure's, not written
+        Table("deciles", "Length deciles", ["dataset", "judge", "decile"], written=False),
+    ],
+    figures=[Figure("length", "deciles", _chart)],
+    systems=False,  # the pairs' lengths need texts, not systems; the systems' lengths need both
+)
+def audit_length(context: Context) -> dict[str, list]:
+    """One dataset's rows: ``length`` and ``deciles`` of every judge but the humans with three
+    pairs or more with a text, and with systems ``length_systems`` of every judge (the humans too):
+    the systems' lengths on the documents the primary measure scores under it (each run cut at the
+    evaluation depth, judged documents only for a judged-only measure, then the measure's cutoff)."""
+    data = context.data
+    found = {"length": [], "deciles": []}
+    for judge in context.judges:
+        measured = with_lengths(aligned(context.human, data.labels[judge]), data.texts)  # no text: left out, counted
+        if measured["words"].notna().sum() >= 3:
+            found["length"].append({"judge": judge, **length_bias(measured)})
+            found["deciles"].append(by_decile(measured).assign(judge=judge))
+    if not context.systems:  # what follows scores systems
+        return found
+    primary = parse_measure(context.measure)
+    top = primary["cutoff"] if isinstance(primary["cutoff"], int) else None
+    judges = list(data.judges)
+    scored = {j: data.labels[j] if primary.params.get("judged_only", False) else None for j in judges}
+    lengths = system_lengths_by_judge(data.runs, data.texts, scored, top, evaluation_depth=context.depth)
+    gaps = top_pairs_without_text(data.runs, data.texts, scored, top, evaluation_depth=context.depth)
+    block = data.per_query
+    found["length_systems"] = []
+    for judge in judges:
+        means = block[block["judge"] == judge].groupby("system")["ndcg"].mean()
+        correlation = tier_correlation(lengths[judge], means, context.system_families)
+        found["length_systems"].append({"judge": judge, **correlation, "top_pairs_without_text": gaps[judge]})
+    return found
+
+
+RHO_MIN = 0.1
+"""The within-grade rank correlation of length and grade that matters: a judge with a finer
+sense of relevance than a coarse human grade correlates with length a little (length tracks
+relevance within a grade), so significance alone over thousands of pairs is no finding."""
+
+
+@question(
+    "length",
+    asks="Does it reward longer passages at the same relevance?",
+    table="length",
+    needs=("labels", "texts"),
+    rule=f"flag when the within-grade rank correlation of length and grade is "
+    f"at least {RHO_MIN} in size, significant (lengths permuted within query x grade), and beyond every "
+    "other judge's of the panel; inconclusive without a panel (labels alone cannot tell a length bias from "
+    "a finer sense of relevance, which tracks length too)",
+    absent="no passage texts",
+    also=("label_test",),
+    effect=RHO_MIN,
+    effect_words=f"a correlation of {RHO_MIN}",
+    sided="two-sided",
+)
+def _length(rows, judge, context):
+    found = judge_rows(rows, judge)
+    if not len(found):
+        return Cell(NA, reason="no passage texts (a labels-only dataset)")
+    row = found.iloc[0].to_dict()
+    value = number(row, "rho_within")
+    pairs = number(row, "pairs")
+    if math.isnan(value):
+        return Cell(
+            NA,
+            reason="too few pairs with a text"
+            if not pairs >= 3
+            else "rho undefined: its grade never varies within a query and human grade",
+        )
+    se = 1 / math.sqrt(pairs - 3) if pairs > 3 else math.nan  # Fisher's z, near 0
+    p = number(row, "p_within")
+    if abs(value) < RHO_MIN:
+        detail = f"below the {RHO_MIN} that matters" if p < 0.05 else ""
+        return Cell(PASS, value, p=p, signal=False, se=se, detail=detail)
+    panel = _length_panel(rows, judge, context)
+    if not panel:
+        return Cell(
+            INCONCLUSIVE,
+            value,
+            p=p,
+            signal=False,
+            se=se,
+            reason="no other judge to compare with: a judge finer than the human grade tracks length too",
+        )
+    beyond = value > max(panel) if value > 0 else value < min(panel)
+    edge = max(panel) if value > 0 else min(panel)
+    return Cell(PASS, value, p=p, signal=beyond, se=se, detail=f"the panel's most extreme {edge:+.3f}")
+
+
+def _length_panel(rows: pd.DataFrame, judge: str, context: Mapping) -> list[float]:
+    """The within-grade rho of every other judge of the dataset that is not a null baseline (the
+    label test's ``kind`` says which are; the humans never have a row)."""
+    kinds = context.get("label_test", pd.DataFrame())
+    baselines = set(kinds.loc[kinds["kind"] == "baseline", "judge"]) if len(kinds) and "kind" in kinds else set()
+    others = rows[(rows["judge"] != judge) & ~rows["judge"].isin(baselines)] if "judge" in rows else rows[:0]
+    return [float(v) for v in others["rho_within"] if not math.isnan(float(v))]

@@ -40,7 +40,7 @@ import numpy as np
 import pandas as pd
 
 from ..evaluation import cut
-from ..judges import Scale
+from ..judges import HUMAN, Scale
 from ..stats import (
     interval,
     kappa_from_counts,
@@ -49,6 +49,7 @@ from ..stats import (
     query_mean_test,
     query_resamples,
 )
+from .registry import Context, Figure, Table, audit
 
 
 def system_means(per_query: pd.DataFrame, judges: Sequence[str]) -> pd.DataFrame:
@@ -570,3 +571,74 @@ def _placebo(
     top = max(values, key=values.get)
     low = min(values.values())
     return {"placebo_families": len(values), "placebo_min": low, "placebo_max": values[top], "placebo_max_family": top}
+
+
+# ----------------------------------------------------------------------------- the audit, declared
+
+
+def _chart(lojo: pd.DataFrame, png: str) -> None:
+    from .figures import lojo_chart  # matplotlib: only where the figure is drawn
+
+    lojo_chart(lojo, png)
+
+
+@audit(
+    "lojo",
+    tables=[
+        Table(
+            "lojo",
+            "Leave one judge out: does each adjacent pair of the panel ranking hold without the judge? "
+            "(margins with 95% bootstrap CIs over queries)",
+            [],
+            # margin_share (in the CSV) is unbounded where the full margin is near 0: margins are shown
+            view=["left_out", "upper", "lower", "margin_full", "margin_reduced", "order_kept", "tau_full_vs_reduced"],
+            empty="needs two judges or more besides the null baselines (it ranks the systems)",
+            systems=True,
+            short="Leave one judge out",
+        ),
+        Table(
+            "lojo_labels",
+            "Leave one judge out on labels: the panel's label (at least half its judges say relevant, each at "
+            "its own threshold) against the humans', binary kappa with every judge and without each (95% "
+            "cluster-bootstrap CIs over queries; the change paired on the same resamples)",
+            ["dataset", *LOJO_LABEL_COLUMNS],
+            view=[
+                "left_out",
+                "panel",
+                "pairs",
+                "queries",
+                "kappa_judge",
+                "kappa_full",
+                "kappa_reduced",
+                "kappa_change",
+                "without_it",
+            ],
+            empty="needs two judges or more besides the null baselines, on pairs of two queries or more",
+            counts=["pairs", "queries"],
+            short="Leave one judge out (labels)",
+        ),
+    ],
+    figures=[
+        Figure(
+            "lojo",
+            "lojo",
+            _chart,
+            placeholder="no panel ranking of systems (lojo_labels.md: the labels without each judge)",
+        )
+    ],
+    systems=False,  # the labels without each judge need no system; the ranking without each, systems
+)
+def audit_lojo(context: Context) -> dict[str, list]:
+    """One dataset's rows: ``lojo_labels`` (the panel's labels with and without each judge, against
+    the humans') and, with systems, ``lojo`` (the panel's ranking of the systems without each
+    judge). The panel: every judge but the humans, the null baselines and the juries (a jury
+    repeats its members)."""
+    data = context.data
+    panel = [j for j in context.judges if data.judges[j]["kind"] not in (*NULL_KINDS, "jury")]
+    scales = {j: context.scale(j) for j in data.judges}
+    labels = leave_one_judge_out_labels({**data.labels, HUMAN: context.human}, scales, panel, HUMAN, seed=context.seed)
+    found = {"lojo_labels": [labels] if len(labels) else []}
+    if context.systems:
+        lojo = leave_one_judge_out(data.per_query, panel, seed=context.seed)
+        found["lojo"] = [lojo] if len(lojo) else []
+    return found

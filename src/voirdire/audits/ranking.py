@@ -34,6 +34,7 @@ from ..stats.leaderboard import MIN_USER_SYSTEMS
 from ..stats.ranking import RANK_COLUMNS, per_query_counts, rank_judges
 from ..stats.reliability import alpha_from_counts
 from ..stats.resample import LEVEL, RESAMPLES, SEED
+from .registry import Context, Figure, Table, audit
 
 RANKING_COLUMNS = ["dataset", "measure", "rank", "judge", "kind", "pairs", "systems", *RANK_COLUMNS[2:]]
 """The columns of the ``judge_ranking`` table, in order."""
@@ -126,3 +127,68 @@ def _user_systems(scores: pd.DataFrame | None, reference: pd.DataFrame | None, u
         return []
     systems = [s for s in user if s in reference.columns and s in set(scores["system"])]
     return systems if len(systems) >= MIN_USER_SYSTEMS else []
+
+
+# ----------------------------------------------------------------------------- the audit, declared
+
+
+def _chart(ranking: pd.DataFrame, png: str) -> None:
+    from .figures import judge_ranking_chart  # matplotlib: only where the figure is drawn
+
+    judge_ranking_chart(ranking, png)
+
+
+@audit(
+    "judge_ranking",
+    tables=[
+        Table(
+            "judge_ranking",
+            lambda frame, alpha: (
+                "The judges' leaderboard: every judge ranked by its agreement with the humans "
+                "(binary kappa, Krippendorff's alpha, tau over your systems), each with its 95% interval over queries, "
+                "and each against the next one down: the difference on the same query resamples (95% paired "
+                "interval), the swap test's p and the p Holm-adjusted over the adjacent pairs; distinguishable at "
+                f"p_holm < {alpha:g}; a tier ends at each distinguishable pair"
+            ),
+            RANKING_COLUMNS,
+            view=[
+                "measure",
+                "rank",
+                "judge",
+                "kind",
+                "value",
+                "next_judge",
+                "difference",
+                "p",
+                "p_holm",
+                "distinguishable",
+                "tier",
+            ],
+            counts=["rank"],
+        )
+    ],
+    figures=[Figure("judge_ranking", "judge_ranking", _chart)],
+    short="Judge leaderboard",
+    systems=False,  # on labels alone; tau over the user's systems where there are systems
+)
+def audit_judge_ranking(context: Context) -> dict[str, list]:
+    """One dataset's ``judge_ranking`` rows: every judge ranked by its agreement with the humans
+    (labels; tau over the user's systems against human@pool when there are systems), each against
+    the next one down on the same query resamples."""
+    data = context.data
+    reference = None
+    if context.systems:
+        pool = data.pool_per_query
+        pool = data.per_query[data.per_query["judge"] == HUMAN] if pool is None else pool
+        reference = pool.pivot_table(index="query_id", columns="system", values="ndcg") if len(pool) else None
+    ranking = judge_leaderboard(
+        {**data.labels, HUMAN: context.human},
+        {j: context.scale(j) for j in data.judges},
+        {j: data.judges[j]["kind"] for j in data.judges},
+        scores=data.per_query if context.systems else None,
+        reference=reference,
+        user=context.user,
+        alpha=context.alpha,
+        seed=context.seed,
+    )
+    return {"judge_ranking": [ranking] if len(ranking) else []}

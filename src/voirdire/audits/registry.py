@@ -50,6 +50,14 @@ class Table:
     """Float columns printed as integers where every value is whole (``write_table``'s ``counts``)."""
     first: tuple[str, Callable[[pd.DataFrame], Any]] | None = None
     """The rows a long view shows first (``write_table``'s ``first``)."""
+    written: bool = True
+    """Written as a file; False: computed for a figure (or another table) only, never written,
+    not an output of the rule (the length audit's deciles behind its chart)."""
+    short: str | None = None
+    """Its name in the report, and its figure's of the same name (default: its audit's ``short``)."""
+    systems: bool | None = None
+    """Its empty view says why where the config lists no systems (default: its audit's
+    ``systems``; True for a table computed from what only systems bring, such as the base run)."""
 
     def heading(self, frame: pd.DataFrame, alpha: float) -> str:
         return self.title(frame, alpha) if callable(self.title) else self.title
@@ -60,11 +68,20 @@ class Figure:
     """A figure an audit draws from one of its tables (``<name>.png`` and ``.pdf``)."""
 
     name: str
-    table: str
-    draw: Callable[[pd.DataFrame, str], None]
-    """``draw(table, png_path)``: writes the PNG and the PDF beside it (:func:`voirdire.output.save_figure`)."""
+    table: str | Sequence[str]
+    """The table it draws, or the tables (in the order ``draw`` takes them)."""
+    draw: Callable[..., None]
+    """``draw(table, png_path)`` (``draw(table, other, ..., png_path)`` for several tables): writes
+    the PNG and the PDF beside it (:func:`voirdire.output.save_figure`)."""
     caption: str | None = None
     """Its caption's stem after ``audit_`` (default ``<name>_chart``)."""
+    placeholder: str | None = None
+    """Where the config lists no systems: the figure says this (after why) instead of being drawn;
+    None: drawn from the tables as they are."""
+
+    @property
+    def tables(self) -> tuple[str, ...]:
+        return (self.table,) if isinstance(self.table, str) else tuple(self.table)
 
     @property
     def caption_stem(self) -> str:
@@ -74,8 +91,10 @@ class Figure:
 @dataclass(frozen=True)
 class Audit:
     name: str
-    compute: Callable[[Context], Mapping[str, pd.DataFrame]]
-    """One dataset's rows of each of its tables (the runner adds the ``dataset`` column)."""
+    compute: Callable[[Context], Mapping[str, pd.DataFrame | list]]
+    """One dataset's rows of each of its tables (the runner adds the ``dataset`` column first): a
+    frame, or a list of frames and row dicts concatenated as they come (a table with no row on
+    the dataset is left out, or an empty list)."""
     tables: tuple[Table, ...]
     figures: tuple[Figure, ...] = ()
     systems: bool = True
@@ -121,8 +140,22 @@ class Context:
     settings: Mapping[str, Any] = field(default_factory=dict)
     """The audit's own settings (``config["audits"][<name>]``, defaults applied by the schema)."""
 
+    @property
+    def systems(self) -> bool:
+        """Whether the dataset has systems (runs): without, only the audits of labels have rows."""
+        return bool(self.data.runs)
+
+    def scale(self, judge: str):
+        """A judge's :class:`voirdire.judges.Scale` (``data.scale``)."""
+        return self.data.scale(judge)
+
 
 AUDITS: dict[str, Audit] = {}
+
+
+def chance(tests: int, alpha: float) -> str:
+    """A flag table's note on multiplicity (in its title): the tests it ran and the flags chance alone gives."""
+    return f"{tests} tests at alpha {alpha:g}: chance alone would flag about {tests * alpha:.2f}"
 
 
 def audit(

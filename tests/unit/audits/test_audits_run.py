@@ -1,8 +1,11 @@
 """The audits job's library function on a small hand-made dataset: every table, the right rows."""
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 
 from voirdire.audits.run import DatasetInputs, all_tables, audit_tables
 from voirdire.evaluation import evaluate_systems
@@ -253,3 +256,54 @@ def test_leave_one_judge_out_never_drops_or_keeps_a_null_baseline():
     without, _ = audit_tables({"toy": small_dataset()}, **options)
     assert set(tables["lojo"]["left_out"]) == {"copy", "lenient"}
     pd.testing.assert_frame_equal(tables["lojo"], without["lojo"])
+
+
+def test_the_calibration_audit_reads_its_settings_and_the_schema_gives_their_defaults():
+    """The calibration's k and draws are the settings ``audits.calibration`` (defaults in the
+    schema, as the audits rule passes them); the old keyword says the same."""
+    from voirdire.audits.calibration import DRAWS, KS
+    from voirdire.config import validate_schema
+
+    families = {"system_families": {"base": "a", "shuffled": "b"}}
+    by_settings, _ = audit_tables(
+        {"toy": small_dataset()}, settings={"calibration": {"ks": [4], "draws": 3}}, **families
+    )
+    by_keyword, _ = audit_tables({"toy": small_dataset()}, calibration={"ks": [4], "draws": 3}, **families)
+    assert set(by_settings["calibration"]["k"]) == {4} and set(by_settings["calibration"]["draws"]) == {3}
+    pd.testing.assert_frame_equal(by_settings["calibration"], by_keyword["calibration"])
+    config = yaml.safe_load((Path(__file__).resolve().parents[3] / ".test" / "config.yaml").read_text())
+    filled = validate_schema(config)
+    assert filled["audits"]["calibration"] == {"ks": list(KS), "draws": DRAWS}
+
+
+def test_an_audit_may_return_rows_as_dicts_and_frames_each_given_its_dataset(monkeypatch):
+    """A registered audit's list of rows (dicts and frames) is concatenated as it comes, the
+    dataset first; a table it leaves out on a dataset has the columns it declares."""
+    from voirdire.audits import registry
+
+    @registry.audit(
+        "planted_rows",
+        tables=[
+            registry.Table("planted_rows", "rows", ["dataset", "judge", "value"]),
+            registry.Table("planted_unused", "unused", ["dataset", "judge", "other"], written=False),
+        ],
+        systems=False,
+    )
+    def planted(context):
+        return {
+            "planted_rows": [
+                {"judge": j, "value": float(i)} if i % 2 else pd.DataFrame({"judge": [j], "value": [float(i)]})
+                for i, j in enumerate(context.judges)
+            ]
+        }
+
+    try:
+        data = small_dataset()
+        data.runs, data.base = {}, None  # a labels-only dataset: an audit of labels still runs
+        tables, _ = audit_tables({"one": data, "two": small_dataset()}, system_families={})
+    finally:
+        registry.AUDITS.pop("planted_rows")
+    rows = tables["planted_rows"]
+    assert list(rows.columns) == ["dataset", "judge", "value"]
+    assert list(rows["dataset"]) == ["one", "one", "two", "two"] and list(rows["value"]) == [0.0, 1.0, 0.0, 1.0]
+    assert tables["planted_unused"].empty and list(tables["planted_unused"].columns) == ["dataset", "judge", "other"]

@@ -95,3 +95,44 @@ def test_the_rules_file_every_report_entry_through_the_library():
     for name, caption in named:
         declared.report_section(name)
         assert (ROOT / "workflow" / "report" / f"{caption or name}.rst").exists(), caption or name
+
+
+def test_the_questions_declared_beside_their_audits_keep_their_place():
+    """A question keeps its column of the verdict and its report category wherever it is
+    declared: those moved beside their audits sit where ORDER says, a new one goes last."""
+    from dataclasses import asdict
+
+    from voirdire.questions import ORDER, question
+
+    assert list(QUESTIONS)[: len(ORDER)] == list(ORDER)
+    modules = {name: QUESTIONS[name].answer.__module__ for name in ("length", "drift", "circular_use")}
+    assert modules == {
+        "length": "voirdire.audits.length",
+        "drift": "voirdire.audits.drift",
+        "circular_use": "voirdire.audits.circularity",
+    }
+    saved = dict(QUESTIONS)
+    try:
+        # declared again after every other, as a module the registry imports last would declare it
+        fields = asdict(saved["own_family"])
+        answer = fields.pop("answer")
+        del QUESTIONS["own_family"]
+        question(fields.pop("name"), **fields)(answer)
+        question("planted", asks="?", table="planted", needs=(), rule="none")(lambda rows, judge, context: None)
+        assert list(QUESTIONS) == [*saved, "planted"]
+        assert declared.report_categories()[1 + len(saved)].endswith(". Planted")
+    finally:
+        QUESTIONS.clear()
+        QUESTIONS.update(saved)
+
+
+def test_an_audit_declares_its_tables_names_and_the_tables_no_file_holds():
+    """Each table's own name in the report (the length audit's two), and a table declared
+    written=False (the deciles behind the length figure) is no output of the rule."""
+    from voirdire.audits.registry import load
+
+    tables = {t.name: t for a in load().values() for t in a.tables}
+    assert declared.report_section("length_systems")["subcategory"] == tables["length_systems"].short
+    assert declared.report_section("length")["subcategory"] == tables["length"].short != tables["length_systems"].short
+    assert not tables["deciles"].written and "deciles" not in declared.tables()
+    assert {"length", "length_systems", "drift", "control_chart"} <= set(declared.tables())
