@@ -165,6 +165,17 @@ def prp_shown(conversation: list[dict[str, str]]) -> tuple[str, str]:
 LAUNCH_SNAKEMAKE = Path(__file__).parent / "support" / "launch_snakemake.py"
 
 
+def keep_judges(config: dict, keep) -> dict:
+    """``config``'s judges, only those ``keep(judge)`` is true of (in place; the demo's without its model
+    judges, say): a jury keeps the members left, and goes too when fewer than two are."""
+    judges = [j for j in config["judges"] if keep(j)]
+    names = {j["name"] for j in judges}
+    for jury in (j for j in judges if j["kind"] == "jury"):
+        jury["members"] = [m for m in jury["members"] if m in names]
+    config["judges"] = [j for j in judges if j["kind"] != "jury" or len(j["members"]) >= 2]
+    return config
+
+
 def snakemake_env() -> dict[str, str]:
     """The environment a test's Snakemake runs in: this process's, less pytest's own variables
     (the current test's name, the xdist worker's), which nothing the workflow runs reads."""

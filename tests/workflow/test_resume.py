@@ -41,7 +41,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from conftest import ROOT
+from conftest import ROOT, keep_judges
 
 from voirdire.cli import main
 
@@ -108,7 +108,7 @@ def config(url: str) -> dict:
         config.pop(section, None)
     config["rankers"] = {}
     config["systems"] = ["BM25", "Perfect", "Swap[1]", "Swap[2,3]"]
-    judges = [j for j in config["judges"] if j["name"] not in ("smollm2", "minilm")]
+    judges = keep_judges(config, lambda judge: judge["name"] not in ("smollm2", "minilm"))["judges"]
     for judge in judges:
         if "qrels" in judge:
             judge["qrels"] = str(ROOT / judge["qrels"])

@@ -178,7 +178,7 @@ def test_demo_end_to_end_then_nothing_to_do(tmp_path):
     assert bias[1].startswith("demo,prp-smollm2,sliding,local/smollm2-135m,")
     assert (out / "figures/original/figure3.png").stat().st_size > 10_000
     audit = pd.read_csv(out / "audits/original/label_test.csv")
-    assert list(audit["judge"]) == ["smollm2", "minilm", "assessor-b", "length", "overlap"]
+    assert list(audit["judge"]) == ["smollm2", "minilm", "assessor-b", "length", "overlap", "panel"]
     length = pd.read_csv(out / "audits/original/length.csv").set_index("judge")
     assert length.loc["length", "length_biased"] and not length.loc["assessor-b", "length_biased"]
     fingerprint = json.loads((out / "tables/original/fingerprint.json").read_text())
@@ -242,7 +242,7 @@ def test_demo_end_to_end_then_nothing_to_do(tmp_path):
     jury = pd.read_csv(next((out / "demo/judgments").rglob("panel.jury.csv")))
     assert len(jury) > 0
     table2 = pd.read_csv(out / "tables/original/table2.csv").set_index("judge")
-    assert table2.loc["panel", ["alpha_ordinal", "kappa_binary"]].notna().all()
+    assert table2.loc["panel", ["alpha_binary", "kappa_binary"]].notna().all()  # it votes binary labels
     verdict = read_verdict(out / "verdict.csv")
     assert "reranking" in set(verdict["question"]) and "panel" in set(verdict["judge"])
     # the demo's SmolLM2 budget: the prompt tokens of every distinct call its stores hold

@@ -11,7 +11,7 @@ import pickle
 
 import pytest
 import yaml
-from conftest import ROOT, snakemake
+from conftest import ROOT, keep_judges, snakemake
 
 from voirdire.cli import main as voirdire_cli
 from voirdire.config import check, load_plan, validate_schema
@@ -27,10 +27,7 @@ def small_config(tmp_path) -> dict:
     config["results"] = str(tmp_path / "results")
     config["systems"] = [s for s in config["systems"] if s not in config["rankers"]]
     config["rankers"] = {}
-    config["judges"] = [j for j in config["judges"] if j["kind"] not in ("llm", "embedding")]
-    kept = {j["name"] for j in config["judges"]}
-    for jury in (j for j in config["judges"] if j["kind"] == "jury"):  # its members that are left
-        jury["members"] = [m for m in jury["members"] if m in kept]
+    keep_judges(config, lambda judge: judge["kind"] not in ("llm", "embedding"))
     for section in ("assistants", "rewriting", "probes", "gaming", "variants"):
         config.pop(section)
     return config
