@@ -290,10 +290,15 @@ class Client:
     async def find(self, input_file_id: str, since: float) -> Any | None:
         """The provider's batch of ``input_file_id`` (created at ``since`` or later), if there is one.
 
-        The list's order is not promised: paging stops early only on a page that is newest first
-        and wholly older than an hour before ``since`` (OpenAI's order); otherwise every page is
-        read. ``has_more`` absent means: go on while pages have batches (as the OpenAI client does)."""
+        The list's order is not promised: paging stops early only on a page wholly older than an
+        hour before ``since`` once the batches read so far show the list newest first (OpenAI's
+        order): ``created_at`` never rising and falling at least once. Equal stamps (batches made in
+        the same second, or one batch a page) say nothing of the order: an oldest-first list looks
+        the same, and stopping there would miss the batch on a later page and pay for it twice;
+        otherwise every page is read. ``has_more`` absent means: go on while pages have batches (as
+        the OpenAI client does)."""
         after = None
+        stamps: list[Any] = []  # created_at of every batch read, in the list's order
         while True:
             page = await self._call(
                 "listing the batches", self.litellm.alist_batches, limit=100, **({"after": after} if after else {})
@@ -305,7 +310,9 @@ class Client:
             if not batches or _field(page, "has_more") is False:
                 return None
             created = [_field(b, "created_at") for b in batches]
-            newest_first = None not in created and all(a >= b for a, b in zip(created, created[1:]))
+            stamps.extend(created)
+            pairs = list(zip(stamps, stamps[1:]))
+            newest_first = None not in stamps and all(a >= b for a, b in pairs) and any(a > b for a, b in pairs)
             if newest_first and float(created[0]) < since - 3600:  # the rest is older still
                 return None
             following = _field(page, "last_id") or _field(batches[-1], "id")

@@ -140,17 +140,25 @@ def kill_before_recording(judge, calls, store_path, monkeypatch):
             judge_all(judge, calls, store_path)
 
 
-def test_a_batch_the_list_does_not_show_yet_is_looked_for_again_not_created_twice(tmp_path, monkeypatch):
+@pytest.mark.parametrize("same_second", [False, True], ids=["apart", "same_second"])
+def test_a_batch_the_list_does_not_show_yet_is_looked_for_again_not_created_twice(tmp_path, monkeypatch, same_second):
     """A kill between creation and recording, at a provider whose list lags behind a creation and
     lists oldest first, a few batches a page, older batches first: the rerun looks again, through
-    every page, and finds the batch instead of creating (and paying for) a second one."""
+    every page, and finds the batch instead of creating (and paying for) a second one. Older
+    batches made in the same second (a page of equal created_at, as often as not when they are
+    made apart by a fraction of a second) do not pass for a newest-first page that ends the search."""
     with BatchLoopback(quirks=Quirks(unlisted=2, oldest_first=True, page_size=2)) as server:
-        judge = judge_for(server)
+        # a short consistency_s: a client that stops the search early fails in seconds, not minutes
+        judge = judge_for(server, batch=BatchOptions(poll_s=0.05, timeout_s=30, consistency_s=30))
         calls = calls_of(judge)
         for i in range(5):  # older batches of the same organisation, made two hours ago
             judge_all(judge, calls[i : i + 1], tmp_path / "older.sqlite")
+        two_hours_ago = int(time.time()) - 7200
         for batch_id in server.created:
-            server.batches[batch_id]["created_at"] -= 7200
+            if same_second:
+                server.batches[batch_id]["created_at"] = two_hours_ago
+            else:
+                server.batches[batch_id]["created_at"] -= 7200
         kill_before_recording(judge, calls[5:], tmp_path / "s.sqlite", monkeypatch)
         assert len(server.created) == 6
         stats = judge_all(judge, calls[5:], tmp_path / "s.sqlite")
