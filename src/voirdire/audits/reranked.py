@@ -1,4 +1,4 @@
-"""Judge-reranked systems: circularity per system (Clarke & Dietz, arXiv 2412.17156; issue 52).
+"""Judge-reranked systems: circularity per system (Clarke & Dietz, 2024).
 
 For every system the user brings (never the constructed oracles) and every judge but the humans,
 a variant ``{system}>{judge}``: the system's top ``k`` of each query re-sorted by the judge's
