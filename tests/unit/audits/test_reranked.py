@@ -307,3 +307,30 @@ def test_p_is_the_normal_approximation_of_the_null_and_the_monte_carlo_p_stays_b
     assert copy["null_skew"].isna().all()
     null = found.loc[ALL]
     assert np.isfinite(null["null_skew"]) and abs(null["null_skew"]) < 2  # near normal, as the p assumes
+
+
+def test_clean_judges_of_the_null_kinds_are_not_flagged():
+    """Strict, lenient, a leniency per topic, an offset per query shared by every system: each a
+    function of the query and the human grade alone, so permuting its grades within query x human
+    grade changes nothing and its excess over its own noise is exactly 0. Per-query noise (some
+    topics noisier than others) is exchangeable within those blocks: not flagged either. (A judge
+    lenient on documents many systems retrieve is a bias this question is meant to find.)"""
+    qids, human, runs, pairs = toy(seed=4)
+    g, q = human["relevance"].to_numpy(), human["query_id"].to_numpy()
+    rng = np.random.default_rng(8)
+    offset = dict(zip(qids, rng.choice([-1, 0, 1], len(qids)), strict=True))
+    lenient_topics = set(rng.choice(qids, len(qids) // 3, replace=False))
+    share = dict(zip(qids, rng.uniform(0.05, 0.6, len(qids)), strict=True))
+    noise = (rng.random(len(g)) < np.array([share[x] for x in q])) * rng.choice([-1, 1], len(g))
+    judges = {
+        "strict": human.assign(relevance=np.clip(g - 1, 0, 3)),
+        "lenient": human.assign(relevance=np.clip(g + 1, 0, 3)),
+        "topic_lenient": human.assign(relevance=np.where([x in lenient_topics for x in q], np.clip(g + 1, 0, 3), g)),
+        "query_offset": human.assign(relevance=np.clip(g + np.array([offset[x] for x in q]), 0, 3)),
+        "query_noise": human.assign(relevance=np.clip(g + noise, 0, 3)),
+    }
+    total = table(runs, judges, human, pairs, qids, draws=39).set_index("system").loc[ALL].set_index("judge")
+    for judge in ("strict", "lenient", "topic_lenient", "query_offset"):
+        assert total.loc[judge, "excess"] == pytest.approx(0, abs=1e-12), judge
+        assert total.loc[judge, "p"] >= 0.05, judge
+    assert total.loc["query_noise", "p"] >= 0.05 and total.loc["query_noise", "null_mean"] > 0
