@@ -88,7 +88,6 @@ rule fixed_order_run:
 
 
 ruleorder: fixed_order_run > rerank
-ruleorder: fixed_order_run > oracle
 
 
 rule llm_judge_sample:

@@ -68,5 +68,4 @@ D, P, J = "{dataset}", "{provenance}", "{judge}"
 wildcard_constraints:
     dataset=r"[A-Za-z0-9][A-Za-z0-9_.-]*",
     provenance="|".join(PROVENANCES),
-    oracle=r"(perfect|swap(-\d+)+)(~r\d+)?",
     judge=r"[A-Za-z0-9][A-Za-z0-9_.-]*",

@@ -28,7 +28,7 @@ NO_STATISTICS = [
     "gaming_passages",
     "gaming_llm_judge",
     "gaming_embedding_judge",
-    "oracle",
+    "oracles",
     "needed_pairs",
     "scores",
 ]
