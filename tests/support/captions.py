@@ -30,8 +30,7 @@ CAPTION_TABLES = {
     },
     "timings": r"tables/timings\.csv",
     "ledger": r"tables/ledger\.csv",
-    **{f"audit_{name}": rf"audits/[^/]+/{name}\.csv" for name in ("label_test", "self_preference")},
-    # the audits declared beside their computation (voirdire.audits.registry): every table of each
+    # every audit, declared beside its computation (voirdire.audits.registry): every table of each
     # it writes (a table only its figure reads has no file and no caption)
     **{
         f"audit_{table.name}": rf"audits/[^/]+/{table.name}\.csv"

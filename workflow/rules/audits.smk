@@ -29,8 +29,8 @@ rule audits:
         ties=config["evaluation"]["ties"],
         seed=config["evaluation"]["seed"],
         alpha=config["evaluation"]["alpha"],
-        include_humans=config["audits"]["self_preference"]["include_humans"],
-        # each registered audit's own settings, audits.<name> (voirdire.audits.registry)
+        # each registered audit's own settings, audits.<name> (voirdire.audits.registry), such
+        # as audits.self_preference.include_humans
         settings={name: config["audits"].get(name, {}) for name in AUDITS_DECLARED.registered()},
     script:
         "../scripts/audits.py"

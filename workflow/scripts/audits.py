@@ -1,15 +1,13 @@
 """Stage 7: judge audits from labels: label test, leave-one-judge-out, self-preference corrected
 for strictness, length bias and Simpson's paradox, drift, the judge as a ranker, calibration.
-Without systems (the label sets audited alone) the audits of systems write no rows, and say why."""
+Every audit is declared beside its computation (voirdire.audits.registry): this script reads the
+inputs, computes every table (voirdire.audits.run.audit_tables) and writes each table and draws
+each figure as its audit declares them. Without systems (the label sets audited alone) the audits
+of systems write no rows, and say why."""
 
 import pandas as pd
 
 from voirdire.audits.drift import label_sets_from_answers
-from voirdire.audits.figures import (
-    confusion_heatmaps,
-    leniency_chart,
-)
-from voirdire.audits.registry import chance
 from voirdire.audits.registry import load as registered_audits
 from voirdire.audits.run import DatasetInputs, audit_tables
 from voirdire.evaluation import PRIMARY_COLUMNS, primary_scores, read_scores
@@ -79,80 +77,18 @@ for dataset, judges in params.judges.items():
             j: sets for j in judges if j != HUMAN if len(sets := label_sets_of(dataset, j, pairs, bounds[j])) >= 2
         },
     )
-tables, heatmaps = audit_tables(
+tables = audit_tables(
     datasets,
     system_families=params.system_families,
     measure=params.measure,
     seed=params.seed,
     alpha=ALPHA,
-    include_humans=params.include_humans,
     depth=params.depth,
     ties=params.ties,
     settings=params.settings,
 )
 
-label_table = tables["label_test"]
-write_table(
-    label_table,
-    out.label_test,
-    floatfmt=".3f",
-    manifest=manifest,
-    counts=["pairs", "queries", "missed_failures", "false_alarms"],
-    view=[
-        "judge",
-        "kind",
-        "pairs",
-        "queries",
-        "agreement_binary",
-        "kappa_binary",
-        "missed_failures",
-        "missed_failure_rate",
-        "false_alarms",
-        "false_alarm_rate",
-    ],
-    title="Label test: each judge against the human labels, pair by pair "
-    "(rates with 95% cluster-bootstrap intervals over queries and the counts they are shares of)",
-)
-preference = tables["self_preference"]
-preference_tests = int(preference["within_grade_p"].notna().sum()) if "within_grade_p" in preference else 0
-write_table(
-    preference,
-    out.self_preference,
-    floatfmt=".3f",
-    manifest=manifest,
-    # counts (a float column where a row has none): an integer where every value is whole
-    counts=[
-        "systems_of_family",
-        "strictness_systems",
-        "consensus_systems",
-        "queries",
-        "pairs_own",
-        "pairs_other",
-        "pairs_own_unmatched",
-        "pairs_other_unmatched",
-    ],
-    empty=unsystematic("compares the judges' labels of a family's systems' documents"),
-    view=[
-        "judge",
-        "family",
-        "panel",
-        "within_grade",
-        "within_grade_p",
-        "strata",
-        "placebo_min",
-        "placebo_max",
-        "corrected",
-        "self_preferring",
-        "reason",
-        "note",
-    ],
-    title="Self-preference against a panel of judges of other families: flagged from the within-grade "
-    "label estimate (the family's documents against other documents of the same human grade; 95% "
-    "bootstrap CI and sign-flip p over queries; the nDCG raw / strictness / corrected are the papers' "
-    f"figures, not flagged on; {chance(preference_tests, ALPHA)})",
-)
-leniency_chart(label_table, out.leniency_png)
-# the audits declared beside their computation (voirdire.audits.registry): each table and figure as declared
+# every audit, declared beside its computation (voirdire.audits.registry): each table and figure as declared
 for declared in registered_audits().values():
     for table in (t for t in declared.tables if t.written):
         frame = tables[table.name]
@@ -178,6 +114,6 @@ for declared in registered_audits().values():
             placeholder(png, f"{NO_SYSTEMS}:\n{figure.placeholder}")
         else:
             figure.draw(*(tables[name] for name in figure.tables), png)
-confusion_heatmaps(heatmaps, out.confusion)
+label_table = tables["label_test"]
 flagged = label_table.loc[label_table["missed_failure_rate"] > 0.5, "judge"].tolist() if len(label_table) else []
 log.info("%d label-test rows; judges calling most non-relevant pairs relevant: %s", len(label_table), flagged)

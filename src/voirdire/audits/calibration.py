@@ -58,8 +58,6 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-from ppi_py import classical_mean_ci, ppi_mean_ci, ppi_mean_pointestimate
-from scipy.stats import norm
 
 from ..judges import HUMAN
 from ..stats import kendall_tau
@@ -101,6 +99,8 @@ def ppi_mean(
     and the half-width is multiplied by :func:`fpc` (see the module docstring); None: ppi_py's
     interval as it is (an infinite population).
     """
+    from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
+
     y, f, u = (np.asarray(a, dtype=float) for a in (y_labelled, f_labelled, f_unlabelled))
     lam = tuned_lambda(y, f, u, "overall") if np.ptp(np.concatenate([f, u])) > 0 else 0.0
     theta = float(np.squeeze(ppi_mean_pointestimate(y, f, u, lam=lam)))
@@ -118,6 +118,7 @@ def tuned_lambda(y: np.ndarray, f: np.ndarray, u: np.ndarray, mode: str = "eleme
     lambda to both gives their numbers to the bit (a test holds them equal) at half the work.
     ppi_py's own tuning function is called, not re-derived (it is private to ppi_py, whose
     version the lock file pins; the test breaks should a new version tune otherwise)."""
+    from ppi_py import ppi_mean_pointestimate
     from ppi_py.ppi import _calc_lam_glm
 
     y, f, u = (np.asarray(a, dtype=float).reshape(len(a), -1) for a in (y, f, u))
@@ -130,6 +131,8 @@ def human_mean(
 ) -> tuple[float, float, float]:
     """The humans alone on the labelled queries: mean and ppi_py's classical (z) CI, its
     half-width multiplied by :func:`fpc` when the target is the mean over ``population`` queries."""
+    from ppi_py import classical_mean_ci
+
     y = np.asarray(y_labelled, dtype=float)
     low, high = classical_mean_ci(y, alpha=1 - level)
     low, high = _narrow(y.mean(), np.squeeze(low), np.squeeze(high), fpc(len(y), population))
@@ -156,6 +159,8 @@ def estimates(
 def _estimate_arrays(y: np.ndarray, f: np.ndarray, labelled: np.ndarray, level: float, finite: bool) -> dict:
     """:func:`estimates` on a query x system array each of human and judge scores: its columns
     as arrays (what :func:`calibration_curve` reads, draw after draw, without a table each)."""
+    from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
+
     labelled = np.asarray(labelled, dtype=bool)
     y_l, f_l, f_u = y[labelled], f[labelled], f[~labelled]
     factor = fpc(int(labelled.sum()), len(labelled) if finite else None)
@@ -195,6 +200,8 @@ def _classical_intervals(y: np.ndarray, level: float) -> tuple[np.ndarray, np.nd
 def _two_sided_z(level: float) -> float:
     """The normal quantile of a two-sided ``level`` interval, as ppi_py takes it (``norm.ppf``
     costs a fifth of a millisecond a call; a calibration curve asks it for thousands of draws)."""
+    from scipy.stats import norm
+
     return norm.ppf(1 - (1 - level) / 2.0)
 
 
@@ -289,6 +296,7 @@ def _chart(curve: pd.DataFrame, png: str) -> None:
             ],
             empty="corrects the judges' scores of the systems with a few human-labelled queries",
             counts=["k", "draws"],
+            report="Calibration with few labels",  # answers no question: a category of its own
         )
     ],
     figures=[

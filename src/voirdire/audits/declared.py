@@ -6,10 +6,10 @@ one figure (``.png`` and ``.pdf``), the name the audits job writes it under
 (``snakemake.output.<key>``), and the caption file that puts it in the report
 (``workflow/report/audit_{caption}.rst``; none: the file is written but not shown). A verdict
 question names the table it reads (:func:`voirdire.verdict.question`); a test checks that every
-such table is declared here or by another rule. An audit declared beside its computation
-(:mod:`voirdire.audits.registry`) brings its outputs itself; :data:`BUILT_IN` holds those of the
-audits still computed in :mod:`voirdire.audits.run` (the label test, its confusion matrices and
-leniency figure, self-preference), each written by its lines of ``workflow/scripts/audits.py``.
+such table is declared here or by another rule. Every audit is declared beside its computation
+(:mod:`voirdire.audits.registry`) and brings its outputs itself: its written tables and its
+figures, in the order the audits are loaded; ``workflow/scripts/audits.py`` writes and draws each
+as declared.
 
 Where every entry of the Snakemake report is filed (:func:`report_section`) is declared here too:
 beside the verdict question it is evidence of. The categories follow the verdict
@@ -17,8 +17,11 @@ beside the verdict question it is evidence of. The categories follow the verdict
 verdict's table heads its column ("own_family" -> "Own family") and in its order, then the
 entries no question reads (:data:`OTHER_CATEGORIES`). A table a question reads
 (``Question.reads``) is filed under the first question that reads it, so a new question takes its
-tables with it; :data:`EVIDENCE` files what no question reads but shows a question's answer (the
-confusion matrix beside the label test). The subcategory is the entry's short name ("Table 2",
+tables with it. What no question reads is filed by its declaration: a registered audit's table or
+figure by its ``report`` (:attr:`voirdire.audits.registry.Table.report`: the question whose answer
+it shows, as the confusion matrix beside the label test, or a category of :data:`OTHER_CATEGORIES`;
+a category named nowhere else follows them), the outputs of the other rules by :data:`EVIDENCE`
+(a question) or :data:`OTHER_CATEGORIES`. The subcategory is the entry's short name ("Table 2",
 "Swap test"), shared by a table and its figure. Snakemake's report lists categories
 alphabetically, so each is numbered ("01. Verdict"). The rules call it with the entry's file stem
 (``in_report`` in ``workflow/rules/targets.smk``); a stem filed nowhere is a :class:`KeyError`,
@@ -57,25 +60,6 @@ class AuditOutput:
         return {first: self.key, second: f"{self.key}_{second}"}
 
 
-def _table(name: str, caption: str | None = None) -> AuditOutput:
-    return AuditOutput(name, figure=False, key=name, caption=caption or name)
-
-
-def _figure(name: str, caption: str, key: str | None = None) -> AuditOutput:
-    return AuditOutput(name, figure=True, key=key or f"{name}_png", caption=caption)
-
-
-BUILT_IN: tuple[AuditOutput, ...] = (
-    _table("label_test"),
-    _figure("confusion", "confusion", key="confusion"),
-    _table("self_preference"),
-    _figure("leniency", "leniency"),
-)
-
-
-"""The outputs of the audits computed in :mod:`voirdire.audits.run` itself."""
-
-
 def registered() -> dict:
     """The audits declared beside their computation (:func:`voirdire.audits.registry.load`)."""
     from .registry import load  # imports the audits' modules (pandas): only where the workflow needs them
@@ -84,9 +68,9 @@ def registered() -> dict:
 
 
 def outputs() -> tuple[AuditOutput, ...]:
-    """Every output of the audits job: :data:`BUILT_IN`, then each registered audit's tables and
-    figures (a table's caption ``audit_<name>``, a figure's ``audit_<caption>``)."""
-    found = list(BUILT_IN)
+    """Every output of the audits job: each registered audit's written tables and figures (a
+    table's caption ``audit_<name>``, a figure's ``audit_<caption>``)."""
+    found = []
     for declared in registered().values():
         folder = None if declared.captions is None else str(declared.captions)
         found += [AuditOutput(t.name, False, t.name, t.name, folder) for t in declared.tables if t.written]
@@ -112,23 +96,16 @@ PERSONA_PARTS = ("agreement", "displacement", "sensitivity", "systems", "consist
 """The persona (``persona_<part>``) and prompt-variant (``prompt_sensitivity_<part>``) tables and figures."""
 
 EVIDENCE: dict[str, str] = {
-    "confusion": "labels",
-    "leniency": "labels",
-    "lojo_labels": "labels",
-    "topic_agreement": "labels",
-    "judge_ranking": "labels",  # the judges ranked by their agreement with the humans
     "figure3": "leaderboard",  # each system under each judge: the leaderboard it would publish
-    "lojo": "leaderboard",  # the panel's order of systems without each judge
     "asl": "decisions",  # which pairs of systems each judge's tests call different
-    "length_systems": "length",
-    "drift": "drift",
     **{f"{prefix}_{part}": "persona_prompt" for prefix in ("persona", "prompt_sensitivity") for part in PERSONA_PARTS},
 }
-"""Report entries no question reads that show a question's answer -> that question."""
+"""Report entries of the other rules (not a registered audit's: those name theirs, ``report``) that
+no question reads but show a question's answer -> that question."""
 
 OTHER_CATEGORIES: dict[str, tuple[str, ...]] = {
     "Datasets and systems": ("datasets", "recorded_runs", "position_bias"),
-    "Calibration with few labels": ("calibration",),
+    "Calibration with few labels": (),  # the calibration audit's (voirdire.audits.calibration: report=)
     "Juries": ("jury", "jury_correlation"),  # written by the jury rule (workflow/rules/judges.smk)
     "Assistants": (
         "label_shift",
@@ -142,7 +119,9 @@ OTHER_CATEGORIES: dict[str, tuple[str, ...]] = {
     "Reproducibility": ("fingerprint", "probes_fingerprint", "timings"),
     "Cost": ("ledger",),  # the cost ledger: calls, tokens and dollars planned and spent (workflow/rules/plan.smk)
 }
-"""The categories of the report entries that answer no question (after the questions', in this order)."""
+"""The categories of the report entries that answer no question (after the questions', in this
+order), each with the entries of the other rules it holds; a registered audit's table or figure
+names its category itself (``report``)."""
 
 SHORT_NAMES: dict[str, str] = {
     "verdict": "Verdict",
@@ -152,7 +131,6 @@ SHORT_NAMES: dict[str, str] = {
     "figure4": "Figure 4",
     "figure5": "Figure 5",
     "asl": "ASL curves",
-    "self_preference": "Self-preference",
     "swap": "Swap test",
     "pad": "Pad test",
     "injection": "Injection probe",
@@ -180,9 +158,29 @@ def report_title(question: str) -> str:
     return _questions()[question].name.replace("_", " ").capitalize()
 
 
+def declared_reports() -> dict[str, str]:
+    """Where each registered audit's written table and figure that names one is filed (its
+    ``report``), by file stem; a table's names its figure of the same name too."""
+    found: dict[str, str] = {}
+    for declared in registered().values():
+        outputs = [*(t for t in declared.tables if t.written), *declared.figures]
+        for output in outputs:
+            if output.report is not None:
+                found.setdefault(output.name, output.report)
+    return found
+
+
+def other_categories() -> list[str]:
+    """The categories of the entries no question reads: :data:`OTHER_CATEGORIES`, then those only a
+    registered audit names (``report``: neither a question nor one of them), as loaded."""
+    questions = _questions()
+    named = [r for r in declared_reports().values() if r not in questions and r not in OTHER_CATEGORIES]
+    return list(dict.fromkeys([*OTHER_CATEGORIES, *named]))
+
+
 def report_categories() -> list[str]:
     """Every report category, numbered in the report's order: the verdict, the questions, the others."""
-    names = [VERDICT_CATEGORY, *(report_title(q) for q in _questions()), *OTHER_CATEGORIES]
+    names = [VERDICT_CATEGORY, *(report_title(q) for q in _questions()), *other_categories()]
     width = len(str(len(names)))
     return [f"{i:0{width}d}. {name}" for i, name in enumerate(names, start=1)]
 
@@ -193,11 +191,14 @@ def report_category(question: str) -> str:
 
 
 def report_question(name: str) -> str | None:
-    """The question a report entry is filed under: the first that reads it, else its :data:`EVIDENCE`."""
-    for question in _questions().values():
+    """The question a report entry is filed under: the first that reads it, else the question its
+    declaration names (``report``), else its :data:`EVIDENCE`."""
+    questions = _questions()
+    for question in questions.values():
         if name in question.reads:
             return question.name
-    return EVIDENCE.get(name)
+    declared = declared_reports().get(name)
+    return declared if declared in questions else EVIDENCE.get(name)
 
 
 def report_section(name: str) -> dict[str, str]:
@@ -210,11 +211,13 @@ def report_section(name: str) -> dict[str, str]:
         category = report_category(question)
     else:
         others = [c for c, names in OTHER_CATEGORIES.items() if name in names]
+        others += [declared_reports()[name]] if name in declared_reports() else []
         if not others:
             raise KeyError(
-                f"{name}: no report section (voirdire.audits.declared: a question reads it, EVIDENCE or OTHER_CATEGORIES)"
+                f"{name}: no report section (a question reads it, its declaration's report, or "
+                "voirdire.audits.declared's EVIDENCE or OTHER_CATEGORIES)"
             )
-        category = numbered[1 + len(_questions()) + list(OTHER_CATEGORIES).index(others[0])]
+        category = numbered[1 + len(_questions()) + other_categories().index(others[0])]
     shorts = SHORT_NAMES | {o.name: a.short for a in registered().values() if a.short for o in (*a.tables, *a.figures)}
     # a table's own short name, and its figure's of the same name
     shorts |= {t.name: t.short for a in registered().values() for t in a.tables if t.short}
@@ -225,4 +228,4 @@ def report_entries() -> list[str]:
     """Every stem :func:`report_section` files, the verdict's first."""
     read = [name for q in _questions().values() for name in q.reads]
     other = [name for names in OTHER_CATEGORIES.values() for name in names]
-    return list(dict.fromkeys(["verdict", *read, *EVIDENCE, *other]))
+    return list(dict.fromkeys(["verdict", *read, *declared_reports(), *EVIDENCE, *other]))

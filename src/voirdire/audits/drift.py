@@ -261,6 +261,7 @@ COUNTS = ("pairs", "queries", "flips", "up", "down", "same")
             ],
             empty=EMPTY,
             counts=COUNTS,
+            report="drift",  # the question reads the control chart; this table and its figure show it too
         ),
         Table(
             "control_chart",

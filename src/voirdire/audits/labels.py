@@ -289,7 +289,80 @@ TOPIC_COLUMNS = [
 """The columns of :func:`topic_agreement`, in order."""
 
 
-# ----------------------------------------------------------------------------- the audit, declared
+# ----------------------------------------------------------------------------- the audits, declared
+
+CONFUSION_COLUMNS = ["dataset", "judge", "human_grade", "judge_grade", "pairs"]
+"""The confusion matrices in long form (one row per cell, every grade of both scales), the
+unwritten table behind the ``confusion`` figure."""
+
+
+def confusion_matrices(cells: pd.DataFrame) -> dict[tuple[str, str], pd.DataFrame]:
+    """The confusion matrix of every (dataset, judge), in the order of ``cells`` (the long form of
+    :data:`CONFUSION_COLUMNS`): each as :func:`confusion` gives it."""
+    matrices = {}
+    for (dataset, judge), block in cells.groupby(["dataset", "judge"], sort=False):
+        matrix = block.pivot(index="human_grade", columns="judge_grade", values="pairs")
+        matrix.index.name, matrix.columns.name = "human", "judge"
+        matrices[dataset, judge] = matrix
+    return matrices
+
+
+def _confusion_chart(cells: pd.DataFrame, png: str) -> None:
+    from .figures import confusion_heatmaps  # matplotlib: only where the figure is drawn
+
+    confusion_heatmaps(confusion_matrices(cells), png)
+
+
+def _leniency_chart(rows: pd.DataFrame, png: str) -> None:
+    from .figures import leniency_chart
+
+    leniency_chart(rows, png)
+
+
+@audit(
+    "label_test",
+    tables=[
+        Table(
+            "label_test",
+            "Label test: each judge against the human labels, pair by pair "
+            "(rates with 95% cluster-bootstrap intervals over queries and the counts they are shares of)",
+            # no judge besides the humans: no row, and no scale to name the mean-grade columns by
+            ["dataset", "judge"],
+            view=[
+                "judge",
+                "kind",
+                "pairs",
+                "queries",
+                "agreement_binary",
+                "kappa_binary",
+                "missed_failures",
+                "missed_failure_rate",
+                "false_alarms",
+                "false_alarm_rate",
+            ],
+            counts=["pairs", "queries", "missed_failures", "false_alarms"],
+        ),
+        Table("confusion", "Confusion matrices", CONFUSION_COLUMNS, written=False),
+    ],
+    figures=[
+        Figure("confusion", "confusion", _confusion_chart, caption="confusion", report="labels"),
+        Figure("leniency", "label_test", _leniency_chart, caption="leniency", report="labels"),
+    ],
+    systems=False,
+)
+def audit_label_test(context: Context) -> dict[str, list]:
+    """One dataset's ``label_test`` rows (:func:`label_test`) and confusion matrices in long form
+    (:func:`confusion`): every judge but the humans against the human labels of the needed pairs."""
+    rows, cells = [], []
+    for judge in context.judges:
+        both = aligned(context.human, context.data.labels[judge])
+        human_scale, scale = context.scale(HUMAN), context.scale(judge)
+        rows.append(
+            {"judge": judge, "kind": context.data.judges[judge]["kind"], **label_test(both, human_scale, scale)}
+        )
+        matrix = confusion(both, human_scale, scale).rename_axis(index="human_grade", columns="judge_grade")
+        cells.append(matrix.stack().rename("pairs").reset_index().assign(judge=judge)[CONFUSION_COLUMNS[1:]])
+    return {"label_test": rows, "confusion": cells}
 
 
 def _chart(topics: pd.DataFrame, png: str) -> None:
@@ -326,6 +399,7 @@ def _chart(topics: pd.DataFrame, png: str) -> None:
                 "the topics where a judge disagrees more than over all its pairs",
                 lambda rows: rows["disagrees_most"],
             ),
+            report="labels",
         )
     ],
     figures=[Figure("topic_agreement", "topic_agreement", _chart)],

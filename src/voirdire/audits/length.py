@@ -33,7 +33,6 @@ from collections.abc import Collection, Hashable, Iterator, Mapping
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from ..evaluation import cut, judged_only, parse_measure
 from ..formats import trec_eval_order
@@ -55,6 +54,8 @@ def with_lengths(pairs: pd.DataFrame, texts: Mapping[str, str]) -> pd.DataFrame:
 def _spearman(x: pd.Series, y: pd.Series) -> float:
     if len(x) < 3 or x.nunique() < 2 or y.nunique() < 2:
         return math.nan
+    from scipy import stats
+
     return float(stats.spearmanr(x, y).statistic)
 
 
@@ -264,6 +265,8 @@ def fisher_interval(r: float, n: int, confidence: float = 0.95) -> tuple[float, 
     if n <= 3:
         return -1.0, 1.0
     z = math.atanh(float(np.clip(r, -1 + 1e-12, 1 - 1e-12)))
+    from scipy import stats
+
     half = stats.norm.ppf(0.5 + confidence / 2) / math.sqrt(n - 3)
     return math.tanh(z - half), math.tanh(z + half)
 
@@ -309,6 +312,8 @@ def tier_correlation(
 def _pearson(x: pd.Series, y: pd.Series) -> float:
     if len(x) < 3 or x.nunique() < 2 or y.nunique() < 2:
         return math.nan
+    from scipy import stats
+
     return float(stats.pearsonr(x, y).statistic)
 
 
@@ -354,6 +359,7 @@ def _chart(deciles: pd.DataFrame, png: str) -> None:
             empty="correlates the systems' passage lengths with their scores",
             systems=True,
             short="Length across systems",
+            report="length",
         ),
         # the mean grade by length decile within each human grade: the figure's, not written
         Table("deciles", "Length deciles", ["dataset", "judge", "decile"], written=False),

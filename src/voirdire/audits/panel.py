@@ -39,7 +39,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..evaluation import cut
+from ..evaluation import cut, parse_measure
 from ..judges import HUMAN, Scale
 from ..stats import (
     interval,
@@ -49,7 +49,7 @@ from ..stats import (
     query_mean_test,
     query_resamples,
 )
-from .registry import Context, Figure, Table, audit
+from .registry import Context, Figure, Table, audit, chance
 
 
 def system_means(per_query: pd.DataFrame, judges: Sequence[str]) -> pd.DataFrame:
@@ -595,6 +595,7 @@ def _chart(lojo: pd.DataFrame, png: str) -> None:
             empty="needs two judges or more besides the null baselines (it ranks the systems)",
             systems=True,
             short="Leave one judge out",
+            report="leaderboard",  # the panel's order of systems without each judge
         ),
         Table(
             "lojo_labels",
@@ -616,6 +617,7 @@ def _chart(lojo: pd.DataFrame, png: str) -> None:
             empty="needs two judges or more besides the null baselines, on pairs of two queries or more",
             counts=["pairs", "queries"],
             short="Leave one judge out (labels)",
+            report="labels",
         ),
     ],
     figures=[
@@ -642,3 +644,103 @@ def audit_lojo(context: Context) -> dict[str, list]:
         lojo = leave_one_judge_out(data.per_query, panel, seed=context.seed)
         found["lojo"] = [lojo] if len(lojo) else []
     return found
+
+
+SELF_PREFERENCE_SETTINGS = {
+    "type": "object",
+    "default": {},
+    "additionalProperties": False,
+    "description": "Self-preference (docs/audits.md): each judge against a panel of judges of other families",
+    "properties": {
+        "include_humans": {
+            "type": "boolean",
+            "default": False,
+            "description": "put the human labels in every judge's comparison panel beside the judges of other "
+            "families (default: judges only, as the panel studies do)",
+        },
+        "similar_families": {
+            "enum": ["error", "allow"],
+            "default": "error",
+            "description": "a family that one judge or system alone declares, spelled close to another family "
+            "(rnak1 beside rank1): an error naming it, unless allowed",
+        },
+    },
+}
+"""The config section ``audits.self_preference``; ``similar_families`` is read where the config is
+checked (:mod:`voirdire.config.sections_systems`), before any job."""
+
+
+def _self_preference_title(rows: pd.DataFrame, alpha: float) -> str:
+    tests = int(rows["within_grade_p"].notna().sum()) if "within_grade_p" in rows else 0
+    return (
+        "Self-preference against a panel of judges of other families: flagged from the within-grade "
+        "label estimate (the family's documents against other documents of the same human grade; 95% "
+        "bootstrap CI and sign-flip p over queries; the nDCG raw / strictness / corrected are the papers' "
+        f"figures, not flagged on; {chance(tests, alpha)})"
+    )
+
+
+@audit(
+    "self_preference",
+    tables=[
+        Table(
+            "self_preference",
+            _self_preference_title,
+            ["dataset", "judge"],
+            view=[
+                "judge",
+                "family",
+                "panel",
+                "within_grade",
+                "within_grade_p",
+                "strata",
+                "placebo_min",
+                "placebo_max",
+                "corrected",
+                "self_preferring",
+                "reason",
+                "note",
+            ],
+            empty="compares the judges' labels of a family's systems' documents",
+            # counts (a float column where a row has none): an integer where every value is whole
+            counts=[
+                "systems_of_family",
+                "strictness_systems",
+                "consensus_systems",
+                "queries",
+                "pairs_own",
+                "pairs_other",
+                "pairs_own_unmatched",
+                "pairs_other_unmatched",
+            ],
+        )
+    ],
+    systems=True,
+    short="Self-preference",
+    settings=SELF_PREFERENCE_SETTINGS,
+)
+def audit_self_preference(context: Context) -> dict[str, pd.DataFrame]:
+    """One dataset's ``self_preference`` rows (:func:`self_preference`): every judge against the
+    judges of other families (never the null baselines; the humans with ``include_humans``), its
+    flag read on the documents each system puts in its top (the runs cut at the evaluation depth,
+    human-judged documents, the primary measure's cutoff; 10 without one)."""
+    data = context.data
+    judges = list(data.judges)
+    primary = parse_measure(context.measure)
+    top = primary["cutoff"] if isinstance(primary["cutoff"], int) else None
+    runs = data.runs
+    if context.depth:
+        runs = {s: [cut(r, context.depth, context.ties) for r in rs] for s, rs in runs.items()}
+    found = self_preference(
+        data.per_query,
+        {j: data.judges[j]["family"] for j in judges},
+        context.system_families,
+        {j: data.judges[j]["kind"] for j in judges},
+        labels=data.labels,
+        scales={j: context.scale(j) for j in judges},
+        tops=top_documents(runs, context.human, top or 10),
+        include_humans=context.settings.get("include_humans", False),
+        alpha=context.alpha,
+        seed=context.seed,
+    )
+    return {"self_preference": found}

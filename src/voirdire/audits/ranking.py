@@ -165,6 +165,7 @@ def _chart(ranking: pd.DataFrame, png: str) -> None:
                 "tier",
             ],
             counts=["rank"],
+            report="labels",  # the judges ranked by their agreement with the humans
         )
     ],
     figures=[Figure("judge_ranking", "judge_ranking", _chart)],

@@ -5,9 +5,13 @@ Adding an audit is three files: its module (in ``voirdire/audits/``, or any inst
 by an entry point of the group ``voirdire.audits``), its caption(s) and its test. The module
 decorates its computation with :func:`audit`; :func:`load` imports every such module, and from
 there the workflow generates the rest: the ``audits`` rule's outputs and report entries
-(:mod:`voirdire.audits.declared`), the job's tables (:func:`voirdire.audits.run.audit_tables` calls
-the computation once per dataset with a :class:`Context`), their files (``workflow/scripts/audits.py``
-writes each :class:`Table` and draws each :class:`Figure`) and the verdict's inputs.
+(:mod:`voirdire.audits.declared`; a table or figure no verdict question reads is filed where its
+``report`` says), the config schema's section ``audits.<name>`` (its ``settings``,
+:func:`with_settings`), the job's tables (:func:`voirdire.audits.run.audit_tables` calls the
+computation once per dataset with a :class:`Context`), their files (``workflow/scripts/audits.py``
+writes each :class:`Table` and draws each :class:`Figure`) and the verdict's inputs. Every audit
+of the job is declared so, the label test (:mod:`voirdire.audits.labels`) and self-preference
+(:mod:`voirdire.audits.panel`) included: nothing is written by hand.
 
 A caption is ``workflow/report/audit_<name>.rst`` for the audits shipped here; an entry-point audit
 keeps its captions beside its module (``<module folder>/audit_<name>.rst``), since it cannot add
@@ -58,6 +62,10 @@ class Table:
     systems: bool | None = None
     """Its empty view says why where the config lists no systems (default: its audit's
     ``systems``; True for a table computed from what only systems bring, such as the base run)."""
+    report: str | None = None
+    """Where the report files it, and its figure of the same name, where no verdict question reads
+    it: the question whose answer it shows (``"labels"``), or a category of the entries no question
+    reads (``"Calibration with few labels"``; :func:`voirdire.audits.declared.report_section`)."""
 
     def heading(self, frame: pd.DataFrame, alpha: float) -> str:
         return self.title(frame, alpha) if callable(self.title) else self.title
@@ -78,6 +86,8 @@ class Figure:
     placeholder: str | None = None
     """Where the config lists no systems: the figure says this (after why) instead of being drawn;
     None: drawn from the tables as they are."""
+    report: str | None = None
+    """Where the report files it (as :attr:`Table.report`), for a figure named unlike its tables."""
 
     @property
     def tables(self) -> tuple[str, ...]:

@@ -66,7 +66,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.stats import norm, skew
 
 from ..errors import ConfigError
 from ..evaluation import (
@@ -697,6 +696,8 @@ def _null_columns(observed: float, null: np.ndarray) -> dict[str, float]:
             "p_permutation": math.nan,
             "draws": 0,
         }
+    from scipy.stats import norm, skew
+
     mean = float(null.mean())
     sd = float(null.std(ddof=1)) if len(null) > 1 else math.nan
     hits = int((null >= observed - 1e-12).sum())

@@ -1,10 +1,11 @@
 """Every audit from labels, for every dataset, as named tables: what the audits job computes.
 
 The workflow's ``audits`` script reads the files, builds one :class:`DatasetInputs` per dataset,
-calls :func:`audit_tables` and writes what it returns; this module computes the label test and
-self-preference itself and calls every audit declared beside its computation
-(:mod:`voirdire.audits.registry`), so it is unit-tested on small frames
-(``tests/unit/audits/test_audits_run.py``).
+calls :func:`audit_tables` and writes each table and draws each figure as its audit declares them.
+Every audit is declared beside its computation (:mod:`voirdire.audits.registry`: the label test in
+:mod:`voirdire.audits.labels`, self-preference in :mod:`voirdire.audits.panel`, ...); this module
+gives each the :class:`~voirdire.audits.registry.Context` of every dataset and gathers their rows,
+so it is unit-tested on small frames (``tests/unit/audits/test_audits_run.py``).
 """
 
 from __future__ import annotations
@@ -15,10 +16,8 @@ from functools import partial
 
 import pandas as pd
 
-from ..evaluation import MEASURE, cut, evaluate_systems_under, parse_measure
+from ..evaluation import MEASURE, evaluate_systems_under
 from ..judges import HUMAN, Scale, restrict
-from .labels import aligned, confusion, label_test
-from .panel import self_preference, top_documents
 from .registry import Context, load
 
 
@@ -51,17 +50,9 @@ class DatasetInputs:
         return Scale(meta["min"], meta["max"], meta["binary_threshold"])
 
 
-TABLES = (
-    "label_test",
-    "self_preference",
-)
-"""The tables of the audits computed here; those declared beside their computation
-(:mod:`voirdire.audits.registry`) follow them (:func:`all_tables`)."""
-
-
 def all_tables() -> tuple[str, ...]:
-    """Every audit table: :data:`TABLES`, then each registered audit's."""
-    return (*TABLES, *(t.name for a in load().values() for t in a.tables))
+    """Every audit table (those written and those behind a figure only), each registered audit's in turn."""
+    return tuple(t.name for a in load().values() for t in a.tables)
 
 
 def audit_tables(
@@ -72,14 +63,16 @@ def audit_tables(
     seed: int = 42,
     alpha: float = 0.05,
     calibration: Mapping[str, object] | None = None,
-    include_humans: bool = False,
     depth: int | None = None,
     ties: str = "trec_eval",
     constructed: Sequence[str] | None = None,
     settings: Mapping[str, Mapping[str, object]] | None = None,
-) -> tuple[dict[str, pd.DataFrame], dict[tuple[str, str], pd.DataFrame]]:
-    """The audit tables of :data:`TABLES` (each with a ``dataset`` column first) and the
-    confusion matrix of every (dataset, judge).
+) -> dict[str, pd.DataFrame]:
+    """Every registered audit's tables (:func:`all_tables`, each with a ``dataset`` column first):
+    each audit (:mod:`voirdire.audits.registry`) of each dataset, with its ``settings``
+    (``audits.<name>``; absent: its computation's defaults); one that needs systems has no row on a
+    dataset without them. ``calibration`` is the calibration audit's settings (``ks``, ``draws``;
+    :mod:`voirdire.audits.calibration`), over ``settings["calibration"]``.
 
     Every score an audit computes itself (the judges as rankers, the systems under each drift
     label set) is computed as Table 2's are: ``measure`` on every system cut at ``depth`` (the
@@ -90,12 +83,7 @@ def audit_tables(
 
     The judges' leaderboard ranks them by tau over the systems the user brought: every system of
     ``system_families`` but ``constructed`` (default: those of the family ``oracle``, Perfect and
-    the swaps, as :func:`voirdire.systems.family_of` files them).
-
-    Then every registered audit (:mod:`voirdire.audits.registry`) of each dataset, with its
-    ``settings`` (``audits.<name>``; absent: its computation's defaults); one that needs systems
-    has no row on a dataset without them. ``calibration`` is the calibration audit's settings
-    (``ks``, ``draws``; :mod:`voirdire.audits.calibration`), over ``settings["calibration"]``."""
+    the swaps, as :func:`voirdire.systems.family_of` files them)."""
     registered = load()
     settings = settings or {}
     if constructed is None:
@@ -103,31 +91,14 @@ def audit_tables(
     user = [s for s in system_families if s not in set(constructed)]
     if calibration is not None:  # the calibration audit's settings, as a keyword of their own
         settings = {**settings, "calibration": {**settings.get("calibration", {}), **calibration}}
-    primary = parse_measure(measure)
-    top = primary["cutoff"] if isinstance(primary["cutoff"], int) else None
     rows: dict[str, list] = {name: [] for name in all_tables()}
-    heatmaps: dict[tuple[str, str], pd.DataFrame] = {}
     for dataset, data in datasets.items():
-        judges = list(data.judges)
-        others = [j for j in judges if j != HUMAN]
+        others = [j for j in data.judges if j != HUMAN]
         human = restrict(data.labels[HUMAN], data.pairs)  # human@pool: the human labels of the needed pairs
         # systems under several label sets, as Table 2 scores them (every run cut at the evaluation
         # depth, the measure binarized at each label set's judge's threshold): the audits' scorer
         under_each = partial(evaluate_systems_under, query_ids=data.topics, measure=measure, depth=depth, ties=ties)
         systems = bool(data.runs)
-        for judge in others:
-            scale = data.scale(judge)
-            both = aligned(human, data.labels[judge])
-            rows["label_test"].append(
-                {
-                    "dataset": dataset,
-                    "judge": judge,
-                    "kind": data.judges[judge]["kind"],
-                    **label_test(both, data.scale(HUMAN), scale),
-                }
-            )
-            heatmaps[dataset, judge] = confusion(both, data.scale(HUMAN), scale)
-        scales = {j: data.scale(j) for j in judges}
         context = Context(
             dataset=dataset,
             data=data,
@@ -148,30 +119,6 @@ def audit_tables(
             context.settings = dict(settings.get(name, {}))
             for table, found in declared.compute(context).items():
                 rows[table] += _with_dataset(found, dataset)
-        if not systems:  # what follows ranks or scores systems
-            continue
-        block = data.per_query
-        # each judge against the judges of other families (never the null baselines; humans: off)
-        families = {j: data.judges[j]["family"] for j in judges}
-        kinds = {j: data.judges[j]["kind"] for j in judges}
-        # its flag reads labels within human grade, on the documents each system puts in its top
-        # (the runs cut at the evaluation depth, human-judged documents, the measure's cutoff)
-        runs = {s: [cut(r, depth, ties) for r in rs] for s, rs in data.runs.items()} if depth else data.runs
-        tops = top_documents(runs, human, top or 10)
-        rows["self_preference"].append(
-            self_preference(
-                block,
-                families,
-                system_families,
-                kinds,
-                labels=data.labels,
-                scales=scales,
-                tops=tops,
-                include_humans=include_humans,
-                alpha=alpha,
-                seed=seed,
-            ).assign(dataset=dataset)
-        )
     tables = {}
     for name, found in rows.items():
         if not found:
@@ -179,7 +126,7 @@ def audit_tables(
             continue
         frame = pd.concat([f if isinstance(f, pd.DataFrame) else pd.DataFrame([f]) for f in found], ignore_index=True)
         tables[name] = frame[["dataset"] + [c for c in frame.columns if c != "dataset"]]
-    return tables, heatmaps
+    return tables
 
 
 ORACLE_FAMILY = "oracle"
@@ -195,9 +142,5 @@ def _with_dataset(found: pd.DataFrame | list, dataset: str) -> list:
 
 
 def _declared_columns(registered, name: str) -> list[str]:
-    """A table's columns when no dataset has a row: a registered audit's declaration, else dataset, judge."""
-    for declared in registered.values():
-        for table in declared.tables:
-            if table.name == name:
-                return list(table.columns)
-    return ["dataset", "judge"]
+    """A table's columns when no dataset has a row, as its audit declares them."""
+    return next(list(t.columns) for declared in registered.values() for t in declared.tables if t.name == name)

@@ -7,9 +7,10 @@ import pandas as pd
 import pytest
 import yaml
 
+from voirdire.audits.labels import aligned, confusion, confusion_matrices
 from voirdire.audits.run import DatasetInputs, all_tables, audit_tables
 from voirdire.evaluation import evaluate_systems
-from voirdire.judges import HUMAN, needed_pairs
+from voirdire.judges import HUMAN, needed_pairs, restrict
 
 
 def small_dataset(seed=3):
@@ -51,10 +52,19 @@ def small_dataset(seed=3):
 
 
 def test_every_audit_table_comes_back_with_its_rows():
-    tables, heatmaps = audit_tables(
-        {"toy": small_dataset()}, system_families={"base": "a", "shuffled": "b"}, calibration={"ks": [3, 5], "draws": 5}
+    data = small_dataset()
+    tables = audit_tables(
+        {"toy": data}, system_families={"base": "a", "shuffled": "b"}, calibration={"ks": [3, 5], "draws": 5}
     )
-    assert set(tables) == set(all_tables()) and set(heatmaps) == {("toy", "copy"), ("toy", "lenient")}
+    assert set(tables) == set(all_tables())
+    # the confusion figure's matrices, rebuilt from the unwritten long table exactly as the label test counts them
+    matrices = confusion_matrices(tables["confusion"])
+    assert list(matrices) == [("toy", "copy"), ("toy", "lenient")]
+    human = restrict(data.labels[HUMAN], data.pairs)
+    for judge in ("copy", "lenient"):
+        counted = confusion(aligned(human, data.labels[judge]), data.scale(HUMAN), data.scale(judge))
+        pd.testing.assert_frame_equal(matrices["toy", judge], counted)
+    assert matrices["toy", "lenient"].loc[0, 0] == 0 and matrices["toy", "lenient"].loc[0, 1] > 0  # one grade up
     labels = tables["label_test"].set_index("judge")
     assert labels.loc["copy", "agreement_binary"] == 1.0 and labels.loc["lenient", "missed_failures"] > 0
     circularity = tables["circularity"].set_index("ranker")
@@ -75,7 +85,7 @@ def test_every_audit_table_comes_back_with_its_rows():
 def test_a_labels_only_dataset_has_no_length_rows_and_the_rest():
     data = small_dataset()
     data.texts = {}
-    tables, _ = audit_tables(
+    tables = audit_tables(
         {"toy": data}, system_families={"base": "a", "shuffled": "b"}, calibration={"ks": [3], "draws": 3}
     )
     assert tables["length"].empty and list(tables["deciles"].columns) == ["dataset", "judge", "decile"]
@@ -129,7 +139,7 @@ def with_qrels_beyond_the_pool(seed=3):
 
 def test_a_judge_copying_the_human_labels_has_no_inflation_and_a_noisy_one_has():
     data = with_qrels_beyond_the_pool()
-    tables, _ = audit_tables(
+    tables = audit_tables(
         {"toy": data}, system_families={"base": "a", "shuffled": "b"}, calibration={"ks": [3], "draws": 2}
     )
     circularity = tables["circularity"].set_index("ranker")
@@ -148,11 +158,32 @@ def test_a_judge_copying_the_human_labels_has_no_inflation_and_a_noisy_one_has()
 
 def test_the_humans_join_the_self_preference_panel_only_when_asked():
     families = {"system_families": {"base": "a", "shuffled": "b"}, "calibration": {"ks": [3], "draws": 2}}
-    without, _ = audit_tables({"toy": small_dataset()}, **families)
-    with_humans, _ = audit_tables({"toy": small_dataset()}, include_humans=True, **families)
+    without = audit_tables({"toy": small_dataset()}, **families)
+    # audits.self_preference.include_humans: the audit's own settings (voirdire.audits.panel)
+    with_humans = audit_tables(
+        {"toy": small_dataset()}, settings={"self_preference": {"include_humans": True}}, **families
+    )
     panel = without["self_preference"].set_index("judge")["panel"]
     assert HUMAN not in panel["copy"] and "lenient" in panel["copy"]
     assert HUMAN in with_humans["self_preference"].set_index("judge").loc["copy", "panel"]
+
+
+def test_the_self_preference_settings_are_its_config_section():
+    """``audits.self_preference`` is declared by the audit (voirdire.audits.panel), not the shipped
+    schema: validating a config fills its defaults, and a wrong value is an error naming the key."""
+    from voirdire.config import validate_schema
+    from voirdire.errors import ConfigError
+
+    base = {
+        "datasets": {"d": {"source": "ir_datasets", "id": "x"}},
+        "judges": [{"name": "j", "kind": "llm", "model": "m"}],
+    }
+    filled = validate_schema(dict(base))["audits"]["self_preference"]
+    assert filled == {"include_humans": False, "similar_families": "error"}
+    asked = validate_schema({**base, "audits": {"self_preference": {"include_humans": True}}})
+    assert asked["audits"]["self_preference"]["include_humans"] is True
+    with pytest.raises(ConfigError, match="audits.self_preference.include_humans"):
+        validate_schema({**base, "audits": {"self_preference": {"include_humans": "yes"}}})
 
 
 def deep_tied_dataset(seed=5, depth=10):
@@ -210,7 +241,7 @@ def test_drift_and_circularity_score_systems_as_table_2_does():
 
     depth, measure = 10, "AP@100"
     data = deep_tied_dataset(depth=depth)
-    tables, _ = audit_tables(
+    tables = audit_tables(
         {"toy": data}, system_families={}, measure=measure, depth=depth, calibration={"ks": [3], "draws": 2}
     )
 
@@ -252,8 +283,8 @@ def test_leave_one_judge_out_never_drops_or_keeps_a_null_baseline():
         [data.per_query, evaluate_systems(data.runs, longest, list(data.topics)).assign(judge="longest")]
     )
     options = {"system_families": {"base": "a", "shuffled": "b"}, "calibration": {"ks": [3], "draws": 2}}
-    tables, _ = audit_tables({"toy": data}, **options)
-    without, _ = audit_tables({"toy": small_dataset()}, **options)
+    tables = audit_tables({"toy": data}, **options)
+    without = audit_tables({"toy": small_dataset()}, **options)
     assert set(tables["lojo"]["left_out"]) == {"copy", "lenient"}
     pd.testing.assert_frame_equal(tables["lojo"], without["lojo"])
 
@@ -265,10 +296,8 @@ def test_the_calibration_audit_reads_its_settings_and_the_schema_gives_their_def
     from voirdire.config import validate_schema
 
     families = {"system_families": {"base": "a", "shuffled": "b"}}
-    by_settings, _ = audit_tables(
-        {"toy": small_dataset()}, settings={"calibration": {"ks": [4], "draws": 3}}, **families
-    )
-    by_keyword, _ = audit_tables({"toy": small_dataset()}, calibration={"ks": [4], "draws": 3}, **families)
+    by_settings = audit_tables({"toy": small_dataset()}, settings={"calibration": {"ks": [4], "draws": 3}}, **families)
+    by_keyword = audit_tables({"toy": small_dataset()}, calibration={"ks": [4], "draws": 3}, **families)
     assert set(by_settings["calibration"]["k"]) == {4} and set(by_settings["calibration"]["draws"]) == {3}
     pd.testing.assert_frame_equal(by_settings["calibration"], by_keyword["calibration"])
     config = yaml.safe_load((Path(__file__).resolve().parents[3] / ".test" / "config.yaml").read_text())
@@ -300,7 +329,7 @@ def test_an_audit_may_return_rows_as_dicts_and_frames_each_given_its_dataset(mon
     try:
         data = small_dataset()
         data.runs, data.base = {}, None  # a labels-only dataset: an audit of labels still runs
-        tables, _ = audit_tables({"one": data, "two": small_dataset()}, system_families={})
+        tables = audit_tables({"one": data, "two": small_dataset()}, system_families={})
     finally:
         registry.AUDITS.pop("planted_rows")
     rows = tables["planted_rows"]

@@ -61,7 +61,7 @@ def dataset(seed=3, queries=30, systems=4):
 
 def test_the_audits_rank_every_judge_by_kappa_alpha_and_tau_over_the_users_systems():
     data, families = dataset()
-    found, _ = audit_tables({"toy": data}, system_families=families, calibration={"ks": [3], "draws": 2})
+    found = audit_tables({"toy": data}, system_families=families, calibration={"ks": [3], "draws": 2})
     ranking = found["judge_ranking"]
     assert list(ranking.columns) == RANKING_COLUMNS and set(ranking["dataset"]) == {"toy"}
     assert set(ranking["measure"]) == {"kappa_binary", "alpha_ordinal", "tau_user"}
@@ -79,7 +79,7 @@ def test_the_audits_rank_every_judge_by_kappa_alpha_and_tau_over_the_users_syste
 def test_without_systems_the_judges_rank_on_labels_alone():
     data, families = dataset()
     data.runs, data.base, data.per_query = {}, None, data.per_query.iloc[:0]
-    found, _ = audit_tables({"toy": data}, system_families={}, calibration={"ks": [3], "draws": 2})
+    found = audit_tables({"toy": data}, system_families={}, calibration={"ks": [3], "draws": 2})
     assert set(found["judge_ranking"]["measure"]) == {"kappa_binary", "alpha_ordinal"}
 
 
@@ -119,7 +119,7 @@ def test_the_chart_of_84_judges_draws_every_judge_inside_the_figure(tmp_path):
 
 def test_verdict_rank_prints_the_leaderboard_with_every_number_and_its_interval(tmp_path, capsys):
     data, families = dataset()
-    found, _ = audit_tables({"toy": data}, system_families=families, calibration={"ks": [3], "draws": 2})
+    found = audit_tables({"toy": data}, system_families=families, calibration={"ks": [3], "draws": 2})
     path = Layout(str(tmp_path)).audit("original", "judge_ranking")
     (tmp_path / "audits" / "original").mkdir(parents=True)
     write_table(found["judge_ranking"], path, title="judges")

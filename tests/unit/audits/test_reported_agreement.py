@@ -221,7 +221,7 @@ def test_the_audits_job_writes_a_topic_table_for_every_judge():
         topics=dict.fromkeys(QUERIES, "query"),
         per_query=pd.DataFrame(),
     )
-    tables, _ = audit_tables({"toy": data}, system_families={})
+    tables = audit_tables({"toy": data}, system_families={})
     topics = tables["topic_agreement"]
     assert list(topics.columns[:1]) == ["dataset"] and set(TOPIC_COLUMNS) < set(topics.columns)
     assert topics.groupby("judge").size().to_dict() == dict.fromkeys(planted(human), len(QUERIES))

@@ -84,3 +84,16 @@ def test_a_job_that_runs_its_script_itself_keeps_its_imports_out_of_the_collecto
     before, frozen, walked, holm = json.loads(done.stdout.splitlines()[-1])
     assert frozen >= before > 100_000 and walked < before / 20
     assert holm == pytest.approx([0.03, 0.06, 0.06])
+
+
+def test_listing_the_audits_imports_no_statistics_library():
+    """Snakemake's start, the config check (ledger, plan) and the report list the registered
+    audits (:func:`voirdire.audits.registry.load` imports each audit's module): the modules import
+    SciPy, ppi_py or statsmodels where they compute, not at the top (ppi_py alone brought numba,
+    scikit-learn and statsmodels: about 4 CPU-s in every Snakemake start and every such job)."""
+    heavy = [*HEAVY, "ppi_py", "statsmodels", "numba", "matplotlib"]
+    program = "import sys\nfrom voirdire.audits.registry import load\naudits = load()\n"
+    program += f"print(len(audits), [m for m in {heavy!r} if m in sys.modules])\n"
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=300, check=True)
+    count, found = done.stdout.split(" ", 1)
+    assert int(count) >= 8 and found.strip() == "[]", done.stdout

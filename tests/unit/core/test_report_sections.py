@@ -136,3 +136,45 @@ def test_an_audit_declares_its_tables_names_and_the_tables_no_file_holds():
     assert declared.report_section("length")["subcategory"] == tables["length"].short != tables["length_systems"].short
     assert not tables["deciles"].written and "deciles" not in declared.tables()
     assert {"length", "length_systems", "drift", "control_chart"} <= set(declared.tables())
+
+
+def test_the_registered_audits_file_their_own_entries():
+    """A registered audit's table or figure no question reads is filed by its declaration
+    (``report``): none of them is listed by hand in EVIDENCE or OTHER_CATEGORIES, and every one the
+    shipped audits name is a question or a category of the others (no typo makes a category)."""
+    from voirdire.audits.registry import load
+
+    outputs = {o.name for a in load().values() for o in (*(t for t in a.tables if t.written), *a.figures)}
+    listed = set(declared.EVIDENCE) | {name for names in declared.OTHER_CATEGORIES.values() for name in names}
+    assert not outputs & listed, outputs & listed
+    reports = declared.declared_reports()
+    assert {"confusion", "leniency", "lojo", "lojo_labels", "drift", "calibration"} <= set(reports)
+    assert set(reports.values()) <= set(QUESTIONS) | set(declared.OTHER_CATEGORIES)
+    assert declared.report_section("confusion")["category"] == declared.report_category("labels")
+    assert declared.report_section("calibration")["category"].endswith(". Calibration with few labels")
+    # every output of the audits job is a registered audit's: the label test and self-preference too
+    assert {"label_test", "self_preference"} <= set(declared.tables())
+    assert {"confusion", "leniency"} <= set(declared.figures())
+
+
+def test_an_audit_naming_a_category_of_its_own_gets_it_after_the_others():
+    from voirdire.audits.registry import AUDITS, Figure, Table, audit, load
+
+    load()
+    before = declared.report_categories()
+    saved = dict(AUDITS)
+    try:
+        audit(
+            "planted_report",
+            tables=[Table("planted_report", "Planted", ["dataset"], report="Planted category")],
+            figures=[Figure("planted_report_chart", "planted_report", print, report="labels")],
+        )(lambda context: {})
+        after = declared.report_categories()
+        assert after[: len(before)] == before and after[-1].endswith(". Planted category")
+        assert declared.report_section("planted_report")["category"] == after[-1]
+        assert declared.report_section("planted_report_chart")["category"] == declared.report_category("labels")
+        assert {"planted_report", "planted_report_chart"} <= set(declared.report_entries())
+    finally:
+        AUDITS.clear()
+        AUDITS.update(saved)
+    assert declared.report_categories() == before
