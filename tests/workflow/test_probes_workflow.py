@@ -2,8 +2,8 @@
 behaviour each -- always prefers position A, adds a grade to longer text, obeys an injected
 claim, grades lower in one role -- are each found by their probe with the right sign, and a
 clean judge is flagged by none. A judge that answers by a hash of its prompt (any persona draws a
-fresh answer) is tested against the placebo persona and not flagged for it in the verdict. Plan
-first, no call twice, and bad input is one clear error."""
+fresh answer) is tested against the placebo persona and not flagged for it by the verdict's
+persona question. Plan first, no call twice, and bad input is one clear error."""
 
 import json
 
@@ -19,6 +19,8 @@ from voirdire.probes.items import pad_filler, pad_repeat
 from voirdire.probes.personas import ROLES
 from voirdire.probes.sensitivity import RERUN
 from voirdire.questions import NO_RERUN
+from voirdire.verdict import DatasetTables
+from voirdire.verdict import verdict as verdict_of
 
 DEMO = ROOT / "resources" / "demo"
 JUDGES = ("clean", "always-a", "longer", "obeys", "role")
@@ -87,8 +89,10 @@ def test_each_planted_behaviour_is_found_by_its_probe_and_a_clean_judge_by_none(
             if len(cells) > 7 and cells[1] in ("pad", *PURPOSES):
                 planned[cells[3], cells[1]] = int(cells[7])  # calls to make
         assert set(planned) == {("loop", "pad")} | {(j, p) for j in PROBED for p in PURPOSES}
-        # the probes' tables and figures and what they need, by rule (the demo test runs everything)
-        probes = ("probe_tables", "prompt_sensitivity", "verdict")
+        # the probes' tables and figures and what they need, by rule (the demo test runs everything,
+        # the verdict job too: its audits, tables and cost ledger are no probe's; the verdict's
+        # persona question is asked of this run's table below)
+        probes = ("probe_tables", "prompt_sensitivity")
         snakemake(*probes, "--cores", "2", "--configfile", path)
         calls = len(server.log)
         assert snakemake(*probes, "--cores", "2", "--configfile", path).stderr.count("Nothing to be done") == 1
@@ -162,7 +166,11 @@ def test_each_planted_behaviour_is_found_by_its_probe_and_a_clean_judge_by_none(
     # the hash judge moves its ranking under every prompt change, the placebo's included: no flag
     hashed = sensitivity.query("group == @HASH").set_index("condition")
     assert hashed.loc[RERUN, "mean_abs_delta_r"] > 0
-    verdict = pd.read_csv(out / "verdict.csv", keep_default_na=False).set_index(["judge", "question"])
+    # the verdict's persona question on this table, as the verdict job reads it (alone, its p is
+    # adjusted over one test, not the judge's every question: no easier to pass than in the job)
+    table = pd.read_csv(out / "audits/original/persona_sensitivity.csv")
+    verdict = verdict_of({"demo": DatasetTables(judges=list(PROBED), tables={"persona_sensitivity": table})})
+    verdict = verdict.set_index(["judge", "question"])
     for judge in (HASH, "clean"):
         cell = verdict.loc[(judge, "persona_prompt")]
         assert cell["status"] in ("pass", "inconclusive"), cell.to_dict()
