@@ -60,7 +60,7 @@ def slurm():
         single_node.release()
 
 
-SHARED_RUNS = ("dl19_results", "dl19_runs_results", "slurm")
+SHARED_RUNS = ("dl19_results", "dl19_runs_results", "dl19_report", "slurm")
 """Session fixtures that run a workflow (or start Slurm): their tests share one xdist worker."""
 
 
@@ -113,6 +113,15 @@ def _dl19_run(tmp_path_factory, needed: str, configfile: str, name: str) -> Path
 def dl19_results(tmp_path_factory) -> Path:
     """The DL19 test config run locally once per session (test_dl19 reads it, test_slurm compares)."""
     return _dl19_run(tmp_path_factory, "qrels.nist.txt", ".test/config.yaml", "dl19")
+
+
+@pytest.fixture(scope="session")
+def dl19_report(dl19_results, tmp_path_factory) -> Path:
+    """The Snakemake report of ``dl19_results``, built once per session (test_report reads its
+    HTML, test_report_browser shows it in Chromium)."""
+    report = tmp_path_factory.mktemp("dl19-report") / "report.html"
+    snakemake("--configfile", ".test/config.yaml", "--config", f"results={dl19_results}", "--report", str(report))
+    return report
 
 
 @pytest.fixture(scope="session")

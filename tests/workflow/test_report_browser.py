@@ -3,7 +3,8 @@ report (its landing page at 1280x800, before any click or scroll) holds every ju
 and the landing page's verdict table is results/verdict.csv, cell for cell.
 
 The report is built from the DL19 test config's run (``dl19_results``, shared with test_dl19 and
-test_report), so no workflow runs for this module but ``snakemake --report``. The report is a
+test_report), so no workflow runs for this module but ``snakemake --report`` (``dl19_report``, also
+shared with test_report). The report is a
 single-page React app: what is checked is what Chromium draws after its JavaScript ran, read word
 by word off the screen (tests/support/chromium.py), not the HTML file.
 """
@@ -14,7 +15,6 @@ import re
 
 import pandas as pd
 import pytest
-from conftest import snakemake
 from support import chromium
 
 pytestmark = pytest.mark.workflow
@@ -61,14 +61,13 @@ def browser_available():
 
 
 @pytest.fixture(scope="module")
-def landing(browser_available, dl19_results, tmp_path_factory):
-    """The DL19 run's report as Chromium shows it: the first screen's lines, the verdict table's
-    rows, the verdict CSV, and a screenshot of the first screen (named in failure messages)."""
+def landing(browser_available, dl19_results, dl19_report, tmp_path_factory):
+    """The DL19 run's report (built once, tests/conftest.py) as Chromium shows it: the first
+    screen's lines, the verdict table's rows, the verdict CSV, and a screenshot of the first
+    screen (named in failure messages)."""
     folder = tmp_path_factory.mktemp("report-browser")
-    report = folder / "report.html"
-    snakemake("--configfile", ".test/config.yaml", "--config", f"results={dl19_results}", "--report", str(report))
     with chromium.Chromium() as browser:
-        page = browser.open(report.as_uri(), ready=READY)
+        page = browser.open(dl19_report.as_uri(), ready=READY)
         screen = page.first_screen()
         table = page.evaluate(TABLE)
         figure = page.evaluate(FIGURE)

@@ -4,13 +4,14 @@ import contextlib
 import json
 import shutil
 import sqlite3
+import subprocess
 import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
-from conftest import LOOPBACK_KEY, ROOT, snakemake
+from conftest import LOOPBACK_KEY, ROOT, snakemake, snakemake_env
 from support.captions import undocumented
 
 from voirdire.verdict import read_verdict, sentences
@@ -18,8 +19,6 @@ from voirdire.verdict import read_verdict, sentences
 
 def test_lint_is_clean_for_every_config():
     """make lint's checks, once: ruff (lint and format), snakefmt, and Snakemake's own lint."""
-    import subprocess
-
     bin_dir = Path(sys.executable).parent
     for command in (
         ["ruff", "check", "src", "workflow/scripts", "tests", "bench"],
@@ -28,9 +27,25 @@ def test_lint_is_clean_for_every_config():
     ):
         result = subprocess.run([str(bin_dir / command[0]), *command[1:]], cwd=ROOT, capture_output=True, text=True)
         assert result.returncode == 0, f"{' '.join(command)}:\n{result.stdout}\n{result.stderr}"
-    for extra in ([], *(["--configfile", c] for c in (".test/config.yaml", ".test/gaming.yaml", "config/paper.yaml"))):
-        result = snakemake("--lint", *extra)
-        assert "Congratulations, your workflow is in a good condition" in result.stdout + result.stderr
+    # Snakemake's lint under every config (the demo's first), the four in one process (one start)
+    configs = ["", ".test/config.yaml", ".test/gaming.yaml", "config/paper.yaml"]
+    lints = ["--lint" + (f" --configfile {config}" if config else "") for config in configs]
+    result = snakemake_commands(*lints)
+    assert [line for line in result.stdout.splitlines() if line.startswith("snakemake ok: ")] == [
+        f"snakemake ok: {lint}" for lint in lints
+    ]
+    assert (result.stdout + result.stderr).count("Congratulations, your workflow is in a good condition") == 4
+
+
+def snakemake_commands(*commands: str) -> subprocess.CompletedProcess:
+    """Snakemake command lines run one after the other in one process (tests/support/snakemake_commands.py),
+    as ``snakemake`` runs each; fails the test with the output if one failed."""
+    script = ROOT / "tests" / "support" / "snakemake_commands.py"
+    result = subprocess.run(
+        [sys.executable, str(script), *commands], cwd=ROOT, capture_output=True, text=True, env=snakemake_env()
+    )
+    assert result.returncode == 0, f"{commands} failed:\n{result.stdout}\n{result.stderr}"
+    return result
 
 
 def test_reading_the_workflow_writes_nothing_and_a_dry_run_writes_the_manifest(tmp_path):
@@ -40,9 +55,9 @@ def test_reading_the_workflow_writes_nothing_and_a_dry_run_writes_the_manifest(t
     config["results"] = str(tmp_path / "results")
     path = tmp_path / "config.yaml"
     path.write_text(yaml.safe_dump(config))
-    for mode in ("--lint", "--list-rules"):
-        snakemake(mode, "--configfile", str(path))
-        assert not (tmp_path / "results").exists(), mode
+    done = snakemake_commands(*(f"{mode} --configfile {path}" for mode in ("--lint", "--list-rules")))  # one start
+    assert "Congratulations" in done.stdout + done.stderr and "\nverdict\n" in done.stdout  # each ran
+    assert not (tmp_path / "results").exists()
     snakemake("-n", "--cores", "1", "--configfile", str(path))
     assert (tmp_path / "results/manifest.json").is_file()
 
@@ -315,9 +330,10 @@ def test_llm_judge_in_the_workflow_plans_caches_and_keeps_the_key_secret(tmp_pat
         # a plain rerun has nothing to do; a forced rerun of the judging job is answered by the store
         again = snakemake(target, "--cores", "2", "--configfile", str(path))
         assert "Nothing to be done" in again.stdout + again.stderr
-        snakemake(target, "--cores", "2", "--configfile", str(path), "--forcerun", "llm_judge")
+        judged = out / "demo/judgments/original/api-judge.summary.json"  # the judging job alone
+        snakemake(str(judged), "--cores", "2", "--configfile", str(path), "--forcerun", "llm_judge")
         assert len(server.log) == pairs
-        summary = json.loads((out / "demo/judgments/original/api-judge.summary.json").read_text())
+        summary = json.loads(judged.read_text())
         assert summary["cached"] == pairs and summary["calls_this_run"] == 0
         job_log = (out / "logs/demo/original/judge-api-judge.log").read_text()
         assert "LiteLLM" not in job_log  # litellm's per-call INFO lines stay out (WARNING level)
