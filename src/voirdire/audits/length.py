@@ -382,7 +382,7 @@ def audit_length(context: Context) -> dict[str, list]:
     if not context.systems:  # what follows scores systems
         return found
     primary = parse_measure(context.measure)
-    top = primary["cutoff"] if isinstance(primary["cutoff"], int) else None
+    top = context.cutoff
     judges = list(data.judges)
     scored = {j: data.labels[j] if primary.params.get("judged_only", False) else None for j in judges}
     lengths = system_lengths_by_judge(data.runs, data.texts, scored, top, evaluation_depth=context.depth)

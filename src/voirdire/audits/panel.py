@@ -39,7 +39,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..evaluation import cut, parse_measure
+from ..evaluation import cut
 from ..judges import HUMAN, Scale
 from ..stats import (
     interval,
@@ -726,8 +726,6 @@ def audit_self_preference(context: Context) -> dict[str, pd.DataFrame]:
     human-judged documents, the primary measure's cutoff; 10 without one)."""
     data = context.data
     judges = list(data.judges)
-    primary = parse_measure(context.measure)
-    top = primary["cutoff"] if isinstance(primary["cutoff"], int) else None
     runs = data.runs
     if context.depth:
         runs = {s: [cut(r, context.depth, context.ties) for r in rs] for s, rs in runs.items()}
@@ -738,7 +736,7 @@ def audit_self_preference(context: Context) -> dict[str, pd.DataFrame]:
         {j: data.judges[j]["kind"] for j in judges},
         labels=data.labels,
         scales={j: context.scale(j) for j in judges},
-        tops=top_documents(runs, context.human, top or 10),
+        tops=top_documents(runs, context.human, context.cutoff or 10),
         include_humans=context.settings.get("include_humans", False),
         alpha=context.alpha,
         seed=context.seed,

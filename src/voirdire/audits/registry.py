@@ -159,6 +159,14 @@ class Context:
         """A judge's :class:`voirdire.judges.Scale` (``data.scale``)."""
         return self.data.scale(judge)
 
+    @property
+    def cutoff(self) -> int | None:
+        """The primary measure's rank cutoff (10 for ``nDCG@10``); None for a measure without one."""
+        from ..evaluation import parse_measure  # ir_measures: only where an audit runs
+
+        cutoff = parse_measure(self.measure)["cutoff"]
+        return cutoff if isinstance(cutoff, int) else None
+
 
 AUDITS: dict[str, Audit] = {}
 
