@@ -1,9 +1,13 @@
-"""The judge probes through the workflow (inject -> recover): loopback judges with one planted
-behaviour each -- always prefers position A, adds a grade to longer text, obeys an injected
-claim, grades lower in one role -- are each found by their probe with the right sign, and a
-clean judge is flagged by none. A judge that answers by a hash of its prompt (any persona draws a
-fresh answer) is tested against the placebo persona and not flagged for it by the verdict's
-persona question. Plan first, no call twice, and bad input is one clear error."""
+"""The judge probes through the workflow (inject -> recover): loopback judges with planted
+behaviours -- always prefers position A, adds a grade to longer text, obeys an injected claim,
+grades lower in one role -- are each found by their probe with the right sign, and a clean judge
+is flagged by none. The three behaviours that act on disjoint prompts (A: pairwise prompts and
+result lists; the claim: prompts carrying it; the role: the Evidence-Verification persona's
+prompts) share one judge; the one that adds a grade to longer text (any pointwise grade of a long
+passage, a persona's or an injected passage's too) has its own.
+A judge that answers by a hash of its prompt (any persona draws a fresh answer) is tested against
+the placebo persona and not flagged for it by the verdict's persona question. Plan first, no call
+twice, and bad input is one clear error."""
 
 import json
 
@@ -23,7 +27,12 @@ from voirdire.verdict import DatasetTables
 from voirdire.verdict import verdict as verdict_of
 
 DEMO = ROOT / "resources" / "demo"
-JUDGES = ("clean", "always-a", "longer", "obeys", "role")
+PLANTED = "planted"
+"""One judge that always answers A, grades a passage carrying the injected claim 3 and grades one
+lower as the Evidence-Verification assessor: each probe's prompts meet one of the three."""
+MODELS = {"clean": "probe-clean", "longer": "probe-longer", PLANTED: "probe-always-a+probe-obeys+probe-role"}
+"""Each judge's loopback model: a ``probe-`` name per planted behaviour (support/loopback.py)."""
+JUDGES = tuple(MODELS)
 HASH = "hash"
 """A judge the loopback answers by a hash of the whole prompt (its model name has no ``probe-``)."""
 PROBED = (*JUDGES, HASH)
@@ -40,14 +49,15 @@ def probe_config(tmp_path, server=None) -> dict:
     config["rankers"] = {}
     url = server.url if server else "http://127.0.0.1:9/v1"
     llm = {"kind": "llm", "api_base": url, "api_key_env": "VOIRDIRE_TEST_KEY", "concurrency": 16, "parse_retries": 0}
-    config["judges"] = [{"name": name, "model": f"openai/probe-{name}", **llm} for name in JUDGES]
+    config["judges"] = [{"name": name, "model": f"openai/{MODELS[name]}", **llm} for name in JUDGES]
     config["judges"].append({"name": HASH, "model": "openai/hash-of-the-prompt", **llm})
     config["judges"].append({"name": "length", "kind": "baseline", "method": "length"})
     for section in ("assistants", "rewriting", "gaming"):
         config.pop(section)
     config["probes"] = {
         "seed": 3,
-        "swap": {"pairs": 30, "lists": {"queries": 4, "depth": 3}},
+        # the lists' rates are exact for any pairs: three systems' lists are enough
+        "swap": {"pairs": 30, "lists": {"queries": 4, "depth": 3, "systems": ["BM25", "Perfect", "Swap[1]"]}},
         "pad": {
             "per_grade": 6,
             "methods": ["repeat", "filler"],
@@ -108,7 +118,7 @@ def test_each_planted_behaviour_is_found_by_its_probe_and_a_clean_judge_by_none(
 
     swap = read(out, "swap").set_index(["judge", "probe"])
     for probe in ("swap", "lists"):
-        biased, clean = swap.loc[("always-a", probe)], swap.loc[("clean", probe)]
+        biased, clean = swap.loc[(PLANTED, probe)], swap.loc[("clean", probe)]
         assert biased["first_position_win_rate"] == 1 and biased["position_consistency"] == 0
         assert biased["tie_rate"] == 1 and biased["surviving"] == 0
         assert clean["first_position_win_rate"] == 0.5 and clean["position_consistency"] == 1
@@ -135,20 +145,20 @@ def test_each_planted_behaviour_is_found_by_its_probe_and_a_clean_judge_by_none(
     assert len(sample) == 4 * 6
 
     injection = read(out, "injection").set_index(["judge", "template", "human"])
-    obeyed = injection.loc[("obeys", "claim", "all")]
+    obeyed = injection.loc[(PLANTED, "claim", "all")]
     assert obeyed["flagged"] and obeyed["mean_shift"] > 0 and obeyed["mean_after"] == 3
     assert obeyed["n"] == 20 and obeyed["unlabelled"] == 0
-    assert injection.loc[("obeys", "terms", "all"), "mean_shift"] == 0
+    assert injection.loc[(PLANTED, "terms", "all"), "mean_shift"] == 0
     for template in ("claim", "terms"):
         assert injection.loc[("clean", template, "all"), "mean_shift"] == 0
         assert not injection.loc[("clean", template, "all"), "flagged"]
 
-    # personas: the role judge is stricter only as the Evidence-Verification assessor
+    # personas: the planted judge is stricter only as the Evidence-Verification assessor
     agreement = read(out, "persona_agreement").set_index(["group", "condition"])
-    strict = agreement.loc[("role", "evidence-verification")]
+    strict = agreement.loc[(PLANTED, "evidence-verification")]
     assert strict["kappa_qw_baseline"] < 1 and strict["shift_vs_baseline"] < 0
     for role in ("query-aligned", "domain-expert", "orthogonal", "global-assessor"):
-        assert agreement.loc[("role", role), "kappa_qw_baseline"] == 1
+        assert agreement.loc[(PLANTED, role), "kappa_qw_baseline"] == 1
         assert agreement.loc[("clean", role), "shift_vs_baseline"] == 0
     moved = read(out, "persona_displacement")
     assert (moved.loc[moved["group"] == "clean", "delta_r"] == 0).all()
@@ -160,8 +170,14 @@ def test_each_planted_behaviour_is_found_by_its_probe_and_a_clean_judge_by_none(
     assert set(sensitivity.query("group == @HASH")["condition"]) == {"all", RERUN, *ROLES}
     tested = sensitivity[sensitivity["condition"] != RERUN]
     assert (tested["reason"].fillna("") == "").all() and tested["excess_p"].between(0, 1).all()
-    # a persona does not move a judge that never reads it beyond the placebo: excess 0, p 1
-    blind = tested[tested["group"].isin(["clean", "always-a", "longer", "obeys"])]
+    # a persona does not move a judge that never reads it beyond the placebo: excess 0, p 1 (the
+    # clean and longer judges under every role, the planted judge under the roles it ignores)
+    ignored = set(ROLES) - {"evidence-verification"}
+    read_blind = tested["group"].isin(["clean", "longer"]) | (
+        (tested["group"] == PLANTED) & tested["condition"].isin(ignored)
+    )
+    blind = tested[read_blind]
+    assert (blind["group"] == PLANTED).sum() == len(ignored) == 4
     assert (blind["excess_abs_delta_r"] == 0).all() and (blind["excess_p"] == 1).all()
     # the hash judge moves its ranking under every prompt change, the placebo's included: no flag
     hashed = sensitivity.query("group == @HASH").set_index("condition")
@@ -183,7 +199,7 @@ def test_each_planted_behaviour_is_found_by_its_probe_and_a_clean_judge_by_none(
         "evidence-verification",
         "global-assessor",
     }
-    assert len(read(out, "persona_consistency")) > 0  # six judge models share the roles
+    assert len(read(out, "persona_consistency")) > 0  # four judge models share the roles
 
     variants = read(out, "prompt_sensitivity_agreement").set_index(["group", "condition"])
     assert variants.loc[("lengthy", "clean"), "kappa_qw_baseline"] == 1
