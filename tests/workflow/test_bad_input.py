@@ -189,6 +189,11 @@ def test_coverage_and_outside_pool_labels_reach_table2_and_a_new_judge_reaches_t
         )
     )
     config = demo_config(tmp_path)
+    # the recorded judges alone (no assertion reads the baselines or the jury: three jobs fewer),
+    # three systems, Table 2's intervals on the fewest resamples (no assertion reads an interval)
+    keep_judges(config, lambda judge: judge["kind"] == "recorded")
+    config["systems"] = ["BM25", "Perfect", "Swap[1]"]
+    config["evaluation"]["resamples"] = 100
     config["judges"] += [
         {"name": "half", "kind": "recorded", "qrels": str(half)},
         {"name": "extra", "kind": "recorded", "qrels": str(extra)},

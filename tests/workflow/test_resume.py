@@ -101,19 +101,22 @@ the fingerprint says when it was made."""
 def config(url: str) -> dict:
     """The demo config without SmolLM2 (its rankers, judge, assistants, probes and gaming) or
     MiniLM (a model load per job: the runs take a third of the time without it): an API judge at
-    the loopback server instead, three oracles beside BM25. Input paths absolute (the working
-    directory is private); results relative, so the two runs' tables name the same paths."""
+    the loopback server instead, beside the second assessor (a recorded judge), three oracles
+    beside BM25. No baselines or jury (three jobs a run that no kill is drawn in), no rerun of the
+    assessor (the drift audit's intervals: seconds of the audits job a run), Table 2's intervals
+    on the fewest resamples: every table and audit is still written, and compared.
+    Input paths absolute (the working directory is private); results relative, so the two runs'
+    tables name the same paths."""
     config = yaml.safe_load((ROOT / "config/config.yaml").read_text())
     for section in ("assistants", "rewriting", "probes", "gaming", "variants"):
         config.pop(section, None)
     config["rankers"] = {}
     config["systems"] = ["BM25", "Perfect", "Swap[1]", "Swap[2,3]"]
-    judges = keep_judges(config, lambda judge: judge["name"] not in ("smollm2", "minilm"))["judges"]
+    judges = keep_judges(config, lambda judge: judge["kind"] == "recorded")["judges"]
     for judge in judges:
-        if "qrels" in judge:
-            judge["qrels"] = str(ROOT / judge["qrels"])
-        if "reruns" in judge:
-            judge["reruns"] = [str(ROOT / p) for p in judge["reruns"]]
+        judge["qrels"] = str(ROOT / judge["qrels"])
+        judge.pop("reruns", None)
+    config["evaluation"]["resamples"] = 100
     config["judges"] = [
         {
             "name": JUDGE,
