@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 from voirdire.audits.declared import report_section, tables
@@ -59,9 +60,15 @@ def dataset(seed=3, queries=30, systems=4):
     return data, families
 
 
-def test_the_audits_rank_every_judge_by_kappa_alpha_and_tau_over_the_users_systems():
+@pytest.fixture(scope="module")
+def audited():
+    """The toy dataset and its audit tables, built once for the tests that only read them."""
     data, families = dataset()
-    found = audit_tables({"toy": data}, system_families=families, calibration={"ks": [3], "draws": 2})
+    return data, audit_tables({"toy": data}, system_families=families, calibration={"ks": [3], "draws": 2})
+
+
+def test_the_audits_rank_every_judge_by_kappa_alpha_and_tau_over_the_users_systems(audited):
+    data, found = audited
     ranking = found["judge_ranking"]
     assert list(ranking.columns) == RANKING_COLUMNS and set(ranking["dataset"]) == {"toy"}
     assert set(ranking["measure"]) == {"kappa_binary", "alpha_ordinal", "tau_user"}
@@ -117,9 +124,8 @@ def test_the_chart_of_84_judges_draws_every_judge_inside_the_figure(tmp_path):
         assert len([line for line in ax.get_lines() if line.get_linestyle() == "--"]) == splits > 0
 
 
-def test_verdict_rank_prints_the_leaderboard_with_every_number_and_its_interval(tmp_path, capsys):
-    data, families = dataset()
-    found = audit_tables({"toy": data}, system_families=families, calibration={"ks": [3], "draws": 2})
+def test_verdict_rank_prints_the_leaderboard_with_every_number_and_its_interval(tmp_path, capsys, audited):
+    _, found = audited
     path = Layout(str(tmp_path)).audit("original", "judge_ranking")
     (tmp_path / "audits" / "original").mkdir(parents=True)
     write_table(found["judge_ranking"], path, title="judges")

@@ -31,7 +31,7 @@ from voirdire.judges import Scale
 from voirdire.systems import Perfect, oracle_rankings
 
 ALPHA = 0.05
-NULL_DRAWS, POWER_DRAWS = 80, 40
+NULL_DRAWS, POWER_DRAWS = 45, 40
 SYSTEM_FAMILIES = {"BM25": None, "Perfect": None, "monoT5": "t5", "Rank1": "qwen"}
 JUDGE_FAMILIES = {"human": None, "judge": "t5", "panel": "mistral"}
 KINDS = {"human": "human", "judge": "recorded", "panel": "recorded"}

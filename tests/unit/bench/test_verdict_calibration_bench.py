@@ -1,6 +1,6 @@
-"""bench/verdict_calibration.py in its quick mode on the real DL19 labels: the table's shape and
-arithmetic, and a planted bias flagged by the verdict (skips without ../shared). No timing is
-asserted."""
+"""bench/verdict_calibration.py in its quick mode on the real DL19 labels (its resamples and
+permutations lowered further): the table's shape and arithmetic, and a planted bias flagged by the
+verdict (skips without ../shared). No timing is asserted."""
 
 from __future__ import annotations
 
@@ -15,11 +15,18 @@ def bench():
     return load_bench("verdict_calibration")
 
 
+# Fewer resamples and permutations than even --quick's (a p stays valid, only coarser): the
+# table's shape and arithmetic do not depend on them, and the planted drift is still flagged.
+LOWERED = {"sign_flips": 1999, "resamples": 50, "permutations": 199, "length_permutations": 200, "reranked_draws": 100}
+
+
 @pytest.fixture(scope="module")
 def prepared(bench):
     if not (SHARED_DL19 / "qrels.nist.txt").is_file():
         pytest.skip(f"real TREC DL 2019 data not found at {SHARED_DL19} (../shared absent)")
-    return bench.prepare(SHARED_DL19, probe_samples=bench.QUICK["probe_samples"])
+    engine = bench.ac.set_permutations(None)
+    yield bench.prepare(SHARED_DL19, probe_samples=bench.QUICK["probe_samples"], **LOWERED)
+    bench.ac.set_permutations(engine)  # the engine's sign-flip draws back for the tests after these
 
 
 @pytest.fixture(scope="module")

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from voirdire.evaluation import evaluate_systems_under
+from voirdire.evaluation import evaluate_prepared, prepare_runs
 from voirdire.judges import HUMAN, LLMJudge
 from voirdire.llm import Endpoint
 from voirdire.probes.items import draw_probes
@@ -73,6 +73,7 @@ class World:
             for s in range(SYSTEMS)
         }
         self.runs = {"d": {name: [run(ranking)] for name, ranking in self.rankings.items()}}
+        self.prepared = prepare_runs(self.runs["d"], self.queries)  # cut and coded once for every judge
         self.sample = draw_probes(OPTIONS, pairs=self.human, human=self.human, rankings=self.rankings, list_systems=[])
         self.personas = pd.DataFrame(
             [
@@ -114,7 +115,7 @@ class World:
             rows = labels.setdefault(call.items["condition"], [])
             rows.append((call.items["query_id"], call.items["doc_id"], int(answer(prompt, call))))
         qrels = {c: pd.DataFrame(rows, columns=["query_id", "doc_id", "relevance"]) for c, rows in labels.items()}
-        scored = evaluate_systems_under(self.runs["d"], qrels, dict.fromkeys(qrels, 2), self.queries)
+        scored = evaluate_prepared(self.prepared, qrels, dict.fromkeys(qrels, 2))
         per_query = pd.concat(
             [frame.assign(dataset="d", group="j", condition=c) for c, frame in scored.items()], ignore_index=True
         )
@@ -197,19 +198,19 @@ def test_the_probe_tables_test_every_role_against_the_placebo(world):
 
 
 def test_a_judge_that_answers_by_a_hash_of_its_prompt_is_not_flagged_against_the_placebo(world):
-    """80 salts of the hash judge over the probe's conditions: the ``all`` row the verdict reads
+    """45 salts of the hash judge over the probe's conditions: the ``all`` row the verdict reads
     has ``excess_p`` < alpha in at most alpha + 2 MC-SE of them, and so has each role's row.
     Had the null been the plain prompt asked again (the identical request: the same answer), it
     would not move the ranking at all and the roles' moves would count as their effect: flagged
-    in most of the first 20 salts."""
-    draws, flags, rerun_flags = 80, dict.fromkeys((ALL, *ROLES), 0), 0
+    in most of the first 10 salts."""
+    draws, flags, rerun_flags = 45, dict.fromkeys((ALL, *ROLES), 0), 0
     placebo_line = f"{persona_prefix(PLACEBO_PERSONA)}\n\n"
     for salt in range(draws):
         rows = world.by_condition(hash_judge(salt), resamples=20, permutations=199)
         for name in flags:
             flags[name] += rows.loc[name, "excess_p"] < ALPHA
         assert rows["rerun"].astype(bool).all()
-        if salt < 20:  # the placebo's calls answered as the plain prompt is: a plain rerun
+        if salt < 10:  # the placebo's calls answered as the plain prompt is: a plain rerun
             rerun = world.by_condition(
                 lambda prompt, call, salt=salt: digest(salt, prompt.removeprefix(placebo_line)) % 4,
                 resamples=20,
@@ -217,20 +218,20 @@ def test_a_judge_that_answers_by_a_hash_of_its_prompt_is_not_flagged_against_the
             )
             assert rerun.loc[RERUN, "mean_abs_delta_r"] == 0
             rerun_flags += rerun.loc[ALL, "excess_p"] < ALPHA
-    print(f"hash judge, {draws} salts: flagged {flags}; against a plain rerun, {rerun_flags} of 20")
+    print(f"hash judge, {draws} salts: flagged {flags}; against a plain rerun, {rerun_flags} of 10")
     assert all(count / draws <= bound(draws) for count in flags.values()), flags
-    assert rerun_flags / 20 > 0.5
+    assert rerun_flags / 10 > 0.5
 
 
 def test_a_planted_persona_effect_is_flagged_against_the_placebo(world):
     """Planted: under the Evidence-Verification role the passages of the weakest system's top 10
     are graded one higher (it climbs), by a judge with signal and prompt-hash noise. Flagged on
-    that role's row and on the ``all`` row in at least 80% of 20 salts; the same judge without
+    that role's row and on the ``all`` row in at least 80% of 10 salts; the same judge without
     the planted effect is flagged on the ``all`` row in at most alpha + 2 MC-SE of them."""
     weakest = world.rankings[f"s{SYSTEMS - 1}"]
     favoured = {(q, d) for q, docs in weakest.items() for d in docs[:DEPTH]}
     role = persona_prefix(FIXED_ROLES["evidence-verification"])
-    draws, found, clean = 20, {"evidence-verification": 0, ALL: 0}, 0
+    draws, found, clean = 10, {"evidence-verification": 0, ALL: 0}, 0
     for salt in range(draws):
         rows = world.by_condition(noisy_judge(salt, world.grade, favoured, role), resamples=20, permutations=199)
         for name in found:
