@@ -111,6 +111,7 @@ def run_passage_job(
             config_key=config_key,
         )
         stored = {r.key: r for r in store.get(c.key for c in calls)}
+        known = price_known(caller.model, store)  # as the store keeps it: no litellm for a job that asked nothing
     rewrites = {c.items["doc_id"]: stored[c.key].raw or "" for c in calls}
     table = _table(originals, rewrites, options, drop_flagged)
     records = list(stored.values())
@@ -126,7 +127,7 @@ def run_passage_job(
         "calls_this_run": stats.calls - stats.cached,
         "cached": stats.cached,
         "cost_this_run_usd": stats.cost,
-        "price_known": price_known(caller.model),
+        "price_known": known,
         "cost_ledger_usd": float(sum(r.cost for r in records)),
         "completion_tokens_ledger": int(sum(r.completion_tokens or 0 for r in records)),
         "wall_s": stats.wall_s,

@@ -30,7 +30,10 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import importlib.metadata
 import logging
+import os
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -275,10 +278,39 @@ def _is_local(model: str) -> bool:
     return is_local(model)
 
 
-def price_known(model: str) -> bool:
+def _cost_map() -> str | None:
+    """The cost map litellm prices by in this process, named so that a store can keep a model's
+    price under it: the one bundled with the installed litellm (``LITELLM_LOCAL_MODEL_COST_MAP``,
+    which :func:`~voirdire.llm.env.import_litellm` sets unless the user set it otherwise). None
+    for a map fetched from the network when litellm is imported: it can change between runs, so a
+    price by it is never kept."""
+    if os.environ.get("LITELLM_LOCAL_MODEL_COST_MAP", "True").lower() != "true":
+        return None
+    try:
+        return f"litellm {importlib.metadata.version('litellm')} bundled"
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def price_known(model: str, store: Store | None = None) -> bool:
     """Whether ``model`` has a known price: litellm's cost map prices it, or it is the local
-    model (free). A self-hosted model: no."""
-    return _is_local(model) or has_price(_litellm(), model)
+    model (free). A self-hosted model: no.
+
+    ``store``: the caller's store, which keeps the answer once its calls were priced (or copied
+    with answers from a finished store): read there first, so that a job that asks nothing does
+    not import litellm (seconds) for it. When litellm is imported already, or the store cannot
+    say, litellm is asked, and the answer kept in ``store``."""
+    if _is_local(model):
+        return True
+    cost_map = _cost_map() if store is not None else None
+    if cost_map is not None and "litellm" not in sys.modules:
+        kept = store.price_known(model, cost_map)
+        if kept is not None:
+            return kept
+    known = has_price(_litellm(), model)
+    if cost_map is not None:
+        store.keep_price_known(model, cost_map, known)
+    return known
 
 
 def estimated_cost(model: str, prompt_tokens: int, completion_tokens: int) -> float | None:
@@ -385,6 +417,8 @@ def _copy_seeds(calls: Sequence[Call], store: Store, seeds: Sequence[str | Path]
         if old is None:
             continue
         copied += store.put(_reread(call, old, accept, attempts=0, cost=0.0))
+    if found:  # whether their model has a price, as the stores that priced them keep it (price_known)
+        store.copy_prices_from(seeds)
     return copied
 
 
@@ -455,6 +489,8 @@ async def fill_store(
                 )
             else:
                 await direct(missing)
+    if "litellm" in sys.modules:  # the calls were priced (or could be, at no cost): keep whether they had a price
+        price_known(endpoint.model, store)
     stats.wall_s = time.perf_counter() - started
     return stats
 

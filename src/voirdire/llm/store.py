@@ -48,6 +48,12 @@ from . import legacy
 
 SCHEMA_VERSION = "2"
 
+PRICE_KNOWN = "price_known:"
+"""``meta`` rows ``price_known:{cost map}:{model}`` = ``1`` or ``0``: whether that cost map prices
+``model`` (:func:`voirdire.llm.calls.price_known`), kept when a call of the store is priced and
+carried with copied answers. Rows of ``meta`` only: a store without them opens as before (its
+price is asked of litellm), and older code reads a store with them (the schema is unchanged)."""
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS calls (
     key TEXT PRIMARY KEY,
@@ -264,6 +270,41 @@ class Store:
 
     def meta(self) -> dict[str, str]:
         return dict(self._db.execute("SELECT name, value FROM meta"))
+
+    def price_known(self, model: str, cost_map: str) -> bool | None:
+        """Whether ``cost_map`` prices ``model``, as kept here; None when this store cannot say."""
+        row = self._db.execute(
+            "SELECT value FROM meta WHERE name = ?", (f"{PRICE_KNOWN}{cost_map}:{model}",)
+        ).fetchone()
+        return None if row is None else row[0] == "1"
+
+    def keep_price_known(self, model: str, cost_map: str, known: bool) -> None:
+        """Keep whether ``cost_map`` prices ``model`` (written only when it is not kept already)."""
+        if self.price_known(model, cost_map) is not known:
+            name = f"{PRICE_KNOWN}{cost_map}:{model}"
+            self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (name, "1" if known else "0"))
+
+    def copy_prices_from(self, seeds: Iterable[str | Path]) -> int:
+        """Keep the prices other, finished stores keep (those of the answers copied from them), read
+        without writing to them; returns how many were new here."""
+        rows: dict[str, str] = {}
+        for seed in seeds:
+            if not Path(seed).is_file():
+                continue
+            db = sqlite3.connect(f"file:{Path(seed).resolve()}?mode=ro", uri=True)
+            try:
+                found = db.execute("SELECT name, value FROM meta WHERE name LIKE ?", (f"{PRICE_KNOWN}%",)).fetchall()
+            except sqlite3.OperationalError:  # no meta table: a store no release of this code opened
+                found = []
+            finally:
+                db.close()
+            for name, value in found:
+                rows.setdefault(name, value)
+        have = self.meta()
+        new = {name: value for name, value in rows.items() if name not in have}
+        if new:
+            self._db.executemany("INSERT OR IGNORE INTO meta VALUES (?, ?)", new.items())
+        return len(new)
 
     @contextmanager
     def transaction(self) -> Iterator[Store]:

@@ -70,11 +70,12 @@ def run_judging_job(
             batch=judge.batch if judge.batch is not None else DIRECT,
         )
         answers = judgments(store.get(c.key for c in calls), texts)
+        known = price_known(judge.model, store)  # as the store keeps it: no litellm for a job that asked nothing
     labels = aggregate(answers)
     write_qrels(labels.dropna(subset=["relevance"]), qrels_out)
     with atomic_write(raw_out, "wb") as fh:
         answers.to_parquet(fh, index=False)
-    result = summary(judge, answers, labels, stats, price_known=price_known(judge.model))
+    result = summary(judge, answers, labels, stats, price_known=known)
     result["served"] = served
     result["asked_ahead"] = len(extra)
     with atomic_write(summary_out) as fh:

@@ -378,6 +378,7 @@ def run_probe_job(
             judge.endpoint, pairs, store, accept=accept_choice, desc=f"probes: {judge.name} pairwise", **common
         )
         table = answers_table(grades + pairs, store)
+        known = price_known(judge.model, store)  # as the store keeps it: no litellm for a job that asked nothing
     with atomic_write(out, "wb") as fh:
         table.to_parquet(fh, index=False)
     per_probe = table.groupby("probe")["status"].agg(calls="size", unparsed=lambda s: int((s != "ok").sum()))
@@ -390,7 +391,7 @@ def run_probe_job(
         "cached": graded.cached + chosen.cached,
         "copied_from_finished_jobs": graded.seeded,
         "cost_this_run_usd": graded.cost + chosen.cost,
-        "price_known": price_known(judge.model),
+        "price_known": known,
         "cost_ledger_usd": float(table.drop_duplicates("key")["cost"].sum()),
         "wall_s": graded.wall_s + chosen.wall_s,
         "left_out_without_text": without_text(sample, texts),
