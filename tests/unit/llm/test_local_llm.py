@@ -104,18 +104,18 @@ def test_generate_is_deterministic(model_ready, monkeypatch):
 
 
 def test_batched_generation_equals_one_by_one(model_ready):
-    # 12 new tokens: decoding steps are what a CPU pays for (each reads all the weights), and
+    # 8 new tokens: decoding steps are what a CPU pays for (each reads all the weights), and
     # a difference between batched and lone decoding would show in the first few
-    batched = local_llm.generate(CONVERSATIONS, max_tokens=12)
-    single = [local_llm.generate([c], max_tokens=12)[0] for c in CONVERSATIONS]
+    batched = local_llm.generate(CONVERSATIONS, max_tokens=8)
+    single = [local_llm.generate([c], max_tokens=8)[0] for c in CONVERSATIONS]
     assert batched == single
     # Different prompt lengths, so the batch really was padded.
     assert len({g.prompt_tokens for g in batched}) == len(CONVERSATIONS)
-    assert all(g.prompt_tokens > 0 and 0 < g.completion_tokens <= 12 for g in batched)
+    assert all(g.prompt_tokens > 0 and 0 < g.completion_tokens <= 8 for g in batched)
     # some answers end before the others are cut at max_tokens: rows that stop while their batch decodes on
     assert {g.finish_reason for g in batched} == {"stop", "length"}
     # batch_size splits the list without changing any result.
-    assert local_llm.generate(CONVERSATIONS, max_tokens=12, batch_size=3) == batched
+    assert local_llm.generate(CONVERSATIONS, max_tokens=8, batch_size=3) == batched
 
 
 JUDGE_PROMPTS = [
@@ -219,8 +219,8 @@ def test_a_job_and_the_model_loaders_name_the_same_threads_variable():
 def test_batches_of_one_width_give_one_by_one_answers(model_ready, monkeypatch, number_format):
     """Same-width batches (several prompts share a width) against one prompt at a time: in
     bfloat16 bit for bit, texts and log-probabilities; in float32 equal texts and logprobs
-    within 1e-4. A lone prompt (the two-row decode) is among them: five prompts of five lengths
-    (the three queries) in batches of four are a batch of 4 and a batch of 1 (in threes, 3 and 2)."""
+    within 1e-4. A lone prompt (the two-row decode) is among them: four prompts of four lengths
+    (the three queries) in batches of three are a batch of 3 and a batch of 1 (in twos, 2 and 2)."""
     import torch
 
     from voirdire.llm.local import inference
@@ -232,16 +232,16 @@ def test_batches_of_one_width_give_one_by_one_answers(model_ready, monkeypatch, 
     monkeypatch.setenv(inference.DTYPE_ENV, number_format)
     model, tokenizer = local_llm.load()
     assert model.dtype == getattr(torch, number_format)
-    prompts = [JUDGE_PROMPTS[i] for i in (0, 3, 5, 7, 9)]
-    groups = [len(indices) for indices, _ in inference._batches(tokenizer, prompts, 4)]
+    prompts = [JUDGE_PROMPTS[i] for i in (0, 3, 5, 9)]
+    groups = [len(indices) for indices, _ in inference._batches(tokenizer, prompts, 3)]
     assert sum(groups) == len(prompts) and max(groups) >= 3 and 1 in groups
-    for _, batch in inference._batches(tokenizer, prompts, 4):
+    for _, batch in inference._batches(tokenizer, prompts, 3):
         assert batch["input_ids"].shape[1] % inference.PAD_MULTIPLE == 0
-    batched = local_llm.generate(prompts, max_tokens=8, batch_size=4)
-    assert local_llm.generate(prompts, max_tokens=8, batch_size=3) == batched
-    assert [local_llm.generate([c], max_tokens=8)[0] for c in prompts] == batched
+    batched = local_llm.generate(prompts, max_tokens=5, batch_size=3)
+    assert local_llm.generate(prompts, max_tokens=5, batch_size=2) == batched
+    assert [local_llm.generate([c], max_tokens=5)[0] for c in prompts] == batched
     candidates = ["0", "1", "2", "3"]
-    together = local_llm.next_token_logprobs(prompts, candidates, batch_size=4)
+    together = local_llm.next_token_logprobs(prompts, candidates, batch_size=3)
     alone = [local_llm.next_token_logprobs([c], candidates)[0] for c in prompts]
     if number_format == "bfloat16":
         assert together == alone
@@ -276,9 +276,9 @@ def test_litellm_completion_matches_generate(litellm_registered):
     assert sum(e["provider"] == "local" for e in litellm.custom_provider_map) == 1
     messages = CONVERSATIONS[0]
     response = litellm.completion(
-        model=local_llm.LITELLM_MODEL, messages=messages, max_tokens=16, temperature=0.7, top_p=0.9
+        model=local_llm.LITELLM_MODEL, messages=messages, max_tokens=6, temperature=0.7, top_p=0.9
     )
-    (expected,) = local_llm.generate([messages], max_tokens=16)
+    (expected,) = local_llm.generate([messages], max_tokens=6)
     assert isinstance(response, litellm.ModelResponse)
     assert response.model == "local/smollm2-135m"
     assert response.choices[0].message.content == expected.text
@@ -286,11 +286,13 @@ def test_litellm_completion_matches_generate(litellm_registered):
     assert response.usage.completion_tokens == expected.completion_tokens > 0
 
 
+RHYME_PROMPTS = [[{"role": "user", "content": f"Name a colour that rhymes with {w}."}] for w in ("bed", "bean", "sack")]
+
 LOCAL_CALL_PATH = """
 import json, sys
 from voirdire.llm import Call, Endpoint, Request, Store, call_all, records
 from voirdire.llm.local import LITELLM_MODEL
-prompts = [[{"role": "user", "content": f"Name a colour that rhymes with {w}."}] for w in ("bed", "bean", "sack")]
+prompts = json.loads(sys.argv[2])
 calls = [Call(Request.chat("judge", LITELLM_MODEL, p, max_tokens=8), "demo", {"i": str(i)}) for i, p in enumerate(prompts)]
 store = Store(sys.argv[1])
 stats = call_all(Endpoint(LITELLM_MODEL), calls, store, progress=False)
@@ -298,23 +300,18 @@ without = "litellm" in sys.modules
 found = records(store, calls)
 stored = [[found[c.key].raw, found[c.key].model_version, found[c.key].prompt_tokens, found[c.key].completion_tokens,
            found[c.key].cost] for c in calls]
-import asyncio
-from voirdire.llm.local.provider import register
-from voirdire.llm.env import import_litellm
-register()
-litellm = import_litellm()
-async def through_litellm():
-    return await asyncio.gather(*(litellm.acompletion(model=LITELLM_MODEL, messages=p, max_tokens=8) for p in prompts))
-via = [[r.choices[0].message.content, r.model, r.usage.prompt_tokens, r.usage.completion_tokens] for r in asyncio.run(through_litellm())]
-print(json.dumps({"stats": [stats.calls, stats.stored], "litellm_imported": without, "stored": stored, "via": via}))
+print(json.dumps({"stats": [stats.calls, stats.stored], "litellm_imported": without, "stored": stored}))
 """
 
 
-def test_the_call_path_answers_the_local_model_without_litellm_as_litellm_would(model_ready, tmp_path):
+def test_the_call_path_answers_the_local_model_without_litellm_as_litellm_would(
+    litellm_registered, tmp_path, monkeypatch
+):
     """A job of the local model never imports litellm (about 4 s of CPU at its start); what it
-    stores is what the litellm provider answers for the same prompts: text, model, tokens, cost 0."""
+    stores is what the litellm provider answers for the same prompts: text, model, tokens, cost 0.
+    (The job is a process of its own; litellm answers in this one, where the module imported it.)"""
     result = subprocess.run(
-        [sys.executable, "-c", LOCAL_CALL_PATH, str(tmp_path / "calls.sqlite")],
+        [sys.executable, "-c", LOCAL_CALL_PATH, str(tmp_path / "calls.sqlite"), json.dumps(RHYME_PROMPTS)],
         capture_output=True,
         text=True,
         env={**os.environ, "VOIRDIRE_LOCAL_DTYPE": "float32"},
@@ -323,7 +320,17 @@ def test_the_call_path_answers_the_local_model_without_litellm_as_litellm_would(
     out = json.loads(result.stdout.strip().splitlines()[-1])
     assert out["stats"] == [3, 3] and out["litellm_imported"] is False
     assert all(row[4] == 0.0 and row[2] > 0 and 0 < row[3] <= 8 for row in out["stored"])
-    assert [row[:4] for row in out["stored"]] == out["via"]
+    litellm = litellm_registered
+    monkeypatch.setenv("VOIRDIRE_LOCAL_DTYPE", "float32")
+
+    async def through_litellm():
+        return await asyncio.gather(
+            *(litellm.acompletion(model=local_llm.LITELLM_MODEL, messages=p, max_tokens=8) for p in RHYME_PROMPTS)
+        )
+
+    responses = asyncio.run(through_litellm())
+    via = [[r.choices[0].message.content, r.model, r.usage.prompt_tokens, r.usage.completion_tokens] for r in responses]
+    assert [row[:4] for row in out["stored"]] == via
 
 
 def test_concurrent_acompletion_is_batched_and_matches_sequential(litellm_registered, monkeypatch):
@@ -342,7 +349,7 @@ def test_concurrent_acompletion_is_batched_and_matches_sequential(litellm_regist
     monkeypatch.setattr(provider, "_run_requests", recording_run)
 
     async def ask(messages):
-        response = await litellm.acompletion(model=local_llm.LITELLM_MODEL, messages=messages, max_tokens=12)
+        response = await litellm.acompletion(model=local_llm.LITELLM_MODEL, messages=messages, max_tokens=6)
         return response.choices[0].message.content
 
     async def sequential():
@@ -460,9 +467,9 @@ def test_a_shared_instruction_prefix_is_computed_once_with_the_same_answers(mode
     monkeypatch.setenv(inference.DTYPE_ENV, "float32")
     instructions = "Grade how well the passage answers the query, from 0 (unrelated) to 3 (answers it).\n"
     instructions += "Reply with one line and nothing else: ##final score: N\n\n"
-    # six of the judge prompts: the three queries, two passages each, four lengths
+    # four of the judge prompts: the three queries, four passages, four lengths, two widths past the prefix
     prompts = [
-        [{"role": "user", "content": instructions + p[0]["content"].split("\nGrade")[0]}] for p in JUDGE_PROMPTS[1::2]
+        [{"role": "user", "content": instructions + p[0]["content"].split("\nGrade")[0]}] for p in JUDGE_PROMPTS[1::3]
     ]
     _, tokenizer = local_llm.load()
     encoded = inference._encode(tokenizer, prompts)
@@ -473,9 +480,9 @@ def test_a_shared_instruction_prefix_is_computed_once_with_the_same_answers(mode
     monkeypatch.setenv(inference.DTYPE_ENV, "bfloat16")
     assert inference.shared_prefix(encoded) == 0  # bit-exact answers there: no prefix
     monkeypatch.setenv(inference.DTYPE_ENV, "float32")
-    shared = local_llm.generate(prompts, max_tokens=12)
+    shared = local_llm.generate(prompts, max_tokens=6)
     monkeypatch.setenv(inference.TORCH_THREADS_ENV, "2")
-    assert local_llm.generate(prompts, max_tokens=12) == shared  # two streams at once
+    assert local_llm.generate(prompts, max_tokens=6) == shared  # two streams at once
     monkeypatch.setattr(inference, "MIN_SHARED_PREFIX", 10**6)
-    assert local_llm.generate(prompts, max_tokens=12) == shared  # full prompts, nothing shared
+    assert local_llm.generate(prompts, max_tokens=6) == shared  # full prompts, nothing shared
     assert all(g.prompt_tokens == len(ids) for g, ids in zip(shared, encoded))
