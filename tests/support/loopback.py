@@ -139,6 +139,8 @@ class Faults:
     rate_malformed: float = 0.0
     timeout_s: float = 5.0  # how long a "timeout" reply hangs
     max_malformed_per_prompt: int | None = None  # garbage at most this often for one prompt
+    max_429_per_prompt: int | None = None  # rate limited at most this often for one prompt
+    retry_after_s: float | None = None  # the Retry-After header of a 429, when set
 
 
 @dataclass
@@ -226,10 +228,10 @@ class LoopbackServer:
         prompt = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
         sha = hashlib.sha256(prompt.encode("utf-8")).hexdigest()
         outcome = "400" if REJECT in prompt else self._draw()
-        limit = self.faults.max_malformed_per_prompt
-        if outcome == "malformed" and limit is not None:
+        limit = {"malformed": self.faults.max_malformed_per_prompt, "429": self.faults.max_429_per_prompt}.get(outcome)
+        if limit is not None:
             with self._lock:
-                seen = sum(e.prompt_sha == sha and e.outcome == "malformed" for e in self.log)
+                seen = sum(e.prompt_sha == sha and e.outcome == outcome for e in self.log)
             outcome = "ok" if seen >= limit else outcome
         return prompt, sha, outcome
 
@@ -318,7 +320,12 @@ class LoopbackServer:
         elif self.latency_s and outcome != "400":
             await asyncio.sleep(self.latency_s)
         status, payload = self.reply(body, outcome, request.headers.get("Authorization"))
-        return web.json_response(payload, status=status)
+        headers = (
+            {"Retry-After": f"{self.faults.retry_after_s:g}"}
+            if outcome == "429" and self.faults.retry_after_s
+            else None
+        )
+        return web.json_response(payload, status=status, headers=headers)
 
     # ------------------------------------------------------------------ lifecycle
     @property

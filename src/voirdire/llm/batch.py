@@ -67,6 +67,7 @@ from .calls import (
     _record,
     is_permanent,
     redact,
+    retry_delay,
     token_cost,
 )
 from .endpoint import Endpoint
@@ -240,7 +241,9 @@ class Client:
         self.litellm = litellm
         self.secret = secret
         self.attempts = attempts
-        self.kwargs: dict[str, Any] = {"custom_llm_provider": provider, "timeout": endpoint.timeout_s}
+        # no resend inside the SDK (its default is 2): a create retried there after a lost answer
+        # would make a second batch, paid twice; _call resends, and find() looks for it first
+        self.kwargs: dict[str, Any] = {"custom_llm_provider": provider, "timeout": endpoint.timeout_s, "max_retries": 0}
         if endpoint.api_base:
             self.kwargs["api_base"] = endpoint.api_base
         if secret is not None:
@@ -261,7 +264,8 @@ class Client:
                     self.attempts,
                     redact(str(exc), self.secret).splitlines()[0][:200],
                 )
-            await asyncio.sleep(min(8.0, 0.5 * 2 ** (attempt - 1)))
+                delay = retry_delay(exc, attempt)
+            await asyncio.sleep(delay)
         raise AssertionError("unreachable")
 
     async def upload(self, data: bytes) -> str:

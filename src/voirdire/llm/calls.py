@@ -8,9 +8,10 @@ acceptance rule (:data:`Accept`: does the answer parse, are logprobs present?).
 * skips keys already stored (and re-keys answers an older release stored under an alias);
 * bounds calls in flight (the endpoint's ``concurrency``, capped by the job's share of the
   workflow-wide ``llm_slots``) and spaces starts for an ``rpm`` cap;
-* relies on litellm's retries with backoff (``num_retries``) and adds outer attempts for
-  transport errors that outlast them; permanent errors (auth, bad request, not found) fail
-  at once;
+* resends a request that failed in transit (the endpoint's ``num_retries``, with backoff and
+  the provider's ``Retry-After``), and only here: litellm and the provider SDK resend nothing,
+  so every request sent is counted (``RunStats.requests``) and none is paid twice unseen;
+  permanent errors (auth, bad request, not found) fail at once;
 * asks again, at most ``reasks`` times, when the answer is not accepted, then stores it as
   *unparsed* with its raw text (never as a made-up value);
 * records tokens, cost, latency and the provider's model version for every call;
@@ -71,6 +72,24 @@ CONNECTION_FAILURES = ("APIConnectionError", "Timeout", "APITimeoutError")
 """Errors that say the endpoint is not answering at all (refused, unreachable, hanging)."""
 CONNECTION_MESSAGES = ("Connection error",)
 """litellm reports a refused connection as an InternalServerError with this message."""
+
+
+MAX_RETRY_AFTER_S = 60.0
+"""The longest wait a provider's ``Retry-After`` may ask of one resend (a longer one is cut to it)."""
+
+
+def retry_delay(error: BaseException, attempt: int) -> float:
+    """Seconds to wait before resending after ``attempt`` failed with ``error``: exponential
+    backoff (0.5, 1, 2, ... at most 8 s), or the provider's ``Retry-After`` (seconds; at most
+    :data:`MAX_RETRY_AFTER_S`) when it asks for longer."""
+    backoff = min(8.0, 0.5 * 2 ** (attempt - 1))
+    response = getattr(error, "response", None)
+    headers = getattr(response, "headers", None) or {}
+    try:
+        asked = float(headers.get("retry-after", 0))
+    except (TypeError, ValueError):  # an HTTP date, or garbage: the backoff stands
+        asked = 0.0
+    return max(backoff, min(asked, MAX_RETRY_AFTER_S))
 
 
 def is_connection_failure(error: BaseException) -> bool:
@@ -204,14 +223,10 @@ NOTHING_CARRIED = Carried()
 
 @dataclass
 class Breaker:
-    """Counts connection failures in a row; any answer resets it.
-
-    A timeout counts once per ``timeout_s`` it cost: litellm retries a timed-out request
-    inside one call, so one failed call against a hanging server is several timeouts.
-    """
+    """Counts connection failures (refused, unreachable, timed out) in a row; any answer resets it.
+    Each failure is one request sent (nothing below the call path resends one)."""
 
     limit: int
-    timeout_s: float
     in_a_row: int = 0
     last_error: str = ""
 
@@ -219,12 +234,11 @@ class Breaker:
     def tripped(self) -> bool:
         return self.in_a_row >= self.limit
 
-    def record(self, error: BaseException | None, secret: str | None, elapsed_s: float = 0.0) -> None:
+    def record(self, error: BaseException | None, secret: str | None) -> None:
         if error is None:
             self.in_a_row = 0
         elif is_connection_failure(error):
-            timeouts = int(elapsed_s // self.timeout_s) if "Timeout" in type(error).__name__ else 0
-            self.in_a_row += max(1, timeouts)
+            self.in_a_row += 1
             self.last_error = f"{type(error).__name__}: {redact(str(error), secret)}".splitlines()[0][:300]
 
 
@@ -432,7 +446,7 @@ async def fill_store(
     max_in_flight: int | None = None,
     progress: bool = True,
     desc: str | None = None,
-    transport_attempts: int = 4,
+    transport_attempts: int | None = None,
     config_key: str | None = None,
     seeds: Sequence[str | Path] = (),
     batch: Any = None,
@@ -440,7 +454,8 @@ async def fill_store(
     """Make every call that ``store`` lacks; never raises for a failed call (see ``stats.failed``).
 
     ``max_in_flight`` caps concurrency below the endpoint's (a job's share of the
-    workflow-wide ``llm_slots``); ``config_key`` names the caller's config entry in errors;
+    workflow-wide ``llm_slots``); ``transport_attempts``: sends of one request at most (default:
+    the endpoint's ``num_retries`` + 1); ``config_key`` names the caller's config entry in errors;
     ``seeds`` are finished stores of other jobs whose answers to the same requests are copied
     (at cost 0) before anything is asked. ``batch`` (a :class:`voirdire.llm.batch.BatchOptions`)
     sends the calls to make as provider batches (its ``fill``: :func:`voirdire.llm.batch.fill_by_batch`);
@@ -472,7 +487,8 @@ async def fill_store(
     )
     if missing:
         options = {"accept": accept, "reasks": reasks, "progress": progress, "desc": desc}
-        options |= {"transport_attempts": transport_attempts, "config_key": config_key}
+        attempts = transport_attempts or endpoint.num_retries + 1
+        options |= {"transport_attempts": attempts, "config_key": config_key}
 
         async def direct(calls: Sequence[Call], carried: Mapping[str, Carried] | None = None) -> None:
             await _call_missing(endpoint, calls, store, stats, max_in_flight=max_in_flight, carried=carried, **options)
@@ -519,7 +535,7 @@ async def _call_missing(
     slots = min(endpoint.concurrency, max_in_flight or endpoint.concurrency)
     semaphore = asyncio.Semaphore(slots)
     limiter = RateLimiter(endpoint.rpm)
-    breaker = Breaker(endpoint.max_connection_failures, endpoint.timeout_s)
+    breaker = Breaker(endpoint.max_connection_failures)
     in_flight = 0
     tasks: list[asyncio.Task] = []
 
@@ -534,23 +550,23 @@ async def _call_missing(
             stats.requests += 1
             in_flight += 1
             stats.max_in_flight = max(stats.max_in_flight, in_flight)
-            started = time.monotonic()
             try:
                 response = await complete(**request.body(), **connection)
             except Exception as exc:  # noqa: BLE001 - classified below
-                breaker.record(exc, secret, time.monotonic() - started)
+                breaker.record(exc, secret)
                 if breaker.tripped:  # stop every call of this run now; what is stored stays
                     for task in tasks:
                         task.cancel()
                     raise
                 if is_permanent(exc) or attempt == transport_attempts:
                     raise
+                delay = retry_delay(exc, attempt)
             else:
                 breaker.record(None, secret)
                 return response
             finally:
                 in_flight -= 1
-            await asyncio.sleep(min(8.0, 0.5 * 2 ** (attempt - 1)))
+            await asyncio.sleep(delay)
         raise AssertionError("unreachable")
 
     async def one(call: Call) -> None:

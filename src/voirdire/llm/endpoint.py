@@ -36,14 +36,6 @@ KEYS = (
 )
 """The config keys an endpoint is read from (in a judge entry, or a ranker's)."""
 
-PERMANENT_RETRY_CLASSES = (
-    "BadRequestErrorRetries",
-    "AuthenticationErrorRetries",
-    "NotFoundErrorRetries",
-    "ContentPolicyViolationErrorRetries",
-)
-"""litellm retry-policy fields of errors no retry can fix."""
-
 
 @dataclass(frozen=True)
 class Endpoint:
@@ -56,6 +48,8 @@ class Endpoint:
     rpm: float | None = None
     timeout_s: float = 60.0
     num_retries: int = 3
+    """Resends of a request that failed in transit (429, 5xx, a timeout, a dropped connection), made
+    with backoff by :func:`voirdire.llm.calls.fill_store`, each counted; permanent errors get none."""
     max_connection_failures: int = 20
     """The circuit breaker: this many connection failures or timeouts in a row, with no
     success, stop the job at once (a dead or hanging endpoint costs seconds, not hours)."""
@@ -113,16 +107,14 @@ class Endpoint:
     def connection(self, api_key: str | None) -> dict[str, Any]:
         """litellm's connection arguments: never part of a cache key, never stored.
 
-        litellm retries every error class alike unless told otherwise; its retry policy here
-        keeps ``num_retries`` for transient errors and gives none to permanent ones (bad
-        request, authentication, not found, content policy), which fail at once.
+        No retry below us: litellm's ``num_retries`` and the provider SDK's ``max_retries`` are
+        both 0, so each request litellm sends is one this package counted
+        (:func:`voirdire.llm.calls.fill_store` makes this endpoint's ``num_retries`` itself, with
+        backoff). A retry inside the SDK or litellm's wrapper would resend a request whose answer
+        was lost on the way back (a timeout, a dropped connection, an error after the response)
+        and the provider would bill it twice, out of sight of the ledger.
         """
-        retries = {name: 0 for name in PERMANENT_RETRY_CLASSES}
-        kwargs: dict[str, Any] = {
-            "timeout": self.timeout_s,
-            "num_retries": self.num_retries,
-            "retry_policy": {**retries, "DefaultRetries": self.num_retries},
-        }
+        kwargs: dict[str, Any] = {"timeout": self.timeout_s, "num_retries": 0, "max_retries": 0}
         if self.api_base:
             kwargs["api_base"] = self.api_base
         if api_key is not None:

@@ -103,6 +103,26 @@ def test_faults_end_labelled_or_unparsed_identical_to_fault_free(tmp_path):
     # no pair was asked again once it had a good answer
     for per_prompt in outcomes.values():
         assert "ok" not in per_prompt[:-1]
+    # every request the server saw was sent and counted by the call path: no resend below it (the
+    # SDK's or litellm's) after a timeout, which a provider would bill out of the ledger's sight
+    assert len(seen) == stats.requests
+
+
+def test_a_rate_limited_request_is_resent_once_after_the_providers_retry_after(tmp_path):
+    """A 429 with ``Retry-After`` longer than the first backoff (0.5 s): the resend waits for it,
+    and is the only one (each request the server saw was counted)."""
+    faults = Faults(rate_429=1.0, max_429_per_prompt=1, retry_after_s=1.5)
+    with LoopbackServer(faults=faults) as server:
+        judge = judge_for(server, concurrency=4)
+        tasks = build_tasks(judge, PAIRS.iloc[:4], TOPICS, TEXTS)
+        with Store(tmp_path / "s.sqlite") as store:
+            stats = judge_all(judge, tasks, store, provenance="original", progress=False)
+        log = list(server.log)
+    assert stats.stored == 4 and stats.requests == len(log) == 8
+    for sha in {e.prompt_sha for e in log}:
+        limited, answered = (e for e in log if e.prompt_sha == sha)
+        assert (limited.outcome, answered.outcome) == ("429", "ok")
+        assert answered.time - limited.time >= 1.5
 
 
 def test_pairs_asked_ahead_are_stored_for_another_job_and_enter_none_of_this_jobs_results(tmp_path):
