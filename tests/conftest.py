@@ -27,7 +27,7 @@ def pytest_configure(config):
     # `snakemake` start would wait 9 s for the Slurm executor plugin's probe (tests/support/slurm.py)
     single_node.mask()
     if os.environ.get("PYTEST_XDIST_WORKER"):
-        # two workers on two cores: torch in a test process takes one, or their OpenMP threads
+        # three workers on two cores: torch in a test process takes one, or their OpenMP threads
         # spin-wait on each other (a 20 s model test took 105 s); workflow jobs still set their own
         os.environ.setdefault("OMP_NUM_THREADS", "1")
 
@@ -65,7 +65,7 @@ SHARED_RUNS = ("dl19_results", "dl19_runs_results", "dl19_report", "slurm")
 
 
 def pytest_itemcollected(item):
-    """Keep what a fixture computes once computed once under ``pytest -n 2 --dist loadgroup``.
+    """Keep what a fixture computes once computed once under ``pytest -n 3 --dist loadgroup``.
 
     Tests that use a session-wide workflow run (the DL19 runs, the single-node Slurm) form one
     group, run by one worker; the tests of a module with a module-scoped fixture form another.
