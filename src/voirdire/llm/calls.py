@@ -30,6 +30,8 @@ in the process that makes the calls: a workflow job sends its own API calls. The
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import email.utils
 import functools
 import importlib.metadata
 import logging
@@ -78,17 +80,22 @@ MAX_RETRY_AFTER_S = 60.0
 """The longest wait a provider's ``Retry-After`` may ask of one resend (a longer one is cut to it)."""
 
 
-def retry_delay(error: BaseException, attempt: int) -> float:
+def retry_delay(error: BaseException, attempt: int, *, now: float | None = None) -> float:
     """Seconds to wait before resending after ``attempt`` failed with ``error``: exponential
-    backoff (0.5, 1, 2, ... at most 8 s), or the provider's ``Retry-After`` (seconds; at most
-    :data:`MAX_RETRY_AFTER_S`) when it asks for longer."""
+    backoff (0.5, 1, 2, ... at most 8 s), or what the provider asks when it asks for longer (at
+    most :data:`MAX_RETRY_AFTER_S`): ``retry-after-ms`` (OpenAI's, milliseconds), else
+    ``Retry-After`` in seconds or as an HTTP date (``now``: the clock it is read against)."""
     backoff = min(8.0, 0.5 * 2 ** (attempt - 1))
-    response = getattr(error, "response", None)
-    headers = getattr(response, "headers", None) or {}
-    try:
-        asked = float(headers.get("retry-after", 0))
-    except (TypeError, ValueError):  # an HTTP date, or garbage: the backoff stands
-        asked = 0.0
+    headers = getattr(getattr(error, "response", None), "headers", None) or {}
+    asked = 0.0
+    with contextlib.suppress(TypeError, ValueError):  # garbage: the backoff stands
+        if (ms := headers.get("retry-after-ms")) is not None:
+            asked = float(ms) / 1000
+        elif (value := headers.get("retry-after")) is not None:
+            try:
+                asked = float(value)
+            except ValueError:  # an HTTP date
+                asked = email.utils.parsedate_to_datetime(value).timestamp() - (time.time() if now is None else now)
     return max(backoff, min(asked, MAX_RETRY_AFTER_S))
 
 

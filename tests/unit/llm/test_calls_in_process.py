@@ -5,6 +5,9 @@ pair of counts in a run."""
 
 from __future__ import annotations
 
+import email.utils
+
+import httpx
 import psutil
 import pytest
 from conftest import LOOPBACK_KEY
@@ -68,3 +71,23 @@ def test_each_distinct_token_count_is_priced_once_a_run_and_every_call_gets_its_
     for record in stored:
         assert record.cost == record.prompt_tokens * 1e-6 + record.completion_tokens * 3e-6
     assert stats.cost == pytest.approx(sum(record.cost for record in stored), rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("headers", "attempt", "wait"),
+    [
+        ({}, 1, 0.5),  # no word from the provider: the backoff, doubling to at most 8 s
+        ({}, 3, 2.0),
+        ({}, 9, 8.0),
+        ({"Retry-After": "7"}, 1, 7.0),  # seconds, when longer than the backoff
+        ({"Retry-After": "1"}, 3, 2.0),  # shorter: the backoff stands
+        ({"retry-after-ms": "2500", "Retry-After": "9"}, 1, 2.5),  # OpenAI's milliseconds first
+        ({"Retry-After": "600"}, 1, 60.0),  # at most a minute
+        ({"Retry-After": "soon"}, 2, 1.0),  # unreadable: the backoff
+        ({"Retry-After": email.utils.formatdate(1_000_012, usegmt=True)}, 1, 12.0),  # an HTTP date
+    ],
+)
+def test_a_resend_waits_the_backoff_or_what_the_provider_asks(headers, attempt, wait):
+    response = httpx.Response(429, headers=headers, request=httpx.Request("POST", "http://127.0.0.1/v1"))
+    error = calls._litellm().RateLimitError("rate limited", llm_provider="openai", model="m", response=response)
+    assert calls.retry_delay(error, attempt, now=1_000_000) == pytest.approx(wait)
