@@ -512,8 +512,6 @@ async def fill_store(
                 )
             else:
                 await direct(missing)
-    if "litellm" in sys.modules:  # the calls were priced (or could be, at no cost): keep whether they had a price
-        price_known(endpoint.model, store)
     stats.wall_s = time.perf_counter() - started
     return stats
 

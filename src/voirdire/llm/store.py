@@ -50,8 +50,8 @@ SCHEMA_VERSION = "2"
 
 PRICE_KNOWN = "price_known:"
 """``meta`` rows ``price_known:{cost map}:{model}`` = ``1`` or ``0``: whether that cost map prices
-``model`` (:func:`voirdire.llm.calls.price_known`), kept when a call of the store is priced and
-carried with copied answers. Rows of ``meta`` only: a store without them opens as before (its
+``model`` (:func:`voirdire.llm.calls.price_known`), kept by the job whose calls were priced (its
+summary's ``price_known``, asked of litellm once it is imported) and carried with copied answers. Rows of ``meta`` only: a store without them opens as before (its
 price is asked of litellm), and older code reads a store with them (the schema is unchanged)."""
 
 SCHEMA = """
