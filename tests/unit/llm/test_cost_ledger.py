@@ -7,6 +7,7 @@ import copy
 import pandas as pd
 import pytest
 from support.batches import BatchLoopback
+from support.judging import judging_job
 
 from voirdire.config import check, validate_schema
 from voirdire.formats import atomic_write, write_topics
@@ -15,7 +16,6 @@ from voirdire.llm import Store, count_tokens, estimated_cost
 from voirdire.llm.batch import batch_prices, estimated_batch_cost
 from voirdire.llm.calls import _litellm, token_cost
 from voirdire.llm.ledger import LEDGER_COLUMNS, ledger_notes, spent_by_caller
-from voirdire.llm_judge.job import run_judging_job
 from voirdire.llm_judge.tasks import judge_calls
 from voirdire.output import write_table
 from voirdire.plan import ledger_rows, plan_rows
@@ -65,18 +65,14 @@ def a_plan(tmp_path, write, url, judges=None):
 
 
 def judge_it(plan, layout, name, tmp_path):
-    judge = plan.judge("toy", name)
-    return run_judging_job(
-        judge,
+    return judging_job(
+        plan.judge("toy", name),
+        tmp_path,
+        name,
         pairs=PAIRS,
         texts=TEXTS,
         topics=TOPICS,
         store_path=layout.store("toy", "original", name),
-        provenance="original",
-        qrels_out=tmp_path / f"{name}.txt",
-        raw_out=tmp_path / f"{name}.parquet",
-        summary_out=tmp_path / f"{name}.json",
-        progress=False,
     )
 
 

@@ -11,6 +11,7 @@ import time
 
 import pandas as pd
 import pytest
+from support.judging import judging_job
 from support.loopback import Faults, LoopbackServer, grade_for
 
 from voirdire.judges import LLMJudge
@@ -126,23 +127,11 @@ def test_a_rate_limited_request_is_resent_once_after_the_providers_retry_after(t
 
 
 def test_pairs_asked_ahead_are_stored_for_another_job_and_enter_none_of_this_jobs_results(tmp_path):
-    from voirdire.llm_judge.job import run_judging_job
-
     pool, sample = PAIRS.iloc[:60], PAIRS.iloc[50:75]  # 10 pairs in both, 15 only in the sample
 
     def job(name, pairs, store, **options):
-        return run_judging_job(
-            judge,
-            pairs=pairs,
-            texts=TEXTS,
-            topics=TOPICS,
-            store_path=tmp_path / store,
-            provenance="original",
-            qrels_out=tmp_path / f"{name}.txt",
-            raw_out=tmp_path / f"{name}.parquet",
-            summary_out=tmp_path / f"{name}.json",
-            progress=False,
-            **options,
+        return judging_job(
+            judge, tmp_path, name, pairs=pairs, texts=TEXTS, topics=TOPICS, store_path=tmp_path / store, **options
         )
 
     with LoopbackServer(latency_s=0.01) as server:

@@ -9,13 +9,13 @@ import sys
 
 import pandas as pd
 import pytest
+from support.judging import judging_job
 from support.loopback import LoopbackServer
 
 from voirdire.judges import LLMJudge
 from voirdire.llm import Endpoint, Store, price_known
 from voirdire.llm.calls import _cost_map, _litellm, has_price
 from voirdire.llm.store import PRICE_KNOWN
-from voirdire.llm_judge.job import run_judging_job
 
 PAIRS = pd.DataFrame({"query_id": ["q0", "q0", "q1", "q1"], "doc_id": ["d0", "d1", "d2", "d3"]})
 TOPICS = {"q0": "what is topic zero", "q1": "what is topic one"}
@@ -51,19 +51,7 @@ def fake_key(monkeypatch):
 
 def judge_into(server, model, tmp_path, name, **options):
     judge = LLMJudge(name="j", endpoint=Endpoint(model, api_base=server.url, api_key_env="VOIRDIRE_TEST_KEY"))
-    return run_judging_job(
-        judge,
-        pairs=PAIRS,
-        texts=TEXTS,
-        topics=TOPICS,
-        store_path=tmp_path / f"{name}.sqlite",
-        provenance="original",
-        qrels_out=tmp_path / f"{name}.txt",
-        raw_out=tmp_path / f"{name}.parquet",
-        summary_out=tmp_path / f"{name}.json",
-        progress=False,
-        **options,
-    )
+    return judging_job(judge, tmp_path, name, pairs=PAIRS, texts=TEXTS, topics=TOPICS, **options)
 
 
 def kept(store_path, model):
