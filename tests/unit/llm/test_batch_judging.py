@@ -296,8 +296,9 @@ def test_a_failed_batch_is_asked_directly(tmp_path):
         calls = calls_of(judge)
         stats = judge_all(judge, calls, tmp_path / "s.sqlite")
         assert len(server.created) == 1 and stats.batch.ended == {"failed": 1}
-        assert (stats.batch.not_run, stats.batch.direct, stats.requests, stats.stored) == (N_DOCS,) * 4
-        assert set(paid(server, calls).values()) == {1}
+        said = f"{stats}; the server's chat outcomes: {[e.outcome for e in server.log if e.custom_id is None]}"
+        assert (stats.batch.not_run, stats.batch.direct, stats.requests, stats.stored) == (N_DOCS,) * 4, said
+        assert set(paid(server, calls).values()) == {1}, said
 
 
 def test_an_answer_the_rule_rejects_is_asked_again_directly_its_batch_answer_counted_and_paid_once(tmp_path):

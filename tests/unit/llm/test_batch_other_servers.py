@@ -79,7 +79,8 @@ def test_a_server_that_differs_where_the_protocol_allows_gets_the_direct_answers
         assert 0 < not_run < N_DOCS and set(server.ran(second)) == {c.key for c in calls} - set(server.ran(first))
         assert stats.batch.ended == {"expired": 1, "completed": 1} and stats.batch.submitted == 2
         assert (stats.batch.not_run, stats.batch.resubmitted) == (not_run, not_run)
-        assert (stats.batch.error_lines, stats.batch.direct, stats.requests) == (len(failing),) * 3
+        said = f"{stats}; the server's chat outcomes: {[e.outcome for e in server.log if e.custom_id is None]}"
+        assert (stats.batch.error_lines, stats.batch.direct, stats.requests) == (len(failing),) * 3, said
         assert stats.batch.answered == N_DOCS - len(failing) and stats.stored == N_DOCS
         stored = rows(tmp_path / "s.sqlite", calls)
         assert stored.keys() == direct.keys()
@@ -99,7 +100,7 @@ def test_a_server_that_differs_where_the_protocol_allows_gets_the_direct_answers
         assert judge_all(judge_for(server, batch=None), calls, tmp_path / "s.sqlite").cached == N_DOCS
         assert len(server.log) == before and len(server.created) == 2
         server.drain()  # a batch the client let go still runs, and is paid for
-        assert set(paid(server, calls).values()) == {1}
+        assert set(paid(server, calls).values()) == {1}, said
 
 
 def test_a_job_killed_while_its_batch_runs_at_a_different_server_resumes_it(tmp_path):
