@@ -87,7 +87,7 @@ LOGS = {
 }
 VERDICT = [f"results/verdict.{ext}" for ext in ("csv", "md", "html", "fragment.html")]
 
-SUMMARY_RUN = {"calls_this_run", "requests_this_run", "cached", "wall_s"}
+SUMMARY_RUN = {"calls_this_run", "requests_this_run", "resent_this_run", "cached", "wall_s"}
 RUN_HISTORY = {
     f"results/demo/judgments/original/{JUDGE}.summary.json": SUMMARY_RUN,
     f"results/demo/judgments/original/{JUDGE}.parquet": {"latency_s", "created"},

@@ -187,6 +187,7 @@ class RunStats:
     adopted: int = 0  # answered by a row an older release stored under another key
     seeded: int = 0  # answered by a finished store of another job (copied, at cost 0)
     requests: int = 0  # HTTP-level requests, transport retries and re-asks included
+    resent: dict[str, int] = field(default_factory=dict)  # requests sent again, by the failure's class name
     stored: int = 0
     unparsed: int = 0
     failed: int = 0
@@ -513,6 +514,13 @@ async def fill_store(
             else:
                 await direct(missing)
     stats.wall_s = time.perf_counter() - started
+    if stats.resent:  # each one a request the provider may have answered (and billed) before it failed here
+        log.warning(
+            "%s: %d request(s) sent again after a transport failure (%s)",
+            desc or endpoint.model,
+            sum(stats.resent.values()),
+            ", ".join(f"{name} {count}" for name, count in sorted(stats.resent.items())),
+        )
     return stats
 
 
@@ -566,6 +574,8 @@ async def _call_missing(
                 if is_permanent(exc) or attempt == transport_attempts:
                     raise
                 delay = retry_delay(exc, attempt)
+                failure = type(exc).__name__
+                stats.resent[failure] = stats.resent.get(failure, 0) + 1
             else:
                 breaker.record(None, secret)
                 return response

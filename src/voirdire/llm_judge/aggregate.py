@@ -98,6 +98,8 @@ def summary(
         "repeat_disagreement_rate": float(multi["disagree"].mean()) if len(multi) else math.nan,
         "calls_this_run": stats.calls - stats.cached,
         "requests_this_run": stats.requests,
+        # the requests among them sent again after a transport failure, by the failure's class
+        "resent_this_run": dict(sorted(stats.resent.items())),
         "cached": stats.cached,
         "rekeyed_from_v0_1": stats.adopted,
         "copied_from_finished_jobs": stats.seeded,

@@ -296,7 +296,7 @@ def test_a_failed_batch_is_asked_directly(tmp_path):
         calls = calls_of(judge)
         stats = judge_all(judge, calls, tmp_path / "s.sqlite")
         assert len(server.created) == 1 and stats.batch.ended == {"failed": 1}
-        said = f"{stats}; the server's chat outcomes: {[e.outcome for e in server.log if e.custom_id is None]}"
+        said = f"{stats}; the server's chat requests (outcome, s after the first): {chat_times(server)}"
         assert (stats.batch.not_run, stats.batch.direct, stats.requests, stats.stored) == (N_DOCS,) * 4, said
         assert set(paid(server, calls).values()) == {1}, said
 
@@ -413,6 +413,14 @@ def test_a_batch_the_provider_no_longer_knows_is_replaced_by_a_new_one(tmp_path)
 
 
 # ---------------------------------------------------------------------------- the direct path
+def chat_times(server):
+    """The chat requests the server saw, each as (outcome, seconds after the first): what a failed
+    count assertion prints, so that a request that hung shows where."""
+    entries = [e for e in list(server.log) if e.custom_id is None]
+    start = min((e.time for e in entries), default=0.0)
+    return [(e.outcome, round(e.time - start, 2)) for e in entries]
+
+
 def chats(server):
     """Requests the chat endpoint answered directly (a batch's lines carry their custom_id)."""
     return sum(entry.custom_id is None for entry in server.log)

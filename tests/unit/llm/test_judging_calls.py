@@ -2,12 +2,14 @@
 protocol, with a real SQLite store: faults, kill -9 and resume, two writers, secrets."""
 
 import json
+import logging
 import os
 import signal
 import sqlite3
 import subprocess
 import sys
 import time
+from collections import Counter
 
 import pandas as pd
 import pytest
@@ -107,19 +109,27 @@ def test_faults_end_labelled_or_unparsed_identical_to_fault_free(tmp_path):
     # every request the server saw was sent and counted by the call path: no resend below it (the
     # SDK's or litellm's) after a timeout, which a provider would bill out of the ledger's sight
     assert len(seen) == stats.requests
+    # and each transport failure the server gave was resent once, counted by its class
+    failures = {"429": "RateLimitError", "500": "InternalServerError", "timeout": "Timeout"}
+    given = Counter(failures[o] for o in seen if o in failures)
+    assert stats.resent == dict(given), (stats.resent, given)
 
 
-def test_a_rate_limited_request_is_resent_once_after_the_providers_retry_after(tmp_path):
+def test_a_rate_limited_request_is_resent_once_after_the_providers_retry_after(tmp_path, caplog):
     """A 429 with ``Retry-After`` longer than the first backoff (0.5 s): the resend waits for it,
-    and is the only one (each request the server saw was counted)."""
+    and is the only one (each request the server saw was counted, each resend by its failure and
+    in one line of the job's log)."""
     faults = Faults(rate_429=1.0, max_429_per_prompt=1, retry_after_s=1.5)
     with LoopbackServer(faults=faults) as server:
         judge = judge_for(server, concurrency=4)
         tasks = build_tasks(judge, PAIRS.iloc[:4], TOPICS, TEXTS)
-        with Store(tmp_path / "s.sqlite") as store:
+        with Store(tmp_path / "s.sqlite") as store, caplog.at_level(logging.WARNING, logger="voirdire.llm.calls"):
             stats = judge_all(judge, tasks, store, provenance="original", progress=False)
         log = list(server.log)
     assert stats.stored == 4 and stats.requests == len(log) == 8
+    assert stats.resent == {"RateLimitError": 4}
+    (line,) = [r.getMessage() for r in caplog.records if "sent again" in r.getMessage()]
+    assert line.endswith("4 request(s) sent again after a transport failure (RateLimitError 4)"), line
     for sha in {e.prompt_sha for e in log}:
         limited, answered = (e for e in log if e.prompt_sha == sha)
         assert (limited.outcome, answered.outcome) == ("429", "ok")
