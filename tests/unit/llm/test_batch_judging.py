@@ -296,7 +296,7 @@ def test_a_failed_batch_is_asked_directly(tmp_path):
         calls = calls_of(judge)
         stats = judge_all(judge, calls, tmp_path / "s.sqlite")
         assert len(server.created) == 1 and stats.batch.ended == {"failed": 1}
-        said = f"{stats}; the server's chat requests (outcome, s after the first): {chat_times(server)}"
+        said = run_and_server(stats, server)
         assert (stats.batch.not_run, stats.batch.direct, stats.requests, stats.stored) == (N_DOCS,) * 4, said
         assert set(paid(server, calls).values()) == {1}, said
 
@@ -419,6 +419,11 @@ def chat_times(server):
     entries = [e for e in list(server.log) if e.custom_id is None]
     start = min((e.time for e in entries), default=0.0)
     return [(e.outcome, round(e.time - start, 2)) for e in entries]
+
+
+def run_and_server(stats, server):
+    """What a failed count assertion prints: the run's stats and the chat requests the server saw."""
+    return f"{stats}; the server's chat requests (outcome, s after the first): {chat_times(server)}"
 
 
 def chats(server):

@@ -29,13 +29,13 @@ from test_batch_judging import (
     Killed,
     _recorded,
     calls_of,
-    chat_times,
     chats,
     direct_answers,
     judge_all,
     judge_for,
     paid,
     rows,
+    run_and_server,
 )
 
 from voirdire.llm import Store
@@ -80,7 +80,7 @@ def test_a_server_that_differs_where_the_protocol_allows_gets_the_direct_answers
         assert 0 < not_run < N_DOCS and set(server.ran(second)) == {c.key for c in calls} - set(server.ran(first))
         assert stats.batch.ended == {"expired": 1, "completed": 1} and stats.batch.submitted == 2
         assert (stats.batch.not_run, stats.batch.resubmitted) == (not_run, not_run)
-        said = f"{stats}; the server's chat requests (outcome, s after the first): {chat_times(server)}"
+        said = run_and_server(stats, server)
         assert (stats.batch.error_lines, stats.batch.direct, stats.requests) == (len(failing),) * 3, said
         assert stats.batch.answered == N_DOCS - len(failing) and stats.stored == N_DOCS
         stored = rows(tmp_path / "s.sqlite", calls)
@@ -220,7 +220,7 @@ def test_a_failed_batch_at_a_sparse_server_is_asked_directly(tmp_path):
         calls = calls_of(judge)
         stats = judge_all(judge, calls, tmp_path / "s.sqlite")
         assert stats.batch.ended == {"failed": 1} and len(server.created) == 1
-        said = f"{stats}; the server's chat requests (outcome, s after the first): {chat_times(server)}"
+        said = run_and_server(stats, server)
         assert (stats.batch.not_run, stats.batch.direct, stats.requests, stats.stored) == (N_DOCS,) * 4, said
         assert set(paid(server, calls).values()) == {1}, said
 
@@ -232,7 +232,7 @@ def test_a_batch_whose_every_line_fails_has_no_output_file_and_is_asked_directly
         stats = judge_all(judge, calls, tmp_path / "s.sqlite")
         (batch_id,) = server.created
         assert server.batches[batch_id]["output_file_id"] is None  # left out of the batch object it sends
-        said = f"{stats}; the server's chat requests (outcome, s after the first): {chat_times(server)}"
+        said = run_and_server(stats, server)
         assert (stats.batch.error_lines, stats.batch.answered, stats.requests, stats.stored) == (
             N_DOCS,
             0,
