@@ -4,11 +4,11 @@ A caller that can wait (a judge with ``batch: true``) hands :func:`fill_by_batch
 store lacks. They go to the provider as one batch (several when they pass the provider's
 limits) through litellm's file and batch API: the requests as a JSONL file whose ``custom_id``
 is each request's store key (:attr:`voirdire.llm.request.Request.key`), uploaded with
-``litellm.acreate_file``, started with ``litellm.acreate_batch``, polled with
-``litellm.aretrieve_batch`` every ``poll_s`` seconds (a tqdm bar of the requests done), read
-with ``litellm.afile_content`` once it ends. Each answer lands in the store under its key, as a
-direct answer would (same record, same acceptance rule; its cost at the batch price), so a later
-direct run makes no call.
+``litellm.create_file``, started with ``litellm.create_batch``, polled with
+``litellm.retrieve_batch`` every ``poll_s`` seconds (a tqdm bar of the requests done), read
+with ``litellm.file_content`` once it ends (each on a worker thread: :class:`Client` says why).
+Each answer lands in the store under its key, as a direct answer would (same record, same
+acceptance rule; its cost at the batch price), so a later direct run makes no call.
 
 Every promise of the direct path holds:
 
@@ -18,7 +18,7 @@ Every promise of the direct path holds:
   A killed or timed-out job's rerun picks up the batches not yet read (polls, reads, stores) and
   submits none of their keys again. A kill between creating a batch and recording its id is
   covered too: the rerun looks the input file up among the provider's batches
-  (``litellm.alist_batches``) before it creates one. Answers are read in one transaction with
+  (``litellm.list_batches``) before it creates one. Answers are read in one transaction with
   the batch's ``read`` mark, so a kill while reading loses nothing and stores nothing twice.
 * **Failures are counted and asked again, never read as a grade.** A line of the error file (a
   request the provider rejected or could not answer) is asked again directly; so is a failed
@@ -76,7 +76,7 @@ from .store import BatchOutcome, BatchRow, Store
 log = logging.getLogger(__name__)
 
 BATCH_PROVIDERS = ("openai", "azure", "vertex_ai", "bedrock", "hosted_vllm", "litellm_proxy", "mistral", "xai")
-"""The litellm providers whose batches ``litellm.acreate_batch`` can create."""
+"""The litellm providers whose batches ``litellm.create_batch`` can create."""
 ENDED = ("completed", "failed", "expired", "cancelled")
 """A batch's final statuses (before them: validating, in_progress, finalizing, cancelling)."""
 NOT_RUN = ("batch_expired", "batch_cancelled")
@@ -235,7 +235,19 @@ def chunks(calls: Sequence[Call], model_name: str, max_requests: int, max_bytes:
 
 
 class Client:
-    """litellm's file and batch calls for one endpoint, each retried on transient errors."""
+    """litellm's file and batch calls for one endpoint, each retried on transient errors.
+
+    Each call is litellm's synchronous function on a worker thread (``asyncio.to_thread``), not its
+    ``a``-prefixed coroutine: litellm builds a fresh HTTP client for every file and batch call and
+    leaves it to the garbage collector. An async client's finalizer schedules its close on whatever
+    event loop runs in the thread where the collection happens, after its sockets' own finalizers
+    have freed their descriptors; that late close then unregisters the descriptor number from the
+    event loop, which by then may belong to a new connection: the connection never reads its
+    answer and its request waits out the whole timeout before it is sent again (docs/batch.md). A
+    synchronous client's sockets are never registered with an event loop, so collecting it cannot
+    touch one. The calls are few (an upload, a create, a look every ``poll_s``, two reads), so a
+    thread each costs nothing.
+    """
 
     def __init__(self, litellm: Any, endpoint: Endpoint, provider: str, secret: str | None, attempts: int) -> None:
         self.litellm = litellm
@@ -249,10 +261,10 @@ class Client:
         if secret is not None:
             self.kwargs["api_key"] = secret
 
-    async def _call(self, what: str, function: Callable[..., Awaitable[Any]], **kwargs: Any) -> Any:
+    async def _call(self, what: str, function: Callable[..., Any], **kwargs: Any) -> Any:
         for attempt in range(1, self.attempts + 1):
             try:
-                return await function(**kwargs, **self.kwargs)
+                return await asyncio.to_thread(function, **kwargs, **self.kwargs)
             except Exception as exc:  # noqa: BLE001 - classified here
                 if is_permanent(exc) or attempt == self.attempts:
                     message = redact(f"{type(exc).__name__}: {exc}", self.secret).splitlines()[0][:500]
@@ -270,14 +282,14 @@ class Client:
 
     async def upload(self, data: bytes) -> str:
         file = await self._call(
-            "uploading the batch input", self.litellm.acreate_file, file=("voirdire-batch.jsonl", data), purpose="batch"
+            "uploading the batch input", self.litellm.create_file, file=("voirdire-batch.jsonl", data), purpose="batch"
         )
         return _field(file, "id")
 
     async def create(self, input_file_id: str) -> Any:
         return await self._call(
             f"creating the batch of {input_file_id}",
-            self.litellm.acreate_batch,
+            self.litellm.create_batch,
             completion_window="24h",
             endpoint=ENDPOINT,
             input_file_id=input_file_id,
@@ -285,10 +297,10 @@ class Client:
         )
 
     async def retrieve(self, batch_id: str) -> Any:
-        return await self._call(f"looking at batch {batch_id}", self.litellm.aretrieve_batch, batch_id=batch_id)
+        return await self._call(f"looking at batch {batch_id}", self.litellm.retrieve_batch, batch_id=batch_id)
 
     async def content(self, file_id: str) -> bytes:
-        found = await self._call(f"reading file {file_id}", self.litellm.afile_content, file_id=file_id)
+        found = await self._call(f"reading file {file_id}", self.litellm.file_content, file_id=file_id)
         return await file_bytes(found)
 
     async def find(self, input_file_id: str, since: float) -> Any | None:
@@ -305,7 +317,7 @@ class Client:
         stamps: list[Any] = []  # created_at of every batch read, in the list's order
         while True:
             page = await self._call(
-                "listing the batches", self.litellm.alist_batches, limit=100, **({"after": after} if after else {})
+                "listing the batches", self.litellm.list_batches, limit=100, **({"after": after} if after else {})
             )
             batches = list(_field(page, "data") or [])
             for batch in batches:
@@ -326,7 +338,7 @@ class Client:
 
 
 async def file_bytes(found: Any) -> bytes:
-    """The bytes of what ``litellm.afile_content`` returns: the OpenAI client's binary response
+    """The bytes of what ``litellm.file_content`` returns: the OpenAI client's binary response
     (``.content``, also ``.read()`` and ``.text``), or bytes or text themselves."""
     if isinstance(found, bytes | bytearray | memoryview):
         return bytes(found)

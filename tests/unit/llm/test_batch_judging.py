@@ -137,6 +137,33 @@ def test_a_batch_answers_as_direct_calls_do_at_the_batch_price_and_a_warm_rerun_
         assert set(paid(server, calls).values()) == {1}
 
 
+def test_a_batch_run_leaves_no_open_async_http_client_to_the_collector(tmp_path):
+    """litellm builds an HTTP client for each file and batch call and drops it. Collected later, an
+    open async one closes itself on whatever event loop runs where the collection happens, after
+    its sockets' finalizers freed their descriptors: that close unregisters a descriptor number a
+    new connection may hold by then, and the connection never reads its answer (a request that
+    waits out its timeout). The batch path must leave none for the collector."""
+    import gc
+
+    import httpx
+
+    gc.collect()
+    gc.disable()  # what the run drops stays uncollected until the look below
+    try:
+        with BatchLoopback(ends=["expired"], keep=0.5) as server:
+            judge = judge_for(server)
+            stats = judge_all(judge, calls_of(judge), tmp_path / "s.sqlite")
+        gc.set_debug(gc.DEBUG_SAVEALL)  # the unreachable objects are kept in gc.garbage, to be looked at
+        gc.collect()
+        dropped = [o for o in gc.garbage if isinstance(o, httpx.AsyncClient)]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+    assert len(server.created) == 2 and stats.stored == N_DOCS  # two batches: uploads, creates, looks, reads
+    assert [client for client in dropped if not client.is_closed] == []
+
+
 def test_a_run_stopped_while_its_batch_runs_picks_the_same_batch_up(tmp_path):
     with BatchLoopback(hold=True) as server:
         judge = judge_for(server, batch=BatchOptions(poll_s=0.05, timeout_s=0.3))

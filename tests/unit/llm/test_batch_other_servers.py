@@ -261,7 +261,7 @@ def test_a_batch_file_is_read_whatever_its_line_ends_and_a_broken_line_is_named(
 
 def test_the_bytes_of_a_file_whatever_litellm_hands_back():
     data = b'{"custom_id": "a"}\n'
-    binary = HttpxBinaryResponseContent(httpx.Response(200, content=data))  # what litellm's afile_content returns
+    binary = HttpxBinaryResponseContent(httpx.Response(200, content=data))  # what litellm's file_content returns
 
     class Readable:  # an object with only read(), as a streamed body offers
         def read(self):
