@@ -3,6 +3,7 @@ OpenAI Files and Batches protocol (tests/support/batches.py), with a real SQLite
 equal direct ones, a killed job resumes its batch, failures inside a batch are asked again and
 counted, and no answer is paid for twice (counted on the server, per request, over each test)."""
 
+import gc
 import hashlib
 import json
 import os
@@ -13,6 +14,7 @@ import sys
 import time
 from pathlib import Path
 
+import httpx
 import pandas as pd
 import pytest
 from support.batches import BatchLoopback, in_share
@@ -143,10 +145,6 @@ def test_a_batch_run_leaves_no_open_async_http_client_to_the_collector(tmp_path)
     its sockets' finalizers freed their descriptors: that close unregisters a descriptor number a
     new connection may hold by then, and the connection never reads its answer (a request that
     waits out its timeout). The batch path must leave none for the collector."""
-    import gc
-
-    import httpx
-
     gc.collect()
     # clients alive before the run (an earlier test's, in litellm's cache) are held here: one the
     # cache evicts during the run is not the run's to close
