@@ -301,7 +301,7 @@ class Client:
 
     async def content(self, file_id: str) -> bytes:
         found = await self._call(f"reading file {file_id}", self.litellm.file_content, file_id=file_id)
-        return await file_bytes(found)
+        return file_bytes(found)
 
     async def find(self, input_file_id: str, since: float) -> Any | None:
         """The provider's batch of ``input_file_id`` (created at ``since`` or later), if there is one.
@@ -337,7 +337,7 @@ class Client:
             after = following
 
 
-async def file_bytes(found: Any) -> bytes:
+def file_bytes(found: Any) -> bytes:
     """The bytes of what ``litellm.file_content`` returns: the OpenAI client's binary response
     (``.content``, also ``.read()`` and ``.text``), or bytes or text themselves."""
     if isinstance(found, bytes | bytearray | memoryview):
@@ -346,11 +346,10 @@ async def file_bytes(found: Any) -> bytes:
         return found.encode("utf-8")
     content = getattr(found, "content", None)
     if isinstance(content, bytes | bytearray | memoryview | str):
-        return await file_bytes(content)
-    read = getattr(found, "read", None) or getattr(found, "aread", None)
+        return file_bytes(content)
+    read = getattr(found, "read", None)
     if callable(read):
-        data = read()
-        return await file_bytes(await data if asyncio.iscoroutine(data) else data)
+        return file_bytes(read())
     text = getattr(found, "text", None)
     if isinstance(text, str):
         return text.encode("utf-8")

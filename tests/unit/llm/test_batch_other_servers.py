@@ -9,7 +9,6 @@ issue 53: every answer stored under the direct call's key and equal to the direc
 request paid once (counted on the server after every batch has run to its end), failures counted
 and asked again, never read as a grade, no call on a warm rerun, and a resume after a kill."""
 
-import asyncio
 import os
 import signal
 import subprocess
@@ -268,6 +267,6 @@ def test_the_bytes_of_a_file_whatever_litellm_hands_back():
             return data
 
     for found in (binary, data, data.decode(), bytearray(data), Readable()):
-        assert asyncio.run(file_bytes(found)) == data, type(found)
+        assert file_bytes(found) == data, type(found)
     with pytest.raises(BatchError, match="no bytes"):
-        asyncio.run(file_bytes(object()))
+        file_bytes(object())
