@@ -49,7 +49,7 @@ rule rewrite:
         L.benchmark("{dataset}/rewrite-{assistant}")
     conda:
         "../../envs/voirdire.yaml"
-    threads: lambda wildcards: getattr(PLAN.assistant(wildcards.assistant), "threads", 1)
+    threads: lambda wildcards: caller_threads(PLAN.assistant(wildcards.assistant))
     resources:
         mem_mb=4000,
         llm_slots=lambda wildcards: llm_slots(

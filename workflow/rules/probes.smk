@@ -75,7 +75,7 @@ rule pad:
     priority: 40
     conda:
         "../../envs/voirdire.yaml"
-    threads: lambda wildcards: PLAN.padder(wildcards.padder).threads
+    threads: lambda wildcards: caller_threads(PLAN.padder(wildcards.padder))
     resources:
         mem_mb=4000,
         llm_slots=lambda wildcards: llm_slots(PLAN.padder(wildcards.padder).endpoint),

@@ -22,7 +22,7 @@ def llm_slots(endpoint) -> int:
     (they run together with their server, and the group must fit the cap) and keep
     `concurrency` calls in flight. Nor has the local model, which runs inside the job's own
     process (`local/...`): its job keeps `concurrency` prompts waiting to be batched."""
-    if endpoint is None or endpoint.serve is not None or endpoint.model.startswith("local/"):
+    if endpoint is None or endpoint.serve is not None or endpoint.is_local:
         return 0
     return endpoint.concurrency
 
@@ -34,8 +34,14 @@ def served_spec(owner):
 
 
 def caller_threads(owner) -> int:
-    """A caller's threads: its own, or 1 when it only sends requests to a served model."""
-    return owner.threads if served_spec(owner) is None else 1
+    """A job's CPU threads: the owner's own where its model runs inside the job (``local/...``, an
+    embedding model, no model), 1 where the job only sends requests (an API, a served model). A
+    caller is one Python thread waiting on sockets: given the owner's two threads it would keep a
+    second core idle, and four API judges on a two-core machine would run one after the other."""
+    endpoint = getattr(owner, "endpoint", None)
+    if endpoint is not None and not endpoint.is_local:
+        return 1
+    return getattr(owner, "threads", 1)  # a recorded assistant: no model, no threads of its own
 
 
 def named_inputs(**functions: Callable) -> Callable:

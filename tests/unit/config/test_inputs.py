@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from voirdire.config import check, validate_schema
-from voirdire.inputs import Inputs, llm_slots, named_inputs, one_of
+from voirdire.inputs import Inputs, caller_threads, llm_slots, named_inputs, one_of
 from voirdire.layout import Layout
 from voirdire.verdict import NO_SYSTEMS
 
@@ -176,6 +176,23 @@ def test_wildcard_regexes_and_slots(demo):
     llm = sorted({j.name for js in demo.plan.judges.values() for j in js if j.kind == "llm"})
     assert demo.judges_of_kind("llm") == one_of(llm)
     assert llm_slots(None) == 0
+
+
+def test_a_job_that_only_sends_requests_takes_one_thread_and_a_model_in_the_job_its_own(monkeypatch):
+    """Three threads asked of each judge: the in-process models (local SmolLM2, MiniLM) get them,
+    the API judge one (its job is one Python thread waiting on sockets) and its slots."""
+    monkeypatch.chdir(ROOT)
+    config = demo_config()
+    config["judges"] = [j for j in config["judges"] if j["kind"] not in ("jury",)]
+    for judge in config["judges"]:
+        if judge["kind"] in ("llm", "embedding"):
+            judge["threads"] = 3
+    api = {"name": "api", "kind": "llm", "model": "openai/gpt-4o-mini", "threads": 3, "concurrency": 5}
+    config["judges"].append(api)
+    judges = {j.name: j for j in inputs_of(config).plan.judges["demo"]}
+    assert caller_threads(judges["smollm2"]) == 3 and llm_slots(judges["smollm2"].endpoint) == 0
+    assert caller_threads(judges["minilm"]) == 3
+    assert caller_threads(judges["api"]) == 1 and llm_slots(judges["api"].endpoint) == 5
 
 
 def test_recorded_judges_are_one_job_per_dataset_with_params_by_judge(demo):
