@@ -183,7 +183,6 @@ def test_a_job_that_only_sends_requests_takes_one_thread_and_a_model_in_the_job_
     the API judge one (its job is one Python thread waiting on sockets) and its slots."""
     monkeypatch.chdir(ROOT)
     config = demo_config()
-    config["judges"] = [j for j in config["judges"] if j["kind"] not in ("jury",)]
     for judge in config["judges"]:
         if judge["kind"] in ("llm", "embedding"):
             judge["threads"] = 3
